@@ -1,0 +1,1 @@
+"""Chain side of Refereed Training: build, deploy, typed clients, agents, CLI."""

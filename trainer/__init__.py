@@ -1,0 +1,1 @@
+"""Compute side of Refereed Training: commitments, RepOps, programs, replay. No chain code."""

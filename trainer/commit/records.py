@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 from collections.abc import Mapping, Sequence
 
 import torch
@@ -54,7 +55,7 @@ def canonical_names(names: Sequence[str]) -> list[str]:
             raise StateError(f"state names must be non-empty strings, got {name!r}")
         encoded.append((name.encode("utf-8"), name))
     encoded.sort()
-    for (a, name), (b, _) in zip(encoded, encoded[1:], strict=False):
+    for (a, name), (b, _) in itertools.pairwise(encoded):
         if a == b:
             raise StateError(f"state name {name!r} appears twice")
     return [name for _, name in encoded]

@@ -105,7 +105,7 @@ class Opening:
 class MerkleTree:
     """All levels of a list's tree, kept to produce openings."""
 
-    __slots__ = ("count", "_levels")
+    __slots__ = ("_levels", "count")
 
     def __init__(self, leaves: Sequence[bytes] | bytes) -> None:
         row = _row(leaves)

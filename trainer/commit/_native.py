@@ -158,6 +158,7 @@ def build(force: bool = False) -> Path | None:
     os.close(fd)
     try:
         subprocess.run([*cc, "-O3", "-fPIC", "-shared", "-pthread", "-o", tmp, str(SOURCE)], check=True)
+        os.chmod(tmp, 0o755)
         os.replace(tmp, LIBRARY)
     finally:
         if os.path.exists(tmp):

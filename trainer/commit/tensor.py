@@ -97,7 +97,7 @@ def tensor_bytes(t: torch.Tensor) -> memoryview:
         flat = flat.cpu()
     if flat.numel() == 0:
         return memoryview(b"")
-    return memoryview(flat.view(torch.uint8).numpy()).cast("B")
+    return flat.view(torch.uint8).numpy().data
 
 
 def chunk_leaves_py(data: memoryview | bytes) -> bytes:

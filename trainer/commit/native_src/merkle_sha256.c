@@ -1,0 +1,343 @@
+/* SHA-256 for the commitment format of docs/commitments.md: chunk leaves H(0x00 || chunk)
+ * and inner nodes H(0x01 || left || right), loaded by trainer/commit/_native.py via ctypes.
+ *
+ * Two compression functions give the same bits: SHA-NI (x86, chosen at run time by CPUID)
+ * and portable C (every other CPU). Equal-length chunks are hashed two at a time, and long
+ * rows are split over threads. Build: python -m trainer.commit._native
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const uint32_t K[64] = {
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
+};
+
+static const uint32_t H0[8] = {
+    0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
+};
+
+/* Runs the compression function over `nblocks` consecutive 64-byte blocks of each of
+ * `lanes` (1 or 2) independent messages: state st[k] takes the blocks at p[k]. */
+typedef void (*compress_fn)(int lanes, uint32_t st[][8], const uint8_t *const p[], size_t nblocks);
+
+/* ---- portable C ---------------------------------------------------------------------- */
+
+static inline uint32_t rotr(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
+
+static inline uint32_t load32be(const uint8_t *p) {
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3];
+}
+
+static void compress_one(uint32_t st[8], const uint8_t *p, size_t nblocks) {
+    for (; nblocks; nblocks--, p += 64) {
+        uint32_t w[64];
+        for (int t = 0; t < 16; t++) w[t] = load32be(p + 4 * t);
+        for (int t = 16; t < 64; t++) {
+            uint32_t s0 = rotr(w[t - 15], 7) ^ rotr(w[t - 15], 18) ^ (w[t - 15] >> 3);
+            uint32_t s1 = rotr(w[t - 2], 17) ^ rotr(w[t - 2], 19) ^ (w[t - 2] >> 10);
+            w[t] = w[t - 16] + s0 + w[t - 7] + s1;
+        }
+        uint32_t a = st[0], b = st[1], c = st[2], d = st[3], e = st[4], f = st[5], g = st[6], h = st[7];
+        for (int t = 0; t < 64; t++) {
+            uint32_t t1 = h + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + K[t] + w[t];
+            uint32_t t2 = (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
+            h = g; g = f; f = e; e = d + t1;
+            d = c; c = b; b = a; a = t1 + t2;
+        }
+        st[0] += a; st[1] += b; st[2] += c; st[3] += d;
+        st[4] += e; st[5] += f; st[6] += g; st[7] += h;
+    }
+}
+
+static void compress_portable(int lanes, uint32_t st[][8], const uint8_t *const p[], size_t nblocks) {
+    for (int k = 0; k < lanes; k++) compress_one(st[k], p[k], nblocks);
+}
+
+/* ---- SHA-NI (x86-64) ----------------------------------------------------------------- */
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#include <immintrin.h>
+
+/* Each SHA-NI round instruction waits for the previous one's result, so a single message
+ * leaves the unit partly idle; two messages side by side gave about 1.4x throughput (Zen 3).
+ * Inlined into two callers with LANES = 1 and 2, so that every loop over lanes unrolls. */
+__attribute__((target("sha,sse4.1"), always_inline))
+static inline void shani_lanes(const int LANES, uint32_t st[][8], const uint8_t *const p[], size_t nblocks) {
+    /* The SHA instructions keep the state as two vectors, ABEF and CDGH (A in the top lane). */
+    __m128i abef[2], cdgh[2];
+    for (int k = 0; k < LANES; k++) {
+        __m128i cdab = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)&st[k][0]), 0xB1);
+        __m128i efgh = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)&st[k][4]), 0x1B);
+        abef[k] = _mm_alignr_epi8(cdab, efgh, 8);
+        cdgh[k] = _mm_blend_epi16(efgh, cdab, 0xF0);
+    }
+    /* Byte-swaps each 32-bit word: message words are big-endian. */
+    const __m128i bswap = _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL);
+
+    for (size_t off = 0; off < 64 * nblocks; off += 64) {
+        __m128i abef0[2], cdgh0[2], w[2][4];  /* w: the last 16 schedule words, as a ring */
+        for (int k = 0; k < LANES; k++) {
+            abef0[k] = abef[k], cdgh0[k] = cdgh[k];
+            for (int i = 0; i < 4; i++)
+                w[k][i] = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p[k] + off + 16 * i)), bswap);
+        }
+#pragma GCC unroll 16  /* fully unrolled, so that w[][] stays in registers */
+        for (int i = 0; i < 16; i++) {  /* four rounds per step */
+            __m128i kv = _mm_loadu_si128((const __m128i *)&K[4 * i]);
+            for (int k = 0; k < LANES; k++) {
+                __m128i *r = w[k];
+                if (i >= 4) {
+                    /* W[t..t+3] from W[t-16..t-13] (+sigma0: msg1), W[t-7..t-4], sigma1 (msg2) */
+                    __m128i t7 = _mm_alignr_epi8(r[(i + 3) & 3], r[(i + 2) & 3], 4);
+                    __m128i x = _mm_add_epi32(_mm_sha256msg1_epu32(r[i & 3], r[(i + 1) & 3]), t7);
+                    r[i & 3] = _mm_sha256msg2_epu32(x, r[(i + 3) & 3]);
+                }
+                __m128i wk = _mm_add_epi32(r[i & 3], kv);
+                cdgh[k] = _mm_sha256rnds2_epu32(cdgh[k], abef[k], wk);  /* two rounds; cdgh now holds ABEF */
+                wk = _mm_shuffle_epi32(wk, 0x0E);                        /* the upper two words of W+K */
+                abef[k] = _mm_sha256rnds2_epu32(abef[k], cdgh[k], wk);
+            }
+        }
+        for (int k = 0; k < LANES; k++) {
+            abef[k] = _mm_add_epi32(abef[k], abef0[k]);
+            cdgh[k] = _mm_add_epi32(cdgh[k], cdgh0[k]);
+        }
+    }
+
+    for (int k = 0; k < LANES; k++) {
+        __m128i feba = _mm_shuffle_epi32(abef[k], 0x1B);
+        __m128i dchg = _mm_shuffle_epi32(cdgh[k], 0xB1);
+        _mm_storeu_si128((__m128i *)&st[k][0], _mm_blend_epi16(feba, dchg, 0xF0));
+        _mm_storeu_si128((__m128i *)&st[k][4], _mm_alignr_epi8(dchg, feba, 8));
+    }
+}
+
+__attribute__((target("sha,sse4.1")))
+static void compress_shani(int lanes, uint32_t st[][8], const uint8_t *const p[], size_t nblocks) {
+    if (lanes == 2) shani_lanes(2, st, p, nblocks);
+    else shani_lanes(1, st, p, nblocks);
+}
+
+static int cpu_has_shani(void) {
+    unsigned a, b, c, d;
+    if (__get_cpuid_max(0, NULL) < 7) return 0;
+    __cpuid_count(7, 0, a, b, c, d);
+    if (!(b & (1u << 29))) return 0;  /* leaf 7 EBX bit 29: SHA extensions */
+    __cpuid(1, a, b, c, d);
+    return (c & (1u << 19)) && (c & (1u << 9));  /* leaf 1 ECX: SSE4.1, SSSE3 (pshufb) */
+}
+#else
+static int cpu_has_shani(void) { return 0; }
+#endif
+
+/* ---- dispatch ------------------------------------------------------------------------ */
+
+static int force_portable;
+static int shani;
+static pthread_once_t shani_once = PTHREAD_ONCE_INIT;
+
+/* CPUID once: in a virtual machine it traps to the hypervisor and costs microseconds. */
+static void detect(void) { shani = cpu_has_shani(); }
+
+int rt_has_shani(void) {
+    pthread_once(&shani_once, detect);
+    return shani;
+}
+
+static compress_fn pick(void) {
+#if defined(__x86_64__)
+    if (!force_portable && rt_has_shani()) return compress_shani;
+#endif
+    return compress_portable;
+}
+
+/* For tests: 1 makes every later call use the portable C path, 0 restores the default. */
+void rt_set_portable(int on) { force_portable = on; }
+
+/* out[k] = H(prefix || d[k]) (H(d[k]) when prefix < 0) for `lanes` (1 or 2) messages of n bytes. */
+static void sha256_prefixed(compress_fn f, int lanes, int prefix, const uint8_t *const d[], size_t n,
+                            uint8_t *const out[]) {
+    uint32_t st[2][8];
+    uint8_t buf[2][128];
+    const uint8_t *p[2];
+    size_t used = prefix >= 0;                       /* bytes of the first block filled so far */
+    size_t take = n < 64 - used ? n : 64 - used;      /* message bytes in the first block */
+    int full = used + take == 64;                     /* whether the first block is complete */
+    size_t mid = full ? (n - take) / 64 : 0;          /* whole blocks after it, read in place */
+    size_t tail = full ? (n - take) % 64 : 0;         /* bytes left for the last block(s) */
+    uint64_t bits = (uint64_t)(n + used) * 8;
+
+    for (int k = 0; k < lanes; k++) {
+        memcpy(st[k], H0, sizeof H0);
+        if (prefix >= 0) buf[k][0] = (uint8_t)prefix;
+        memcpy(buf[k] + used, d[k], take);
+    }
+    if (full) {
+        /* The prefix shifts the data by one byte; blocks after the first are read in place. */
+        for (int k = 0; k < lanes; k++) p[k] = buf[k];
+        f(lanes, st, p, 1);
+        for (int k = 0; k < lanes; k++) p[k] = d[k] + take;
+        f(lanes, st, p, mid);
+        for (int k = 0; k < lanes; k++) memcpy(buf[k], d[k] + take + 64 * mid, tail);
+        used = tail;
+    } else {
+        used += take;
+    }
+    size_t end = used < 56 ? 64 : 128;
+    for (int k = 0; k < lanes; k++) {
+        buf[k][used] = 0x80;
+        memset(buf[k] + used + 1, 0, end - 9 - used);
+        for (int i = 0; i < 8; i++) buf[k][end - 1 - i] = (uint8_t)(bits >> (8 * i));
+        p[k] = buf[k];
+    }
+    f(lanes, st, p, end / 64);
+    for (int k = 0; k < lanes; k++)
+        for (int i = 0; i < 32; i++) out[k][i] = (uint8_t)(st[k][i / 4] >> (24 - 8 * (i % 4)));
+}
+
+void rt_sha256(const uint8_t *data, size_t n, uint8_t *out) {
+    const uint8_t *d[1] = {data};
+    uint8_t *o[1] = {out};
+    sha256_prefixed(pick(), 1, -1, d, n, o);
+}
+
+/* ---- rows of hashes, split over threads ---------------------------------------------- */
+
+/* Item j of a job: H(prefix || data[j*size : min((j+1)*size, nbytes)]), written to out + 32j.
+ * Items go in batches; a batch is hashed by whichever thread takes it. */
+typedef struct {
+    compress_fn f;
+    int prefix;
+    const uint8_t *data;
+    size_t nbytes, size, count, nbatches;
+    uint8_t *out;
+    size_t next;      /* first batch no thread has taken yet (atomic) */
+    uint8_t *state;   /* per batch: PENDING, WRITING, DONE or STOLEN (atomic) */
+    int refs;         /* threads that may still read this job, the caller included (under lock) */
+    pthread_mutex_t lock;
+} job_t;
+
+enum { PENDING, WRITING, DONE, STOLEN };
+
+#define MAX_THREADS 64
+#define MIN_BYTES_PER_THREAD (1 << 20)  /* below this a thread costs more than it saves */
+#define BATCH 16                         /* items per batch */
+
+/* Hashes the items of batch b into out (32 bytes each). */
+static void hash_batch(const job_t *jb, size_t b, uint8_t *out) {
+    size_t end = (b + 1) * BATCH < jb->count ? (b + 1) * BATCH : jb->count;
+    for (size_t j = b * BATCH; j < end; j++, out += 32) {
+        size_t off = j * jb->size;
+        size_t len = jb->nbytes - off < jb->size ? jb->nbytes - off : jb->size;
+        const uint8_t *d[2] = {jb->data + off, jb->data + off + len};
+        uint8_t *o[2] = {out, out + 32};
+        /* Two items of equal length go through side by side (only the last one is shorter). */
+        int lanes = j + 1 < end && jb->nbytes - off >= 2 * jb->size ? 2 : 1;
+        sha256_prefixed(jb->f, lanes, jb->prefix, d, len, o);
+        j += (size_t)lanes - 1, out += 32 * (lanes - 1);
+    }
+}
+
+/* Moves batch b from PENDING to `to`; fails if another thread got there first. */
+static int take_pending(job_t *jb, size_t b, uint8_t to) {
+    uint8_t expect = PENDING;
+    return __atomic_compare_exchange_n(&jb->state[b], &expect, to, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+
+/* Drops `n` references to a job; the last one frees it. */
+static void release(job_t *jb, int n) {
+    pthread_mutex_lock(&jb->lock);
+    int last = (jb->refs -= n) == 0;
+    pthread_mutex_unlock(&jb->lock);
+    if (last) {
+        pthread_mutex_destroy(&jb->lock);
+        free(jb->state);
+        free(jb);
+    }
+}
+
+/* A worker claims a batch (PENDING -> WRITING) before it reads a byte of the input, and the
+ * caller returns only once every claimed batch is DONE: so no worker touches the caller's
+ * buffers after the caller has returned (the job struct itself is reference-counted). */
+static void *worker(void *arg) {
+    job_t *jb = arg;
+    for (;;) {
+        size_t b = __atomic_fetch_add(&jb->next, 1, __ATOMIC_RELAXED);
+        if (b >= jb->nbatches) break;
+        if (!take_pending(jb, b, WRITING)) continue;  /* the caller stole it meanwhile */
+        hash_batch(jb, b, jb->out + 32 * BATCH * b);
+        __atomic_store_n(&jb->state[b], DONE, __ATOMIC_RELEASE);
+    }
+    release(jb, 1);
+    return NULL;
+}
+
+/* Hashes all items of `base` on up to `threads` threads, the calling thread included. The
+ * caller never waits for a worker the OS has not yet run: once no batch is left to take, it
+ * hashes every batch still pending itself (stealing it), and waits only for batches a worker
+ * has claimed and is hashing. Workers are detached; the last thread to leave frees the job. */
+static void run_threads(const job_t *base, int threads) {
+    size_t most = base->nbytes / MIN_BYTES_PER_THREAD;
+    if ((size_t)threads > most) threads = (int)most;
+    if (threads > MAX_THREADS) threads = MAX_THREADS;
+    job_t *jb = threads > 1 ? malloc(sizeof *jb) : NULL;
+    uint8_t *state = jb ? calloc(base->nbatches, 1) : NULL;
+    if (state == NULL) {  /* one thread (or no memory): the caller does it all */
+        free(jb);
+        for (size_t b = 0; b < base->nbatches; b++) hash_batch(base, b, base->out + 32 * BATCH * b);
+        return;
+    }
+    *jb = *base;
+    jb->state = state;
+    jb->refs = threads;
+    pthread_mutex_init(&jb->lock, NULL);
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    int started = 1;
+    pthread_t tid;
+    while (started < threads && pthread_create(&tid, &attr, worker, jb) == 0) started++;
+    pthread_attr_destroy(&attr);
+    if (started < threads) release(jb, threads - started);  /* threads that could not be made */
+
+    for (;;) {  /* the caller's share: batches taken in turn, written in place */
+        size_t b = __atomic_fetch_add(&jb->next, 1, __ATOMIC_RELAXED);
+        if (b >= jb->nbatches) break;
+        if (!take_pending(jb, b, WRITING)) continue;  /* cannot fail: b came from fetch_add */
+        hash_batch(jb, b, jb->out + 32 * BATCH * b);
+        __atomic_store_n(&jb->state[b], DONE, __ATOMIC_RELEASE);
+    }
+    for (size_t b = 0; b < jb->nbatches; b++) {
+        if (take_pending(jb, b, STOLEN))
+            hash_batch(jb, b, jb->out + 32 * BATCH * b);
+        else  /* DONE, or WRITING: a worker is hashing it (at most 16 chunks) */
+            while (__atomic_load_n(&jb->state[b], __ATOMIC_ACQUIRE) == WRITING) sched_yield();
+    }
+    release(jb, 1);
+}
+
+void rt_chunk_leaves(const uint8_t *data, size_t nbytes, size_t chunk, uint8_t *out, int threads) {
+    if (nbytes == 0 || chunk == 0) return;
+    size_t count = (nbytes + chunk - 1) / chunk;
+    job_t jb = {.f = pick(), .prefix = 0x00, .data = data, .nbytes = nbytes, .size = chunk,
+                .count = count, .nbatches = (count + BATCH - 1) / BATCH, .out = out};
+    run_threads(&jb, threads);
+}
+
+void rt_parent_row(const uint8_t *row, size_t npairs, uint8_t *out, int threads) {
+    job_t jb = {.f = pick(), .prefix = 0x01, .data = row, .nbytes = 64 * npairs, .size = 64,
+                .count = npairs, .nbatches = (npairs + BATCH - 1) / BATCH, .out = out};
+    run_threads(&jb, threads);
+}

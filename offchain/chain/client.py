@@ -1,0 +1,373 @@
+"""A typed JSON-RPC client: local signing, explicit gas, reverts decoded into Python errors.
+
+`ChainClient` holds a web3 connection and, optionally, one local key. It sends
+transactions the explicit way (estimate gas, sign with eth_account, `eth_sendRawTransaction`,
+wait for the receipt) and turns every failure into a `ChainError` a person can act on:
+
+- a revert, from `eth_call`/`eth_estimateGas` or from a mined transaction with status 0
+  (replayed with `eth_call` to get its data), becomes `ContractRevert`, decoded against the
+  ABIs of every artifact the client knows;
+- a sender that cannot pay becomes `InsufficientFundsError`;
+- a node that does not answer becomes `ChainUnreachableError` (reads are retried a few
+  times with backoff first; sends are not, since they are not idempotent).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final, NewType, TypeVar, cast
+
+import requests
+from eth_account import Account
+from eth_account.signers.local import LocalAccount
+from eth_typing import ChecksumAddress
+from hexbytes import HexBytes
+from web3 import Web3
+from web3.contract import Contract
+from web3.contract.contract import ContractConstructor, ContractFunction
+from web3.exceptions import (
+    BadResponseFormat,
+    ContractLogicError,
+    ProviderConnectionError,
+    TransactionNotFound,
+    Web3RPCError,
+)
+from web3.providers.rpc import HTTPProvider
+
+from offchain.chain._revert import ErrorRegistry, revert_data
+from offchain.chain.build import Artifact
+from offchain.chain.errors import (
+    ChainError,
+    ChainUnreachableError,
+    ContractRevert,
+    InsufficientFundsError,
+    InvalidKeyError,
+    RpcError,
+    TransactionTimeoutError,
+)
+
+Wei = NewType("Wei", int)
+T = TypeVar("T")
+_ERRNO: Final = re.compile(r"\[Errno (-?\d+)\] ([^'\")\]]+)")
+
+_UNREACHABLE: Final = (
+    requests.exceptions.ConnectionError,
+    requests.exceptions.Timeout,
+    requests.exceptions.HTTPError,
+    ProviderConnectionError,
+    BadResponseFormat,
+    ConnectionError,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Receipt:
+    """A mined transaction with status 1."""
+
+    tx_hash: str
+    block_number: int
+    gas_used: int
+    effective_gas_price: Wei
+    contract_address: ChecksumAddress | None
+    raw: Mapping[str, Any]  # web3's receipt, for event decoding
+
+    @property
+    def fee(self) -> Wei:
+        return Wei(self.gas_used * self.effective_gas_price)
+
+
+@dataclass(frozen=True, slots=True)
+class Deployed:
+    """A contract deployed by `ChainClient.deploy`."""
+
+    name: str
+    address: ChecksumAddress
+    receipt: Receipt
+    contract: Contract
+
+
+class ChainClient:
+    """One connection to one JSON-RPC endpoint, with an optional local signing key."""
+
+    def __init__(
+        self,
+        rpc_url: str,
+        private_key: str | bytes | None = None,
+        *,
+        artifacts: Iterable[Artifact] = (),
+        request_timeout: float = 10.0,
+        receipt_timeout: float = 60.0,
+        read_retries: int = 3,
+        retry_backoff: float = 0.1,
+        gas_margin: float = 1.2,
+    ) -> None:
+        self.rpc_url = rpc_url
+        self.receipt_timeout = receipt_timeout
+        self.read_retries = read_retries
+        self.retry_backoff = retry_backoff
+        self.gas_margin = gas_margin
+        provider = HTTPProvider(
+            rpc_url, request_kwargs={"timeout": request_timeout}, exception_retry_configuration=None
+        )
+        self.w3 = Web3(provider)
+        self.account: LocalAccount | None = _account(private_key) if private_key is not None else None
+        self.errors = ErrorRegistry()
+        self._names: dict[str, str] = {}  # lower-case address -> contract name
+        for artifact in artifacts:
+            self.register(artifact)
+        self.chain_id: int = self.read(lambda: self.w3.eth.chain_id, "eth_chainId")
+
+    # -- identity and registry ----------------------------------------------------------
+
+    @property
+    def address(self) -> ChecksumAddress:
+        if self.account is None:
+            raise ChainError("this client has no private key; pass one to send transactions")
+        return self.account.address
+
+    def register(self, artifact: Artifact) -> None:
+        """Know `artifact`'s ABI: its custom errors decode from now on."""
+        self.errors.add_abi(artifact.name, artifact.abi)
+
+    def contract(self, artifact: Artifact, address: str) -> Contract:
+        """A web3 contract object for `artifact` at `address`; reverts name it."""
+        self.register(artifact)
+        checksum = Web3.to_checksum_address(address)
+        self._names[checksum.lower()] = artifact.name
+        return self.w3.eth.contract(address=checksum, abi=artifact.abi)
+
+    def name_of(self, address: str | None) -> str | None:
+        return self._names.get(address.lower()) if address else None
+
+    # -- reads ----------------------------------------------------------------------------
+
+    def read(self, fn: Callable[[], T], what: str = "request") -> T:
+        """Run an idempotent read; retry connection failures with backoff, then raise."""
+        delay = self.retry_backoff
+        for attempt in range(self.read_retries + 1):
+            try:
+                return fn()
+            except _UNREACHABLE as e:
+                if attempt == self.read_retries:
+                    raise ChainUnreachableError(self.rpc_url, f"{what}: {_short(e)}") from None
+            time.sleep(delay)
+            delay *= 2
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def balance(self, address: str | None = None) -> Wei:
+        who = Web3.to_checksum_address(address) if address else self.address
+        return Wei(self.read(lambda: self.w3.eth.get_balance(who), "eth_getBalance"))
+
+    def block_number(self) -> int:
+        return int(self.read(lambda: self.w3.eth.block_number, "eth_blockNumber"))
+
+    def code(self, address: str) -> bytes:
+        return bytes(self.read(lambda: self.w3.eth.get_code(Web3.to_checksum_address(address)), "eth_getCode"))
+
+    def call(self, fn_call: ContractFunction, *, block: int | str = "latest") -> Any:
+        """`eth_call` of a contract function; reverts raise `ContractRevert`."""
+        params: dict[str, Any] = {"from": self.account.address} if self.account else {}
+        name = self.name_of(fn_call.address)
+        return self._guard(
+            lambda: fn_call.call(cast(Any, params), block_identifier=cast(Any, block)), "eth_call", contract=name
+        )
+
+    # -- writes ---------------------------------------------------------------------------
+
+    def send(
+        self,
+        fn_call: ContractFunction | ContractConstructor,
+        *,
+        value: int = 0,
+        gas: int | None = None,
+        contract_name: str | None = None,
+    ) -> Receipt:
+        """Sign and send `fn_call` from this client's key; the receipt once mined with status 1.
+
+        `gas=None` estimates it (a revert then raises before anything is sent); an explicit
+        `gas` skips estimation, and a revert shows up as a failed receipt instead.
+        """
+        sender = self.address
+        if isinstance(fn_call, ContractConstructor):
+            to: ChecksumAddress | None = None
+            data = HexBytes(fn_call.data_in_transaction)
+            name = contract_name
+        else:
+            to = Web3.to_checksum_address(fn_call.address)
+            data = HexBytes(fn_call._encode_transaction_data())
+            name = contract_name or self.name_of(to)
+        base: dict[str, Any] = {"from": sender, "data": data, "value": value}
+        if to is not None:
+            base["to"] = to
+        if gas is None:
+            estimate = self._guard(lambda: self.w3.eth.estimate_gas(cast(Any, base)), "eth_estimateGas", contract=name)
+            gas = max(21_000, int(estimate * self.gas_margin))
+        priority = self._guard(lambda: self.w3.eth.max_priority_fee, "eth_maxPriorityFeePerGas")
+        latest = self._guard(lambda: self.w3.eth.get_block("latest"), "eth_getBlockByNumber")
+        base_fee = int(latest.get("baseFeePerGas", 0) or 0)
+        max_fee = 2 * base_fee + int(priority)
+        needed = gas * max_fee + value
+        have = self.balance(sender)
+        if have < needed:
+            raise InsufficientFundsError(sender, have, needed)
+        nonce = self._guard(lambda: self.w3.eth.get_transaction_count(sender, "pending"), "eth_getTransactionCount")
+        tx: dict[str, Any] = {
+            "type": 2,
+            "chainId": self.chain_id,
+            "nonce": nonce,
+            "gas": gas,
+            "maxFeePerGas": max_fee,
+            "maxPriorityFeePerGas": int(priority),
+            "value": value,
+            "data": data,
+        }
+        if to is not None:
+            tx["to"] = to
+        assert self.account is not None
+        signed = self.account.sign_transaction(tx)
+        tx_hash = "0x" + bytes(signed.hash).hex()
+        try:
+            self.w3.eth.send_raw_transaction(signed.raw_transaction)
+        except _UNREACHABLE as e:
+            raise ChainUnreachableError(
+                self.rpc_url,
+                f"eth_sendRawTransaction of {tx_hash} failed ({_short(e)}); it may or may not have been sent",
+            ) from None
+        except (Web3RPCError, ContractLogicError, ValueError) as e:
+            raise self._translate(e, "eth_sendRawTransaction", contract=name, sender=sender) from None
+        raw = self._wait_receipt(tx_hash)
+        if int(raw["status"]) != 1:
+            raise self._failed_receipt(raw, base, gas, name, tx_hash)
+        return _receipt(tx_hash, raw)
+
+    def deploy(self, artifact: Artifact, *args: Any, value: int = 0) -> Deployed:
+        """Deploy `artifact` with constructor `args`; returns its address and receipt."""
+        if not artifact.deployable:
+            raise ChainError(f"{artifact.name} ({artifact.source}) has no creation code: an interface or abstract?")
+        self.register(artifact)
+        factory = self.w3.eth.contract(abi=artifact.abi, bytecode=artifact.bytecode)
+        receipt = self.send(factory.constructor(*args), value=value, contract_name=artifact.name)
+        if receipt.contract_address is None:
+            raise ChainError(f"deploying {artifact.name} in {receipt.tx_hash} produced no contract address")
+        contract = self.contract(artifact, receipt.contract_address)
+        return Deployed(artifact.name, receipt.contract_address, receipt, contract)
+
+    # -- internals --------------------------------------------------------------------------
+
+    def _guard(self, fn: Callable[[], T], what: str, *, contract: str | None = None) -> T:
+        """A read with retries whose node errors become typed ChainErrors."""
+        try:
+            return self.read(fn, what)
+        except (ContractLogicError, Web3RPCError, ValueError) as e:
+            raise self._translate(e, what, contract=contract) from None
+
+    def _translate(
+        self, e: Exception, what: str, *, contract: str | None = None, sender: str | None = None
+    ) -> ChainError:
+        if isinstance(e, ChainError):
+            return e
+        if isinstance(e, ContractLogicError):
+            data = revert_data(e.data)
+            if data is None and isinstance(e.message, str):
+                data = revert_data(e.message)
+            return self.errors.decode(data or b"", contract=contract)
+        message = _rpc_message(e)
+        if "insufficient funds" in message.lower():
+            who = sender or (self.account.address if self.account else "the sender")
+            have = self.balance(who) if who.startswith("0x") else 0
+            return InsufficientFundsError(who, have, detail=f"{what}: {message}")
+        data = revert_data(getattr(e, "rpc_response", None) or {})
+        if data is not None and "revert" in message.lower():
+            return self.errors.decode(data, contract=contract)
+        return RpcError(f"{what} at {self.rpc_url} failed: {message}")
+
+    def _wait_receipt(self, tx_hash: str) -> Mapping[str, Any]:
+        deadline = time.monotonic() + self.receipt_timeout
+        delay = 0.01
+        while True:
+            try:
+                raw = self.read(lambda: self.w3.eth.get_transaction_receipt(HexBytes(tx_hash)), "eth_getReceipt")
+            except TransactionNotFound:
+                raw = None
+            except ChainUnreachableError as e:
+                raise ChainUnreachableError(
+                    self.rpc_url, f"{e.detail}; transaction {tx_hash} was sent, check its receipt later"
+                ) from None
+            if raw is not None:
+                return cast(Mapping[str, Any], raw)
+            if time.monotonic() >= deadline:
+                raise TransactionTimeoutError(tx_hash, self.receipt_timeout)
+            time.sleep(delay)
+            delay = min(delay * 2, 0.5)
+
+    def _failed_receipt(
+        self, raw: Mapping[str, Any], tx: Mapping[str, Any], gas: int, contract: str | None, tx_hash: str
+    ) -> ChainError:
+        """Replay a failed transaction with eth_call on the state before its block to get its revert data."""
+        block = int(raw["blockNumber"])
+        replay = {**tx, "gas": gas}
+        try:
+            self.read(lambda: self.w3.eth.call(cast(Any, replay), block_identifier=max(block - 1, 0)), "eth_call")
+        except ContractLogicError as e:
+            err = self._translate(e, "replay", contract=contract)
+            if isinstance(err, ContractRevert):
+                err.tx_hash = tx_hash
+            return err
+        except (Web3RPCError, ValueError) as e:
+            return RpcError(f"transaction {tx_hash} failed (status 0) and its replay failed too: {_rpc_message(e)}")
+        used = int(raw["gasUsed"])
+        hint = " (it used all its gas: raise the gas limit)" if used >= gas else ""
+        return ContractRevert(
+            "",
+            (),
+            contract=contract,
+            sentence=f"the transaction failed on chain (status 0, gas used {used} of {gas}) but its replay did not "
+            f"revert{hint}",
+            tx_hash=tx_hash,
+        )
+
+
+def _account(private_key: str | bytes) -> LocalAccount:
+    try:
+        return Account.from_key(private_key)
+    except (ValueError, TypeError) as e:  # the message never contains the key
+        raise InvalidKeyError(f"the private key is not a valid secp256k1 key: {e}") from None
+
+
+def _receipt(tx_hash: str, raw: Mapping[str, Any]) -> Receipt:
+    addr = raw.get("contractAddress")
+    return Receipt(
+        tx_hash=tx_hash,
+        block_number=int(raw["blockNumber"]),
+        gas_used=int(raw["gasUsed"]),
+        effective_gas_price=Wei(int(raw.get("effectiveGasPrice", 0) or 0)),
+        contract_address=Web3.to_checksum_address(addr) if addr else None,
+        raw=raw,
+    )
+
+
+def _rpc_message(e: Exception) -> str:
+    if isinstance(e, Web3RPCError):
+        resp = e.rpc_response or {}
+        err = resp.get("error") if isinstance(resp, Mapping) else None
+        if isinstance(err, Mapping) and err.get("message"):
+            return str(err["message"])
+        return str(e.message)
+    if e.args and isinstance(e.args[0], Mapping) and "message" in e.args[0]:
+        return str(e.args[0]["message"])
+    return str(e)
+
+
+def _short(e: BaseException) -> str:
+    """One short line for a connection failure (requests' messages run to several hundred characters)."""
+    text = str(e)
+    m = _ERRNO.search(text)
+    if m:
+        return f"{m.group(2).strip()} (errno {m.group(1)})"
+    if isinstance(e, requests.exceptions.Timeout):
+        return "timed out"
+    first = text.splitlines()[0] if text else ""
+    return f"{type(e).__name__}: {first[:160]}" if first else type(e).__name__

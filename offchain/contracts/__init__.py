@@ -1,0 +1,1 @@
+"""Typed clients of the protocol's contracts, one module per contract."""

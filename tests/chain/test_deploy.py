@@ -1,0 +1,73 @@
+"""deploy_all on anvil: addresses, code hashes and an atomically written deployments file."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+
+import pytest
+from eth_utils import keccak
+
+from offchain.chain.anvil import Anvil
+from offchain.chain.build import Artifact
+from offchain.chain.client import ChainClient
+from offchain.chain.deploy import PROTOCOL, ContractSpec, deploy_all, load_deployment
+from offchain.chain.errors import ChainError
+
+pytestmark = pytest.mark.anvil
+
+
+@pytest.fixture
+def client(anvil: Anvil, artifacts: dict[str, Artifact]) -> ChainClient:
+    return ChainClient(anvil.rpc_url, anvil.accounts[2].private_key, artifacts=artifacts.values())
+
+
+def test_deploy_all_writes_the_deployment_file(
+    client: ChainClient, artifacts: dict[str, Artifact], tmp_path: Path
+) -> None:
+    deployment = deploy_all(client, artifacts=artifacts, out_dir=tmp_path)
+    path = tmp_path / f"{client.chain_id}.json"
+    assert deployment.path == path
+    assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]  # no temporary file left behind
+    data = json.loads(path.read_text())
+    assert data["chainId"] == 31337 and data["deployer"] == client.address
+    assert set(data["contracts"]) == {spec.name for spec in PROTOCOL} >= {"CommitmentVerifier"}
+    for name, rec in data["contracts"].items():
+        code = client.code(rec["address"])
+        assert code == artifacts[name].deployed_bytecode
+        assert rec["codeHash"] == "0x" + keccak(code).hex()
+        assert rec["blockNumber"] > 0 and rec["txHash"].startswith("0x") and len(rec["txHash"]) == 66
+        assert rec["source"] == artifacts[name].source
+    assert load_deployment(client.chain_id, tmp_path) == deployment
+
+
+def test_redeploy_replaces_the_file(client: ChainClient, artifacts: dict[str, Artifact], tmp_path: Path) -> None:
+    first = deploy_all(client, artifacts=artifacts, out_dir=tmp_path)
+    second = deploy_all(client, artifacts=artifacts, out_dir=tmp_path)
+    assert first.address("CommitmentVerifier") != second.address("CommitmentVerifier")
+    assert load_deployment(client.chain_id, tmp_path).address("CommitmentVerifier") == second.address(
+        "CommitmentVerifier"
+    )
+
+
+def test_later_contracts_get_earlier_addresses(
+    client: ChainClient, artifacts: dict[str, Artifact], tmp_path: Path
+) -> None:
+    seen: list[dict[str, str]] = []
+
+    def args(addresses: Mapping[str, str]) -> tuple[()]:
+        seen.append(dict(addresses))
+        return ()
+
+    protocol = (ContractSpec("CommitmentVerifier"), ContractSpec("CommitmentVerifier", args))
+    deployment = deploy_all(client, artifacts=artifacts, protocol=protocol, write=False)
+    assert deployment.path is None and not list(tmp_path.iterdir())
+    assert len(seen) == 1 and list(seen[0]) == ["CommitmentVerifier"]
+
+
+def test_unknown_contract_and_missing_file_are_clear(client: ChainClient, tmp_path: Path) -> None:
+    with pytest.raises(ChainError, match="no artifact for Nope"):
+        deploy_all(client, artifacts={}, protocol=(ContractSpec("Nope"),), write=False)
+    with pytest.raises(ChainError, match="refereed deploy"):
+        load_deployment(12345, tmp_path)

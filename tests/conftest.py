@@ -1,0 +1,43 @@
+"""Shared fixtures: a real anvil node (session-scoped), the compiled contracts, free ports."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+
+import pytest
+
+from offchain.chain.anvil import Anvil
+from offchain.chain.build import Artifact, compile_contracts
+
+
+def free_port() -> int:
+    """A TCP port nothing listens on right now (bound, then released)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="session")
+def anvil() -> Iterator[Anvil]:
+    """One anvil for the session: `.rpc_url`, `.chain_id`, `.accounts` (funded dev keys)."""
+    with Anvil() as node:
+        yield node
+
+
+@pytest.fixture(scope="session")
+def artifacts() -> dict[str, Artifact]:
+    """Every contract under contracts/src, compiled by py-solc-x (cached under out/pybuild)."""
+    return compile_contracts()
+
+
+@pytest.fixture
+def unused_port() -> int:
+    """A local TCP port where nothing listens."""
+    return free_port()
+
+
+@pytest.fixture
+def closed_rpc_url(unused_port: int) -> str:
+    """An RPC URL on a port where nothing listens."""
+    return f"http://127.0.0.1:{unused_port}"

@@ -33,6 +33,15 @@ def test_small_trees_by_hand() -> None:
     assert root([l0, l1, l2]) == list_root(3, node_hash(node_hash(l0, l1), node_hash(l2, PAD)))
 
 
+def test_padding_subtrees_are_pad_not_hashes_of_pad() -> None:
+    """docs/commitments.md section 2: a subtree covering only padding positions is PAD itself."""
+    ls = leaves_of(5)
+    left = node_hash(node_hash(ls[0], ls[1]), node_hash(ls[2], ls[3]))
+    right = node_hash(node_hash(ls[4], PAD), PAD)
+    assert root(ls) == list_root(5, node_hash(left, right))
+    assert MerkleTree(ls).open(4).siblings == (PAD, PAD, left)
+
+
 def test_root_binds_count() -> None:
     """Three leaves and the same three plus an explicit PAD-valued fourth differ only by count."""
     ls = leaves_of(3)

@@ -89,7 +89,7 @@ def run(out_dir: Path, cfg: MLPConfig, console: Console) -> dict[str, Any]:
 
     with timeline.phase("build", "compile the contracts (py-solc-x through the solc-js shim)"):
         artifacts = compile_contracts()
-        console.print(f"{sum(a.deployable for a in artifacts.values())} deployable contracts")
+        console.print(f"compiled {len(artifacts)} units: {', '.join(sorted(artifacts))}")
 
     with timeline.phase("chain", "start a local anvil"), Anvil() as node:
         console.print(f"anvil on {node.rpc_url}, chain id {node.chain_id}")
@@ -165,7 +165,7 @@ def run(out_dir: Path, cfg: MLPConfig, console: Console) -> dict[str, Any]:
 
 
 def main(out: Annotated[Path, typer.Option(help="where report.json goes")] = Path("out/demo")) -> None:
-    console = Console()
+    console = Console(width=None if sys.stdout.isatty() else 110, highlight=False)
     out_dir = (repo_root() / out) if not out.is_absolute() else out
     out_dir.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()

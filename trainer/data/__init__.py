@@ -1,0 +1,1 @@
+"""Task data: committed datasets and counter-based randomness keyed by the task."""

@@ -1,0 +1,112 @@
+"""Datasets as committed lists of examples (docs/data.md) and the two bundled workloads' data.
+
+An example is a dict of named tensors (e.g. x and y); its record is
+`"EXMP" || u256(index) || H(canonical field list)` where the field list is the STEN records
+of its tensors in name order, i.e. the example's own state root; the dataset root is the
+list root of the example records. No downloads: digits ship with scikit-learn, the text
+corpus is the Python standard library's own source.
+"""
+
+from __future__ import annotations
+
+import sysconfig
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Final
+
+import torch
+
+from trainer.commit import MerkleTree, leaf_hash, record_leaf, state_root
+from trainer.data.keyed import batch_indices
+
+EXAMPLE_TAG: Final = b"EXMP"
+
+Example = dict[str, torch.Tensor]
+
+
+def example_leaf(index: int, example: Example) -> bytes:
+    return record_leaf(EXAMPLE_TAG, [index, state_root(example)])
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """A list of examples with the same field names, dtypes and shapes."""
+
+    name: str
+    examples: Sequence[Example]
+
+    def __post_init__(self) -> None:
+        if not self.examples:
+            raise ValueError(f"dataset {self.name!r} has no examples")
+        first = self.examples[0]
+        for i, ex in enumerate(self.examples):
+            if ex.keys() != first.keys() or any(
+                ex[k].dtype != first[k].dtype or ex[k].shape != first[k].shape for k in first
+            ):
+                raise ValueError(f"example {i} of {self.name!r} differs in fields, dtypes or shapes from example 0")
+
+    def __len__(self) -> int:
+        return len(self.examples)
+
+    @cached_property
+    def tree(self) -> MerkleTree:
+        return MerkleTree([example_leaf(i, ex) for i, ex in enumerate(self.examples)])
+
+    @property
+    def root(self) -> bytes:
+        return self.tree.root
+
+    def batch(self, seed: int, step: int, batch_size: int) -> Example:
+        """The batch of `step`: examples at the keyed indices, stacked along a new first axis."""
+        idx = batch_indices(seed, step, batch_size, len(self))
+        return {k: torch.stack([self.examples[i][k] for i in idx]) for k in self.examples[0]}
+
+
+def digits(split: str = "train", test_fraction: float = 0.2) -> Dataset:
+    """scikit-learn's bundled 8x8 digits: x float32 [64] in [0, 1], y int64 label.
+
+    The split is fixed: the last `test_fraction` of the examples, in the file's order, is the test set.
+    """
+    from sklearn.datasets import load_digits
+
+    data = load_digits()
+    x = torch.tensor(data.data, dtype=torch.float32) / 16.0  # exact: pixel values are 0..16
+    y = torch.tensor(data.target, dtype=torch.int64)
+    cut = round(len(x) * (1 - test_fraction))
+    rows = range(cut) if split == "train" else range(cut, len(x)) if split == "test" else None
+    if rows is None:
+        raise ValueError(f"split must be 'train' or 'test', got {split!r}")
+    return Dataset(f"digits/{split}", [{"x": x[i].clone(), "y": y[i].clone()} for i in rows])
+
+
+STDLIB_FILES: Final = ("collections/__init__.py", "functools.py", "heapq.py", "bisect.py", "textwrap.py", "string.py")
+
+
+def stdlib_text(files: Sequence[str] = STDLIB_FILES) -> bytes:
+    root = Path(sysconfig.get_paths()["stdlib"])
+    return b"".join((root / f).read_bytes() for f in files)
+
+
+def char_sequences(text: bytes, block: int, name: str = "stdlib-chars") -> Dataset:
+    """Byte-level language modelling: example i is x = text[i*block : (i+1)*block], y = x shifted by one.
+
+    Tokens are the bytes themselves (vocabulary 256), int64.
+    """
+    if block <= 0:
+        raise ValueError(f"block must be positive, got {block}")
+    tokens = torch.tensor(list(text), dtype=torch.int64)
+    n = (len(tokens) - 1) // block
+    if n <= 0:
+        raise ValueError(f"text of {len(text)} bytes is shorter than one block of {block}")
+    return Dataset(
+        name,
+        [
+            {"x": tokens[i * block : (i + 1) * block].clone(), "y": tokens[i * block + 1 : (i + 1) * block + 1].clone()}
+            for i in range(n)
+        ],
+    )
+
+
+__all__ = ["Dataset", "Example", "char_sequences", "digits", "example_leaf", "leaf_hash", "stdlib_text"]

@@ -1,0 +1,1 @@
+"""Training runs: checkpoints, content-addressed snapshots, resume and single-step replay."""

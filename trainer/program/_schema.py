@@ -1,0 +1,159 @@
+"""ATen operator schemas as the program format sees them: argument kinds and binding.
+
+A node's arguments are recorded by the names and order of its ATen overload's schema
+(`torch.ops.aten.<op>.<overload>._schema`); this module classifies each schema argument
+and turns recorded arguments back into a call.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from trainer.program.errors import ProgramFormatError
+
+
+class Slot(enum.Enum):
+    """The marker of a tensor argument in a node's recorded arguments: "an input goes here"."""
+
+    TENSOR = "tensor"
+
+    def __repr__(self) -> str:
+        return "TENSOR"
+
+
+class ArgKind(enum.Enum):
+    TENSOR = "Tensor"  # one input (or a Python number: a wrapped scalar)
+    TENSOR_LIST = "Tensor[]"  # a list of inputs
+    OPT_TENSOR_LIST = "Tensor?[]"  # a list of inputs or None
+    INT = "int"
+    BOOL = "bool"
+    FLOAT = "float"
+    SCALAR = "Scalar"  # a Python bool, int or float; its type is part of the value
+    STR = "str"
+    INT_LIST = "int[]"
+    BOOL_LIST = "bool[]"
+    FLOAT_LIST = "float[]"
+    DTYPE = "ScalarType"
+    MEMORY_FORMAT = "MemoryFormat"
+    DROPPED = "dropped"  # device, layout, pin_memory: placement, not values
+
+
+TENSOR_KINDS = frozenset({ArgKind.TENSOR, ArgKind.TENSOR_LIST, ArgKind.OPT_TENSOR_LIST})
+
+_BY_TYPE = {
+    "Tensor": ArgKind.TENSOR,
+    "List[Tensor]": ArgKind.TENSOR_LIST,
+    "List[Optional[Tensor]]": ArgKind.OPT_TENSOR_LIST,
+    "int": ArgKind.INT,
+    "SymInt": ArgKind.INT,
+    "bool": ArgKind.BOOL,
+    "float": ArgKind.FLOAT,
+    "number": ArgKind.SCALAR,
+    "Scalar": ArgKind.SCALAR,
+    "str": ArgKind.STR,
+    "List[int]": ArgKind.INT_LIST,
+    "List[SymInt]": ArgKind.INT_LIST,
+    "List[bool]": ArgKind.BOOL_LIST,
+    "List[float]": ArgKind.FLOAT_LIST,
+}
+# TorchScript types ScalarType and MemoryFormat as int; the argument name tells them apart.
+_BY_NAME = {"dtype": ArgKind.DTYPE, "memory_format": ArgKind.MEMORY_FORMAT}
+DROPPED_NAMES = frozenset({"device", "layout", "pin_memory"})
+
+
+@dataclass(frozen=True, slots=True)
+class ArgSpec:
+    name: str
+    kind: ArgKind
+    optional: bool
+    kwarg_only: bool
+    has_default: bool
+    default: Any
+
+
+def op_overload(op: str) -> torch._ops.OpOverload:
+    """`"aten.mm.default"` -> `torch.ops.aten.mm.default`."""
+    parts = op.split(".")
+    if len(parts) != 3 or parts[0] != "aten":
+        raise ProgramFormatError(f"operator name {op!r} is not of the form aten.<op>.<overload>")
+    try:
+        overload = getattr(getattr(torch.ops.aten, parts[1]), parts[2])
+    except (AttributeError, RuntimeError):
+        raise ProgramFormatError(
+            f"operator {op!r} is not an ATen overload known to torch {torch.__version__}"
+        ) from None
+    if not isinstance(overload, torch._ops.OpOverload):
+        raise ProgramFormatError(f"operator {op!r} is not an ATen overload")
+    return overload
+
+
+def arg_specs(op: str | torch._ops.OpOverload) -> tuple[ArgSpec, ...]:
+    overload = op_overload(op) if isinstance(op, str) else op
+    specs = []
+    for a in overload._schema.arguments:
+        type_str = str(a.type)
+        optional = type_str.startswith("Optional[")
+        inner = type_str[len("Optional[") : -1] if optional else type_str
+        if a.name in DROPPED_NAMES:
+            kind = ArgKind.DROPPED
+        elif a.name in _BY_NAME and inner == "int":
+            kind = _BY_NAME[a.name]
+        elif inner in _BY_TYPE:
+            kind = _BY_TYPE[inner]
+        else:
+            raise ProgramFormatError(f"{overload}: argument {a.name!r} has type {type_str}, which programs cannot hold")
+        specs.append(
+            ArgSpec(
+                name=a.name,
+                kind=kind,
+                optional=optional,
+                kwarg_only=a.kwarg_only,
+                has_default=a.has_default_value(),
+                default=a.default_value if a.has_default_value() else None,
+            )
+        )
+    return tuple(specs)
+
+
+def recorded_specs(op: str) -> tuple[ArgSpec, ...]:
+    """The schema arguments a node records, in schema order (all but the dropped ones)."""
+    return tuple(s for s in arg_specs(op) if s.kind is not ArgKind.DROPPED)
+
+
+def bind_args(
+    op: str, args: Sequence[tuple[str, Any]], tensors: Sequence[torch.Tensor]
+) -> tuple[list[Any], dict[str, Any]]:
+    """Positional and keyword arguments for calling the overload `op` with a node's arguments.
+
+    Tensor markers in `args` are replaced by `tensors` in order; tuples become lists.
+    Dropped arguments (device, layout, pin_memory) are left to their defaults.
+    """
+    it: Iterator[torch.Tensor] = iter(tensors)
+
+    def resolve(v: Any) -> Any:
+        if v is Slot.TENSOR:
+            try:
+                return next(it)
+            except StopIteration:
+                raise ProgramFormatError(f"{op}: fewer input tensors than tensor arguments") from None
+        if isinstance(v, tuple):
+            return [resolve(x) for x in v]
+        return v
+
+    specs = {s.name: s for s in recorded_specs(op)}
+    positional: list[Any] = []
+    kwargs: dict[str, Any] = {}
+    for name, value in args:
+        spec = specs[name]
+        if spec.kwarg_only:
+            kwargs[name] = resolve(value)
+        else:
+            positional.append(resolve(value))
+    if next(it, None) is not None:
+        raise ProgramFormatError(f"{op}: more input tensors than tensor arguments")
+    return positional, kwargs

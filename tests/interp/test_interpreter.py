@@ -1,0 +1,146 @@
+"""The interpreter: RepOps-only steps, traces, single-node recomputation, invariance."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from trainer.commit import commit_tensor, state_root, verify
+from trainer.interp import Interpreter, InterpreterError
+from trainer.interp.interpreter import commitment
+from trainer.program import SGDConfig, build_step, capture
+from trainer.program.models import MLP, MLPConfig
+from trainer.program.program import NodeRef, Program
+from trainer.program.torch_exec import run_with_aten
+from trainer.repops import KERNELS, OpSpec, UnsupportedOpError
+from trainer.workloads import Workload, keyed_init, mlp_digits
+
+
+@pytest.fixture(scope="module")
+def digits_mlp() -> Workload:
+    return mlp_digits()
+
+
+def small_mlp(batch: int) -> tuple[Program, dict[str, torch.Tensor], dict[str, torch.Tensor]]:
+    step = build_step(
+        MLP(MLPConfig(d_in=8, d_hidden=16, n_classes=4)), F.cross_entropy, SGDConfig(lr=0.1, momentum=0.9)
+    )
+    state = keyed_init(step, seed=5)
+    g = torch.Generator().manual_seed(batch)
+    b = {"x": torch.randn(batch, 8, generator=g), "y": torch.randint(0, 4, (batch,), generator=g)}
+    return capture(step, state, b), state, b
+
+
+@contextmanager
+def threads(n: int) -> Iterator[None]:
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def test_interpreter_mechanics_equal_the_aten_executor(digits_mlp: Workload) -> None:
+    """With torch's own kernels plugged in, the interpreter computes what run_with_aten does, bit for bit."""
+    aten = {
+        op: OpSpec(op, getattr(torch.ops.aten, op.split(".")[1]).__getattr__(op.split(".")[2]), lambda *a: None, "")
+        for op in {n.op for n in digits_mlp.program.nodes}
+    }
+    state = digits_mlp.initial_state()
+    batch = digits_mlp.dataset.batch(1, 0, 64)
+    ours, loss = Interpreter(digits_mlp.program, aten).run(state, batch)
+    theirs, loss2 = run_with_aten(digits_mlp.program, state, batch)
+    assert state_root(ours) == state_root(theirs)
+    assert commit_tensor(loss) == commit_tensor(loss2)
+
+
+def test_trace_root_and_run_node_agree(digits_mlp: Workload) -> None:
+    interp = Interpreter(digits_mlp.program)
+    state = digits_mlp.initial_state()
+    batch = digits_mlp.dataset.batch(1, 0, 64)
+    new_state, _loss, trace = interp.trace(state, batch)
+    plain, _plain_loss = interp.run(state, batch)
+    assert state_root(new_state) == state_root(plain)
+    assert len(trace.records) == len(digits_mlp.program.nodes)
+    values = interp.node_values(state, batch)
+    tree = trace.tree
+    for rec in trace.records:
+        node = digits_mlp.program.nodes[rec.index]
+        assert rec.descriptor_hash == digits_mlp.program.descriptor_hash(rec.index)
+        # The oracle's view: only this node's input tensors, recomputed alone.
+        inputs = [values[r.index][r.slot] if isinstance(r, NodeRef) else (state | batch)[r.name] for r in node.inputs]
+        assert tuple(commitment(t) for t in interp.run_node(rec.index, inputs)) == rec.outputs
+        assert tuple(commitment(t) for t in inputs) == rec.inputs
+        verify(trace.root, len(trace.records), rec.index, rec.leaf, tree.open(rec.index).siblings)
+
+
+def test_reference_kernels_give_the_same_bits_as_fast_ones() -> None:
+    program, state, batch = small_mlp(batch=4)
+    fast, _fast_loss, fast_trace = Interpreter(program).trace(state, batch)
+    ref, _ref_loss, ref_trace = Interpreter(program, use="reference").trace(state, batch)
+    assert [r.outputs for r in fast_trace.records] == [r.outputs for r in ref_trace.records]
+    assert fast_trace.root == ref_trace.root and state_root(fast) == state_root(ref)
+
+
+def test_thread_count_does_not_change_the_bits(digits_mlp: Workload) -> None:
+    interp = Interpreter(digits_mlp.program)
+    state = digits_mlp.initial_state()
+    batch = digits_mlp.dataset.batch(1, 3, 64)
+    with threads(1):
+        one = interp.trace(state, batch)[2].root
+    with threads(2):
+        two = interp.trace(state, batch)[2].root
+    assert one == two
+
+
+def test_a_separate_process_gets_the_same_root(digits_mlp: Workload) -> None:
+    interp = Interpreter(digits_mlp.program)
+    state = digits_mlp.initial_state()
+    new_state, _ = interp.run(state, digits_mlp.dataset.batch(1, 0, 64))
+    code = (
+        "from trainer.workloads import mlp_digits; from trainer.interp import Interpreter; "
+        "from trainer.commit import state_root; w = mlp_digits(); "
+        "s, _ = Interpreter(w.program).run(w.initial_state(), w.dataset.batch(1, 0, 64)); "
+        "print(state_root(s).hex())"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300)
+    assert out.stdout.strip() == state_root(new_state).hex()
+
+
+def test_a_row_in_a_batch_of_64_equals_the_row_alone() -> None:
+    """Row-wise forward ops (matmul, bias, GELU, log-softmax) do not look at the other rows."""
+    p64, state, b64 = small_mlp(batch=64)
+    p1, _, _ = small_mlp(batch=1)
+    row = 17
+    b1 = {"x": b64["x"][row : row + 1].clone(), "y": b64["y"][row : row + 1].clone()}
+    v64 = Interpreter(p64).node_values(state, b64)
+    v1 = Interpreter(p1).node_values(state, b1)
+    forward = [
+        n.index for n in p64.nodes if n.op in ("aten.addmm.default", "aten.gelu.default", "aten._log_softmax.default")
+    ]
+    assert len(forward) >= 4
+    for i in forward:
+        assert p1.nodes[i].op == p64.nodes[i].op
+        a, b = v64[i][0][row].contiguous(), v1[i][0][0].contiguous()
+        assert torch.equal(a.view(torch.int32), b.view(torch.int32)), p64.nodes[i].op
+
+
+def test_a_missing_kernel_and_a_bad_input_are_named(digits_mlp: Workload) -> None:
+    partial = {k: v for k, v in KERNELS.items() if k != "aten.mm.default"}
+    with pytest.raises(UnsupportedOpError, match=r"aten\.mm\.default"):
+        Interpreter(digits_mlp.program, partial)
+    interp = Interpreter(digits_mlp.program)
+    state = digits_mlp.initial_state()
+    with pytest.raises(InterpreterError, match="missing"):
+        interp.run(state, {"x": torch.zeros(64, 64)})
+    with pytest.raises(InterpreterError, match="the program wants"):
+        interp.run(state, {"x": torch.zeros(64, 63), "y": torch.zeros(64, dtype=torch.int64)})
+    with pytest.raises(InterpreterError, match="does not exist"):
+        interp.run_node(10_000, [])

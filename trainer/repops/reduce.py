@@ -1,0 +1,551 @@
+"""Exact reductions and the composites built on them (docs/repops/linalg.md).
+
+Sums and means round each reduced slice to one power-of-two grid (p_sum(L) bits for a slice of
+L values) and add the integers exactly, so the result does not depend on order, threads, layout
+or device; max is exact by nature. Softmax, log_softmax, layer norm and the accumulating
+index_put (embedding backward) are fixed compositions of these and of the elementwise functions
+exp, log and rsqrt of trainer.repops.mathfn. Every NaN returned is the canonical 0x7FC00000.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import torch
+
+from trainer.repops import mathfn
+from trainer.repops._fixed import (
+    F32_NAN,
+    all_finite,
+    canonical_nan,
+    canonicalize_nan,
+    exact_sum_ref,
+    exponent_ref,
+    grid_magic,
+    grid_max,
+    nonfinite_sum_ref,
+    p_sum,
+    quantize,
+    round_f32,
+    round_f32_dyadic,
+)
+from trainer.repops._spec import OpSpec, RepOpsError, UnsupportedOpError
+
+SEC_SUM = "Sums and means"
+SEC_MAX = "Maximum"
+SEC_SOFTMAX = "Softmax and log-softmax"
+SEC_LAYER_NORM = "Layer norm"
+SEC_INDEX_PUT = "Accumulating index_put"
+
+_INTEGRAL = (torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
+
+
+# --- shapes -----------------------------------------------------------------------------------
+
+
+def _dims(x: torch.Tensor, dim: int | Sequence[int] | None) -> list[int]:
+    """The reduced dimensions, wrapped and sorted; None or [] means all of them."""
+    nd = max(x.dim(), 1)
+    if dim is None:
+        dims: list[int] = []
+    elif isinstance(dim, int):
+        dims = [dim]
+    else:
+        dims = list(dim)
+    if not dims:
+        return list(range(nd))
+    out = set()
+    for d in dims:
+        if not -nd <= d < nd:
+            raise RepOpsError(f"dimension {d} out of range for a {x.dim()}-D tensor")
+        out.add(d % nd)
+    return sorted(out)
+
+
+def _squeeze(t: torch.Tensor, dims: list[int], keepdim: bool, ndim: int) -> torch.Tensor:
+    if ndim == 0:
+        return t.reshape(())
+    return t if keepdim else t.squeeze(dims)
+
+
+def _check_float(x: torch.Tensor, op: str) -> None:
+    if x.dtype != torch.float32:
+        raise UnsupportedOpError(f"{op}: RepOps defines it for float32 tensors, got {x.dtype}")
+
+
+def _check_dtype_arg(op: str, x: torch.Tensor, dtype: torch.dtype | None) -> None:
+    if dtype is not None and dtype != x.dtype:
+        raise UnsupportedOpError(f"{op} with dtype={dtype}: RepOps supports only dtype=None (or the input's dtype)")
+
+
+# --- fast kernels -----------------------------------------------------------------------------
+
+
+def _grid_sum(x: torch.Tensor, dims: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
+    """(s, m), keepdim: s the exact float64 value of each slice's grid sum, m the slice's max |x|."""
+    length = math.prod(x.shape[d] for d in dims)
+    m = grid_max(x, dims)
+    c = grid_magic(m, p_sum(length))
+    return x.to(torch.float64).add_(c).sub_(c).sum(dim=dims, keepdim=True), m  # see _fixed.quantize
+
+
+def _finish(v: torch.Tensor, x: torch.Tensor, dims: list[int], m: torch.Tensor) -> torch.Tensor:
+    """float64 results -> float32; slices holding inf or NaN get the IEEE sum's value instead."""
+    out = v.to(torch.float32)
+    if all_finite(m):
+        return out
+    hi = torch.amax(x, dim=dims, keepdim=True)  # NaN if any NaN
+    lo = torch.amin(x, dim=dims, keepdim=True)
+    inf = torch.full((), math.inf, dtype=torch.float32, device=x.device)
+    special = torch.where(hi == math.inf, inf, -inf)
+    special = torch.where(torch.isnan(hi) | ((hi == math.inf) & (lo == -math.inf)), canonical_nan(x.device), special)
+    return torch.where(m < math.inf, out, special)
+
+
+def exact_sum(x: torch.Tensor, dims: list[int], keepdim: bool) -> torch.Tensor:
+    """The spec's sum of a float32 tensor over `dims` (non-empty, wrapped)."""
+    ndim = x.dim()
+    xs = x.reshape(1) if ndim == 0 else x
+    if xs.numel() == 0:
+        return _squeeze(torch.zeros_like(xs).sum(dim=dims, keepdim=True), dims, keepdim, ndim)
+    s, m = _grid_sum(xs, dims)
+    return _squeeze(_finish(s, xs, dims, m), dims, keepdim, ndim)
+
+
+def exact_mean(x: torch.Tensor, dims: list[int], keepdim: bool) -> torch.Tensor:
+    """The spec's mean: the exact grid sum divided by L in float64, then rounded to float32."""
+    ndim = x.dim()
+    xs = x.reshape(1) if ndim == 0 else x
+    length = math.prod(xs.shape[d] for d in dims)
+    if length == 0:
+        shape = [1 if d in dims else n for d, n in enumerate(xs.shape)]
+        out = torch.full(shape, F32_NAN, dtype=torch.float32, device=x.device)
+        return _squeeze(canonicalize_nan(out), dims, keepdim, ndim)
+    if xs.numel() == 0:
+        return _squeeze(torch.zeros_like(xs).sum(dim=dims, keepdim=True), dims, keepdim, ndim)
+    s, m = _grid_sum(xs, dims)
+    return _squeeze(_finish(s.div_(float(length)), xs, dims, m), dims, keepdim, ndim)
+
+
+def _max_keepdim(x: torch.Tensor, dims: list[int]) -> torch.Tensor:
+    """Slice maxima (keepdim): NaN if any NaN; a zero maximum is +0 if the slice holds +0, else -0."""
+    r = torch.amax(x, dim=dims, keepdim=True)
+    zero = r == 0
+    if bool(zero.any()):
+        pos_zero = torch.any((x == 0) & ~torch.signbit(x), dim=dims, keepdim=True)
+        signed = torch.where(pos_zero, torch.zeros_like(r), torch.full_like(r, -0.0))
+        r = torch.where(zero, signed, r)
+    return canonicalize_nan(r)
+
+
+def sum_dim_intlist(
+    self: torch.Tensor,
+    dim: Sequence[int] | None,
+    keepdim: bool = False,
+    *,
+    dtype: torch.dtype | None = None,
+) -> torch.Tensor:
+    """aten.sum.dim_IntList. Integer and bool inputs: the exact int64 sum."""
+    _check_dtype_arg("aten.sum.dim_IntList", self, dtype)
+    dims = _dims(self, dim)
+    if self.dtype in _INTEGRAL:
+        return torch.sum(self, dim=dims if self.dim() else None, keepdim=keepdim, dtype=torch.int64)
+    _check_float(self, "aten.sum.dim_IntList")
+    return exact_sum(self, dims, keepdim)
+
+
+def sum_default(self: torch.Tensor, *, dtype: torch.dtype | None = None) -> torch.Tensor:
+    """aten.sum.default: the sum of all elements."""
+    return sum_dim_intlist(self, None, False, dtype=dtype)
+
+
+def mean_dim(
+    self: torch.Tensor,
+    dim: Sequence[int] | None,
+    keepdim: bool = False,
+    *,
+    dtype: torch.dtype | None = None,
+) -> torch.Tensor:
+    """aten.mean.dim."""
+    _check_dtype_arg("aten.mean.dim", self, dtype)
+    _check_float(self, "aten.mean.dim")
+    return exact_mean(self, _dims(self, dim), keepdim)
+
+
+def amax(self: torch.Tensor, dim: Sequence[int] = (), keepdim: bool = False) -> torch.Tensor:
+    """aten.amax.default."""
+    _check_float(self, "aten.amax.default")
+    dims = _dims(self, dim)
+    xs = self.reshape(1) if self.dim() == 0 else self
+    return _squeeze(_max_keepdim(xs, dims), dims, keepdim, self.dim())
+
+
+def max_dim(self: torch.Tensor, dim: int, keepdim: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    """aten.max.dim: (values, indices); the index is the first position holding the maximum
+    (the first NaN if there is one; for a zero maximum, the first zero of the maximum's sign)."""
+    _check_float(self, "aten.max.dim")
+    dims = _dims(self, dim)
+    xs = self.reshape(1) if self.dim() == 0 else self
+    v = _max_keepdim(xs, dims)
+    d = dims[0]
+    hit = torch.where(torch.isnan(v), torch.isnan(xs), (xs == v) & (torch.signbit(xs) == torch.signbit(v)))
+    shape = [1] * xs.dim()
+    shape[d] = xs.shape[d]
+    pos = torch.arange(xs.shape[d], device=xs.device).reshape(shape)
+    idx = torch.amin(torch.where(hit, pos, xs.shape[d]), dim=d, keepdim=True)
+    return _squeeze(v, dims, keepdim, self.dim()), _squeeze(idx, dims, keepdim, self.dim())
+
+
+def _softmax_parts(x: torch.Tensor, dim: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(z, u, s): z = x - max, u = exp(z), s = exact sum of u over dim (keepdim)."""
+    dims = _dims(x, dim)
+    z = torch.sub(x, _max_keepdim(x, dims))
+    u = mathfn.exp(z)
+    return z, u, exact_sum(u, dims, keepdim=True)
+
+
+def _check_softmax(op: str, x: torch.Tensor, half_to_float: bool) -> None:
+    if half_to_float:
+        raise UnsupportedOpError(f"{op} with half_to_float=True: RepOps supports only float32 in and out")
+    _check_float(x, op)
+
+
+def softmax(self: torch.Tensor, dim: int, half_to_float: bool) -> torch.Tensor:
+    """aten._softmax.default: exp(x - max) / exact_sum(exp(x - max))."""
+    _check_softmax("aten._softmax.default", self, half_to_float)
+    if self.numel() == 0:
+        return self.clone()
+    xs = self.reshape(1) if self.dim() == 0 else self
+    _, u, s = _softmax_parts(xs, dim)
+    return canonicalize_nan(torch.div(u, s)).reshape(self.shape)
+
+
+def log_softmax(self: torch.Tensor, dim: int, half_to_float: bool) -> torch.Tensor:
+    """aten._log_softmax.default: (x - max) - log(exact_sum(exp(x - max)))."""
+    _check_softmax("aten._log_softmax.default", self, half_to_float)
+    if self.numel() == 0:
+        return self.clone()
+    xs = self.reshape(1) if self.dim() == 0 else self
+    z, _, s = _softmax_parts(xs, dim)
+    return canonicalize_nan(torch.sub(z, mathfn.log(s))).reshape(self.shape)
+
+
+def _layer_norm_dims(x: torch.Tensor, normalized_shape: Sequence[int]) -> list[int]:
+    k = len(normalized_shape)
+    if k == 0 or k > x.dim() or tuple(x.shape[x.dim() - k :]) != tuple(normalized_shape):
+        raise RepOpsError(f"normalized_shape {list(normalized_shape)} does not end the input shape {list(x.shape)}")
+    if math.prod(normalized_shape) == 0:
+        raise UnsupportedOpError("aten.native_layer_norm.default over zero elements")
+    return list(range(x.dim() - k, x.dim()))
+
+
+def native_layer_norm(
+    input: torch.Tensor,
+    normalized_shape: Sequence[int],
+    weight: torch.Tensor | None,
+    bias: torch.Tensor | None,
+    eps: float,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """aten.native_layer_norm.default: (out, mean, rstd), mean and rstd of shape [..., 1, ..., 1].
+
+    mean = exact_mean(x); d = x - mean; var = exact_mean(d * d); rstd = rsqrt(var + fp32(eps));
+    out = ((d * rstd) * weight) + bias, each step one float32 operation.
+    """
+    for name, t in (("input", input), ("weight", weight), ("bias", bias)):
+        if t is not None:
+            _check_float(t, f"aten.native_layer_norm.default ({name})")
+    dims = _layer_norm_dims(input, normalized_shape)
+    mean = exact_mean(input, dims, keepdim=True)
+    d = torch.sub(input, mean)
+    var = exact_mean(torch.mul(d, d), dims, keepdim=True)
+    eps32 = torch.tensor(eps, dtype=torch.float32, device=input.device)
+    rstd = mathfn.rsqrt(torch.add(var, eps32))
+    out = torch.mul(d, rstd)
+    if weight is not None:
+        out = torch.mul(out, weight)
+    if bias is not None:
+        out = torch.add(out, bias)
+    return canonicalize_nan(out), mean, rstd
+
+
+def _index_put_args(
+    self: torch.Tensor, indices: Sequence[torch.Tensor | None], values: torch.Tensor, accumulate: bool
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(idx (N,), values (N, D), self (V, D)) for the one supported form, else UnsupportedOpError."""
+    op = "aten.index_put.default"
+    if not accumulate:
+        raise UnsupportedOpError(f"{op} with accumulate=False: RepOps supports only accumulate=True")
+    if len(indices) != 1 or indices[0] is None:
+        raise UnsupportedOpError(f"{op}: RepOps supports one index tensor on the first dimension, got {len(indices)}")
+    idx = indices[0]
+    if idx.dtype not in (torch.int64, torch.int32):
+        raise UnsupportedOpError(f"{op}: index of dtype {idx.dtype}; RepOps supports int64 and int32 indices")
+    _check_float(self, op)
+    _check_float(values, op)
+    if self.dim() == 0:
+        raise RepOpsError(f"{op}: cannot index a 0-D tensor")
+    rows = self.shape[0]
+    flat = idx.reshape(-1).to(torch.int64)
+    if flat.numel() and bool(((flat < -rows) | (flat >= rows)).any()):
+        raise RepOpsError(f"{op}: an index lies outside [-{rows}, {rows})")
+    flat = torch.where(flat < 0, flat + rows, flat)
+    width = math.prod(self.shape[1:])
+    vals = values.expand(*idx.shape, *self.shape[1:]).reshape(flat.numel(), width)
+    return flat, vals, self.reshape(rows, width)
+
+
+def index_put(
+    self: torch.Tensor, indices: Sequence[torch.Tensor | None], values: torch.Tensor, accumulate: bool = False
+) -> torch.Tensor:
+    """aten.index_put.default with accumulate=True and one index tensor: out[r] = self[r] + G[r] for
+    every row r that some index names (other rows keep self's bits), G[r, c] the exact grid sum of
+    the values sent to (r, c), on column c's grid of p_sum(N) bits."""
+    idx, vals, base = _index_put_args(self, indices, values, accumulate)
+    n = idx.numel()
+    if n == 0:
+        return self.clone()
+    m = grid_max(vals, [0])
+    finite = all_finite(m)
+    v = (
+        vals
+        if finite
+        else torch.where(vals.abs() < math.inf, vals, torch.zeros((), dtype=vals.dtype, device=vals.device))
+    )
+    if not finite:
+        m = grid_max(v, [0])  # the column's largest finite |value|
+    q = quantize(v, grid_magic(m, p_sum(n)))  # float64, exact multiples of the column's step
+    acc = torch.zeros(base.shape, dtype=torch.float64, device=base.device).index_add_(0, idx, q)
+    g = acc.to(torch.float32)
+    if not finite:
+
+        def count(mask: torch.Tensor) -> torch.Tensor:
+            z = torch.zeros(base.shape, dtype=torch.int64, device=base.device)
+            return z.index_add_(0, idx, mask.to(torch.int64)) > 0
+
+        has_nan, has_pos, has_neg = count(torch.isnan(vals)), count(vals == math.inf), count(vals == -math.inf)
+        inf = torch.full((), math.inf, dtype=torch.float32, device=base.device)
+        g = torch.where(has_pos, inf, torch.where(has_neg, -inf, g))
+        g = torch.where(has_nan | (has_pos & has_neg), canonical_nan(base.device), g)
+    touched = torch.zeros(base.shape[0], dtype=torch.int64, device=base.device).index_add_(0, idx, torch.ones_like(idx))
+    out = torch.where((touched > 0).unsqueeze(1), torch.add(base, g), base)
+    return canonicalize_nan(out).reshape(self.shape)
+
+
+# --- scalar references ------------------------------------------------------------------------
+
+
+def _slices(x: torch.Tensor, dims: list[int]) -> tuple[list[list[float]], list[int]]:
+    """The reduced slices of x as Python lists (kept positions in row-major order), and the
+    keepdim output shape. Data movement only; no arithmetic."""
+    xs = x.reshape(1) if x.dim() == 0 else x
+    kept = [d for d in range(xs.dim()) if d not in dims]
+    length = math.prod(xs.shape[d] for d in dims)
+    outer = math.prod(xs.shape[d] for d in kept)
+    flat = xs.permute(*kept, *dims).reshape(outer, length).tolist()
+    shape = [1 if d in dims else n for d, n in enumerate(xs.shape)]
+    return flat, shape
+
+
+def _tensor(values: list[float], shape: Sequence[int], ndim: int, dims: list[int], keepdim: bool) -> torch.Tensor:
+    t = torch.tensor(values, dtype=torch.float32).reshape(shape)
+    return _squeeze(t, dims, keepdim, ndim)
+
+
+def sum_ref(values: Sequence[float]) -> float:
+    """The spec's sum of one slice of float32 values."""
+    special = nonfinite_sum_ref(values)
+    if special is not None:
+        return special
+    s, k = exact_sum_ref(values)
+    return round_f32_dyadic(s, k)
+
+
+def mean_ref(values: Sequence[float]) -> float:
+    if not values:
+        return F32_NAN
+    special = nonfinite_sum_ref(values)
+    if special is not None:
+        return special
+    s, k = exact_sum_ref(values)
+    return round_f32(math.ldexp(float(s), k) / len(values))  # exact value / L in float64, then fp32
+
+
+def max_ref(values: Sequence[float]) -> float:
+    if any(math.isnan(v) for v in values):
+        return F32_NAN
+    r = max(values)
+    if r == 0.0:
+        return 0.0 if any(v == 0.0 and math.copysign(1.0, v) > 0 for v in values) else -0.0
+    return r
+
+
+def _same(a: float, b: float) -> bool:
+    if math.isnan(b):
+        return math.isnan(a)
+    return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
+
+
+def sum_dim_intlist_reference(
+    self: torch.Tensor, dim: Sequence[int] | None, keepdim: bool = False, *, dtype: torch.dtype | None = None
+) -> torch.Tensor:
+    _check_dtype_arg("aten.sum.dim_IntList", self, dtype)
+    dims = _dims(self, dim)
+    if self.dtype in _INTEGRAL:
+        slices, shape = _slices(self.to(torch.int64), dims)
+        t = torch.tensor([sum(int(v) for v in s) for s in slices], dtype=torch.int64).reshape(shape)
+        return _squeeze(t, dims, keepdim, self.dim())
+    _check_float(self, "aten.sum.dim_IntList")
+    slices, shape = _slices(self, dims)
+    return _tensor([sum_ref(s) for s in slices], shape, self.dim(), dims, keepdim)
+
+
+def sum_default_reference(self: torch.Tensor, *, dtype: torch.dtype | None = None) -> torch.Tensor:
+    return sum_dim_intlist_reference(self, None, False, dtype=dtype)
+
+
+def mean_dim_reference(
+    self: torch.Tensor, dim: Sequence[int] | None, keepdim: bool = False, *, dtype: torch.dtype | None = None
+) -> torch.Tensor:
+    _check_dtype_arg("aten.mean.dim", self, dtype)
+    _check_float(self, "aten.mean.dim")
+    dims = _dims(self, dim)
+    slices, shape = _slices(self, dims)
+    return _tensor([mean_ref(s) for s in slices], shape, self.dim(), dims, keepdim)
+
+
+def amax_reference(self: torch.Tensor, dim: Sequence[int] = (), keepdim: bool = False) -> torch.Tensor:
+    _check_float(self, "aten.amax.default")
+    dims = _dims(self, dim)
+    slices, shape = _slices(self, dims)
+    return _tensor([max_ref(s) for s in slices], shape, self.dim(), dims, keepdim)
+
+
+def max_dim_reference(self: torch.Tensor, dim: int, keepdim: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    _check_float(self, "aten.max.dim")
+    dims = _dims(self, dim)
+    slices, shape = _slices(self, dims)
+    vals = [max_ref(s) for s in slices]
+    idx = [next(i for i, v in enumerate(s) if _same(v, r)) for s, r in zip(slices, vals, strict=True)]
+    values = _tensor(vals, shape, self.dim(), dims, keepdim)
+    indices = _squeeze(torch.tensor(idx, dtype=torch.int64).reshape(shape), dims, keepdim, self.dim())
+    return values, indices
+
+
+def _rowwise_ref(x: torch.Tensor, dim: int, f: Callable[[list[float]], list[float]]) -> torch.Tensor:
+    """Apply f to every slice along dim, putting the results back in place."""
+    dims = _dims(x, dim)
+    xs = x.reshape(1) if x.dim() == 0 else x
+    d = dims[0]
+    moved = xs.movedim(d, -1)
+    rows = moved.reshape(-1, xs.shape[d]).tolist() if xs.numel() else []
+    out = torch.tensor([f(r) for r in rows], dtype=torch.float32).reshape(moved.shape)
+    return out.movedim(-1, d).reshape(x.shape).contiguous()
+
+
+def _softmax_row_parts(row: list[float]) -> tuple[list[float], list[float], float]:
+    mx = max_ref(row)
+    z = [round_f32(v - mx) for v in row]
+    u = [mathfn.exp_ref(v) for v in z]
+    return z, u, sum_ref(u)
+
+
+def softmax_reference(self: torch.Tensor, dim: int, half_to_float: bool) -> torch.Tensor:
+    _check_softmax("aten._softmax.default", self, half_to_float)
+
+    def row(r: list[float]) -> list[float]:
+        _, u, s = _softmax_row_parts(r)
+        return [round_f32(v / s) for v in u]  # s >= 1 or NaN: no division by zero
+
+    return _rowwise_ref(self, dim, row)
+
+
+def log_softmax_reference(self: torch.Tensor, dim: int, half_to_float: bool) -> torch.Tensor:
+    _check_softmax("aten._log_softmax.default", self, half_to_float)
+
+    def row(r: list[float]) -> list[float]:
+        z, _, s = _softmax_row_parts(r)
+        ls = mathfn.log_ref(s)
+        return [round_f32(v - ls) for v in z]
+
+    return _rowwise_ref(self, dim, row)
+
+
+def native_layer_norm_reference(
+    input: torch.Tensor,
+    normalized_shape: Sequence[int],
+    weight: torch.Tensor | None,
+    bias: torch.Tensor | None,
+    eps: float,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    dims = _layer_norm_dims(input, normalized_shape)
+    slices, shape = _slices(input, dims)
+    w = weight.reshape(-1).tolist() if weight is not None else None
+    b = bias.reshape(-1).tolist() if bias is not None else None
+    eps32 = round_f32(eps)
+    outs, means, rstds = [], [], []
+    for row in slices:
+        mu = mean_ref(row)
+        d = [round_f32(v - mu) for v in row]
+        var = mean_ref([round_f32(v * v) for v in d])
+        rs = mathfn.rsqrt_ref(round_f32(var + eps32))
+        o = [round_f32(v * rs) for v in d]
+        if w is not None:
+            o = [round_f32(v * wv) for v, wv in zip(o, w, strict=True)]
+        if b is not None:
+            o = [round_f32(v + bv) for v, bv in zip(o, b, strict=True)]
+        outs.append(o)
+        means.append(mu)
+        rstds.append(rs)
+    out = torch.tensor(outs, dtype=torch.float32).reshape(input.shape)
+    return (
+        out,
+        torch.tensor(means, dtype=torch.float32).reshape(shape),
+        torch.tensor(rstds, dtype=torch.float32).reshape(shape),
+    )
+
+
+def index_put_reference(
+    self: torch.Tensor, indices: Sequence[torch.Tensor | None], values: torch.Tensor, accumulate: bool = False
+) -> torch.Tensor:
+    idx_t, vals_t, base_t = _index_put_args(self, indices, values, accumulate)
+    idx = idx_t.tolist()
+    vals = vals_t.tolist()
+    out = base_t.tolist()
+    n = len(idx)
+    if n == 0:
+        return self.clone()
+    p = p_sum(n)
+    width = base_t.shape[1]
+    for c in range(width):
+        col = [vals[i][c] for i in range(n)]
+        finite = [v for v in col if not (math.isnan(v) or math.isinf(v))]
+        e = exponent_ref(max((abs(v) for v in finite), default=0.0))
+        groups: dict[int, list[float]] = {}
+        for i, r in enumerate(idx):
+            groups.setdefault(r, []).append(col[i])
+        for r, terms in groups.items():
+            special = nonfinite_sum_ref(terms)
+            if special is None:
+                s = sum(round(math.ldexp(v, p - e)) for v in terms)
+                g = round_f32_dyadic(s, e - p)
+            else:
+                g = special
+            out[r][c] = round_f32(out[r][c] + g)
+    return torch.tensor(out, dtype=torch.float32).reshape(self.shape)
+
+
+OPS: dict[str, OpSpec] = {
+    spec.name: spec
+    for spec in (
+        OpSpec("aten.sum.dim_IntList", sum_dim_intlist, sum_dim_intlist_reference, SEC_SUM),
+        OpSpec("aten.sum.default", sum_default, sum_default_reference, SEC_SUM),
+        OpSpec("aten.mean.dim", mean_dim, mean_dim_reference, SEC_SUM),
+        OpSpec("aten.amax.default", amax, amax_reference, SEC_MAX),
+        OpSpec("aten.max.dim", max_dim, max_dim_reference, SEC_MAX),
+        OpSpec("aten._softmax.default", softmax, softmax_reference, SEC_SOFTMAX),
+        OpSpec("aten._log_softmax.default", log_softmax, log_softmax_reference, SEC_SOFTMAX),
+        OpSpec("aten.native_layer_norm.default", native_layer_norm, native_layer_norm_reference, SEC_LAYER_NORM),
+        OpSpec("aten.index_put.default", index_put, index_put_reference, SEC_INDEX_PUT),
+    )
+}

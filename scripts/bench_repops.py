@@ -124,7 +124,38 @@ def matmul_split(size: int, runs: int) -> list[dict[str, Any]]:
     return [{"stage": k, "seconds": median_time(f, runs)} for k, f in stages.items()]
 
 
-SUITES: dict[str, Callable[[list[str]], list[Case]]] = {"matmul": matmul_cases}
+def step_cases(engines: list[str]) -> list[Case]:
+    """One training step of each workload: the RepOps interpreter against the eager torch step,
+    and trace mode (every node's outputs committed) against the plain interpreter."""
+    from trainer.interp import Interpreter
+    from trainer.workloads import char_transformer, mlp_digits
+
+    cases = []
+    for w in (mlp_digits(), char_transformer()):
+        interp = Interpreter(w.program)
+        state = w.initial_state()
+        batch = w.dataset.batch(w.config.seed, 0, w.config.batch_size)
+        info = {"nodes": len(w.program.nodes), "batch": w.config.batch_size}
+        cases.append(
+            Case(
+                f"step {w.name} (interpreter vs eager)",
+                lambda i=interp, s=state, b=batch: i.run(s, b),  # type: ignore[misc]
+                lambda f=w.step.fn, s=state, b=batch: f(s, b),  # type: ignore[misc]
+                info,
+            )
+        )
+        cases.append(
+            Case(
+                f"step {w.name} (trace vs plain interpreter)",
+                lambda i=interp, s=state, b=batch: i.trace(s, b),  # type: ignore[misc]
+                lambda i=interp, s=state, b=batch: i.run(s, b),  # type: ignore[misc]
+                info,
+            )
+        )
+    return cases
+
+
+SUITES: dict[str, Callable[[list[str]], list[Case]]] = {"matmul": matmul_cases, "step": step_cases}
 
 
 def cpu_model() -> str:

@@ -17,6 +17,12 @@ other:
   device-agnostic (the same code runs on CUDA); 2^n and the log split are built from
   integer bit patterns.
 
+On the CPU, a contiguous fp32 tensor goes instead through the same operation sequence
+compiled into one C loop per function (`native_src/mathfn.c`, loaded by `_native.py`;
+`_native_loop` below is the one place that chooses). It gives the same bits as the torch
+operations (tests/repops/test_mathfn_native.py); without the built library, with
+`REFEREED_NATIVE=0`, on CUDA and for strided tensors the torch operations run.
+
 Tensor functions take fp32 tensors of any shape, strides and device and return a new fp32
 tensor of the same shape. Every NaN they return is the canonical quiet NaN 0x7FC00000.
 """
@@ -30,6 +36,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from trainer.repops import _native
 from trainer.repops._spec import UnsupportedOpError
 
 __all__ = [
@@ -190,6 +197,23 @@ def _check_f32(x: Tensor, name: str) -> None:
         raise UnsupportedOpError(f"{name}: RepOps defines it for float32 tensors only, got {x.dtype}")
 
 
+# ---- native dispatch ------------------------------------------------------------------------
+
+
+def _native_loop(name: str, x: Tensor) -> Tensor | None:
+    """`name`'s fused C loop applied to x when x is a contiguous fp32 CPU tensor and the
+    library is available (large tensors split over torch's thread count); None otherwise
+    (the caller then runs its torch operations)."""
+    if x.dtype != torch.float32 or not x.is_cpu or not x.is_contiguous():
+        return None
+    lib = _native.library()
+    if lib is None:
+        return None
+    out = torch.empty_like(x, memory_format=torch.contiguous_format)
+    lib.run(name, x.data_ptr(), out.data_ptr(), x.numel(), torch.get_num_threads())
+    return out
+
+
 # ---- IEEE sqrt (torch's own CPU sqrt is not correctly rounded) -----------------------------
 
 
@@ -297,6 +321,8 @@ def exp_ref(x: float) -> float:
 
 def exp(x: Tensor) -> Tensor:
     _check_f32(x, "exp")
+    if (y := _native_loop("exp", x)) is not None:
+        return y
     return canonicalize_nan_(_exp64_t(x.double()).float())
 
 
@@ -330,6 +356,8 @@ def log_ref(x: float) -> float:
 
 def log(x: Tensor) -> Tensor:
     _check_f32(x, "log")
+    if (y := _native_loop("log", x)) is not None:
+        return y
     xd = x.double()
     b = xd.view(torch.int64)
     k = b - SQRTH_BITS
@@ -358,6 +386,8 @@ def sqrt_ref(x: float) -> float:
 
 def sqrt(x: Tensor) -> Tensor:
     _check_f32(x, "sqrt")
+    if (y := _native_loop("sqrt", x)) is not None:
+        return y
     return canonicalize_nan_(_ieee_sqrt(x).to(x.device))
 
 
@@ -372,6 +402,8 @@ def rsqrt_ref(x: float) -> float:
 
 def rsqrt(x: Tensor) -> Tensor:
     _check_f32(x, "rsqrt")
+    if (y := _native_loop("rsqrt", x)) is not None:
+        return y
     s = _ieee_sqrt(x.double()).to(x.device)
     return canonicalize_nan_(torch.reciprocal(s).float())
 
@@ -392,6 +424,8 @@ def tanh_ref(x: float) -> float:
 
 def tanh(x: Tensor) -> Tensor:
     _check_f32(x, "tanh")
+    if (y := _native_loop("tanh", x)) is not None:
+        return y
     v = x.double().clamp_(-TANH_XMAX, TANH_XMAX).mul_(2.0)
     r, q, t = _exp_reduce_t(v)
     q.mul_(r)
@@ -413,6 +447,8 @@ def sigmoid_ref(x: float) -> float:
 
 def sigmoid(x: Tensor) -> Tensor:
     _check_f32(x, "sigmoid")
+    if (y := _native_loop("sigmoid", x)) is not None:
+        return y
     e = _exp64_t(x.double().neg_())
     return canonicalize_nan_(e.add_(1.0).reciprocal_().float())
 
@@ -431,6 +467,8 @@ def erf_ref(x: float) -> float:
 
 def erf(x: Tensor) -> Tensor:
     _check_f32(x, "erf")
+    if (y := _native_loop("erf", x)) is not None:
+        return y
     xd = x.double()
     small = _horner_t(xd * xd, ERF_S).mul_(xd)
     y = xd.abs().clamp_(max=ERF_YMAX)
@@ -465,6 +503,8 @@ def gelu(x: Tensor, approximate: str = "none") -> Tensor:
     _check_f32(x, "gelu")
     if approximate not in ("none", "tanh"):
         raise UnsupportedOpError(f"gelu: approximate={approximate!r} is not 'none' or 'tanh'")
+    if (out := _native_loop("gelu" if approximate == "none" else "gelu_tanh", x)) is not None:
+        return out
     xc = x.double().clamp_(min=GELU_XMIN)
     if approximate == "tanh":
         a = xc * xc

@@ -1,0 +1,168 @@
+"""Optional native fast path for the transcendental functions of trainer.repops.mathfn.
+
+The C source is `native_src/mathfn.c`: one loop per function, running the same binary64
+operation sequence as mathfn.py's torch-op path (so the same bits), compiled without FMA
+contraction (`-ffp-contract=off`) and without fast-math. `python trainer/repops/_native.py`
+builds it into `native_src/libmathfn.so`; it runs as a plain file with the standard library
+only (no torch), so scripts/setup can call it quickly. Nothing happens at import; the
+library is loaded lazily on first use, through ctypes.
+
+`library()` returns None when the library is not built or is switched off
+(`REFEREED_NATIVE=0`, read on every call); mathfn then runs its torch-op path, which gives
+the same bits (tests/repops/test_mathfn_native.py compares them). Its `run(name, ...)`
+applies one function's loop to a buffer, split over threads when it is large (each element
+depends on its input alone, so the split changes no bit).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+__all__ = ["FLAGS", "KERNELS", "LIBRARY", "PARALLEL_MIN", "SOURCE", "Kernel", "available", "build", "kernel", "library"]
+
+SOURCE = Path(__file__).with_name("native_src") / "mathfn.c"
+LIBRARY = SOURCE.with_name("libmathfn.so")
+
+# mathfn name -> exported C loop `void rt_<name>_f32(const float *x, float *out, size_t n)`.
+KERNELS = ("exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "erf", "gelu", "gelu_tanh")
+
+# -ffp-contract=off is required for the bits (no FMA), and -ffast-math must never be added:
+# see the header of mathfn.c. -fno-math-errno only lets sqrt be a single instruction.
+FLAGS = ("-O3", "-fPIC", "-shared", "-pthread", "-ffp-contract=off", "-fno-trapping-math", "-fno-math-errno")
+NATIVE_ARCH = "-march=native"
+
+Kernel = Callable[[int, int, int], None]  # (x pointer, out pointer, element count)
+
+# A call with fewer elements runs on the calling thread alone (starting a thread costs about as
+# much as 20-40k elements of exp); a larger one is split over `threads` threads in C.
+PARALLEL_MIN = 1 << 15
+
+
+class _Library:
+    def __init__(self, lib: ctypes.CDLL) -> None:
+        self.loops: dict[str, Kernel] = {}
+        self.addresses: dict[str, int | None] = {}  # for rt_parallel_f32
+        for name in KERNELS:
+            fn = getattr(lib, f"rt_{name}_f32")
+            fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]
+            fn.restype = None
+            self.loops[name] = fn
+            self.addresses[name] = ctypes.cast(fn, ctypes.c_void_p).value
+        self.parallel = lib.rt_parallel_f32
+        self.parallel.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+        self.parallel.restype = None
+
+    def run(self, name: str, x_ptr: int, out_ptr: int, n: int, threads: int = 1) -> None:
+        """out[i] = name(x[i]) for the n fp32 values at the two addresses, on up to `threads`
+        threads (one below PARALLEL_MIN elements)."""
+        if n <= 0:
+            return
+        if threads <= 1 or n < PARALLEL_MIN:
+            self.loops[name](x_ptr, out_ptr, n)
+        else:
+            self.parallel(self.addresses[name], x_ptr, out_ptr, n, threads)
+
+
+# The loaded library, filled on first use: [] not tried yet, [None] not available.
+_holder: list[_Library | None] = []
+
+
+def _load() -> _Library | None:
+    if not _holder:
+        found: _Library | None = None
+        if LIBRARY.exists():
+            try:
+                found = _Library(ctypes.CDLL(str(LIBRARY)))
+            except (OSError, AttributeError):  # not loadable, or built from an older source
+                found = None
+        _holder.append(found)
+    return _holder[0]
+
+
+def library() -> _Library | None:
+    """The library, or None when it is unavailable or switched off by REFEREED_NATIVE=0."""
+    if os.environ.get("REFEREED_NATIVE", "").strip() == "0":
+        return None
+    return _load()
+
+
+def available() -> bool:
+    return library() is not None
+
+
+def kernel(name: str) -> Kernel | None:
+    """The single-threaded loop for mathfn function `name` (one of KERNELS), or None when the
+    library is unavailable or switched off by REFEREED_NATIVE=0."""
+    lib = library()
+    return None if lib is None else lib.loops[name]
+
+
+def _compiler() -> list[str] | None:
+    if os.environ.get("CC", "").strip():
+        cmd = shlex.split(os.environ["CC"])
+        return cmd if shutil.which(cmd[0]) else None
+    for name in ("cc", "gcc"):
+        found = shutil.which(name)
+        if found:
+            return [found]
+    return None
+
+
+def _native_arch_works(cc: list[str]) -> bool:
+    """Whether a tiny program built with -march=native compiles and runs on this machine
+    (some compiler/CPU pairs pick instructions the CPU lacks: then the build goes without)."""
+    probe = "int main(void) { volatile double a = 1.5, b = 2.5; return (int)(a * b) == 3 ? 0 : 1; }\n"
+    with tempfile.TemporaryDirectory(prefix="rt-march-") as tmp:
+        src, exe = Path(tmp) / "probe.c", Path(tmp) / "probe"
+        src.write_text(probe)
+        try:
+            built = subprocess.run([*cc, "-O2", NATIVE_ARCH, "-o", str(exe), str(src)], capture_output=True)
+            return built.returncode == 0 and subprocess.run([str(exe)], capture_output=True).returncode == 0
+        except OSError:
+            return False
+
+
+def build(force: bool = False) -> Path | None:
+    """Compile the library unless it is newer than its source; None when no compiler exists.
+
+    Raises subprocess.CalledProcessError when the compiler fails.
+    """
+    if not force and LIBRARY.exists() and LIBRARY.stat().st_mtime_ns >= SOURCE.stat().st_mtime_ns:
+        return LIBRARY
+    cc = _compiler()
+    if cc is None:
+        return None
+    flags = [*FLAGS, NATIVE_ARCH] if _native_arch_works(cc) else list(FLAGS)
+    # Compile to a temporary name in the same folder, then rename: readers never see half a file.
+    fd, tmp = tempfile.mkstemp(prefix=".libmathfn-", suffix=".so", dir=LIBRARY.parent)
+    os.close(fd)
+    try:
+        subprocess.run([*cc, *flags, "-o", tmp, str(SOURCE)], check=True)
+        os.chmod(tmp, 0o755)
+        os.replace(tmp, LIBRARY)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    if _holder and _holder[0] is None:
+        _holder.clear()  # an earlier failed load is forgotten: the next use loads the new library
+    return LIBRARY
+
+
+if __name__ == "__main__":
+    built = build()
+    if built is None:
+        print(
+            "trainer.repops: no C compiler (cc, gcc or $CC) found; "
+            "the transcendental functions use their torch-op path (same bits, several times slower)"
+        )
+    else:
+        print(f"trainer.repops: native math library at {built}")
+    sys.exit(0)

@@ -15,14 +15,12 @@ from __future__ import annotations
 
 import ctypes
 import os
-import shlex
-import shutil
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
+
+from trainer import _cbuild
 
 __all__ = ["LIBRARY", "SOURCE", "available", "build", "chunk_leaves", "has_shani", "parent_row", "threads"]
 
@@ -132,37 +130,17 @@ def parent_row(row: bytes) -> bytes | None:
     return out.raw
 
 
-def _compiler() -> list[str] | None:
-    if os.environ.get("CC", "").strip():
-        cmd = shlex.split(os.environ["CC"])
-        return cmd if shutil.which(cmd[0]) else None
-    for name in ("cc", "gcc"):
-        found = shutil.which(name)
-        if found:
-            return [found]
-    return None
-
-
 def build(force: bool = False) -> Path | None:
     """Compile the library unless it is newer than its source; None when no compiler exists.
 
     Raises subprocess.CalledProcessError when the compiler fails.
     """
-    if not force and LIBRARY.exists() and LIBRARY.stat().st_mtime_ns >= SOURCE.stat().st_mtime_ns:
+    if not force and _cbuild.is_fresh(LIBRARY, SOURCE):
         return LIBRARY
-    cc = _compiler()
+    cc = _cbuild.compiler()
     if cc is None:
         return None
-    # Compile to a temporary name in the same folder, then rename: readers never see half a file.
-    fd, tmp = tempfile.mkstemp(prefix=".libmerkle_sha256-", suffix=".so", dir=LIBRARY.parent)
-    os.close(fd)
-    try:
-        subprocess.run([*cc, "-O3", "-fPIC", "-shared", "-pthread", "-o", tmp, str(SOURCE)], check=True)
-        os.chmod(tmp, 0o755)
-        os.replace(tmp, LIBRARY)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    _cbuild.compile_shared(cc, ["-O3", "-fPIC", "-shared", "-pthread"], SOURCE, LIBRARY)
     if _holder and _holder[0] is None:
         _holder.clear()  # an earlier failed load is forgotten: the next use loads the new library
     return LIBRARY

@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import ctypes
 import os
-import shlex
-import shutil
 import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+
+from trainer import _cbuild
 
 __all__ = ["FLAGS", "KERNELS", "LIBRARY", "PARALLEL_MIN", "SOURCE", "Kernel", "available", "build", "kernel", "library"]
 
@@ -105,17 +105,6 @@ def kernel(name: str) -> Kernel | None:
     return None if lib is None else lib.loops[name]
 
 
-def _compiler() -> list[str] | None:
-    if os.environ.get("CC", "").strip():
-        cmd = shlex.split(os.environ["CC"])
-        return cmd if shutil.which(cmd[0]) else None
-    for name in ("cc", "gcc"):
-        found = shutil.which(name)
-        if found:
-            return [found]
-    return None
-
-
 def _native_arch_works(cc: list[str]) -> bool:
     """Whether a tiny program built with -march=native compiles and runs on this machine
     (some compiler/CPU pairs pick instructions the CPU lacks: then the build goes without)."""
@@ -135,22 +124,13 @@ def build(force: bool = False) -> Path | None:
 
     Raises subprocess.CalledProcessError when the compiler fails.
     """
-    if not force and LIBRARY.exists() and LIBRARY.stat().st_mtime_ns >= SOURCE.stat().st_mtime_ns:
+    if not force and _cbuild.is_fresh(LIBRARY, SOURCE):
         return LIBRARY
-    cc = _compiler()
+    cc = _cbuild.compiler()
     if cc is None:
         return None
     flags = [*FLAGS, NATIVE_ARCH] if _native_arch_works(cc) else list(FLAGS)
-    # Compile to a temporary name in the same folder, then rename: readers never see half a file.
-    fd, tmp = tempfile.mkstemp(prefix=".libmathfn-", suffix=".so", dir=LIBRARY.parent)
-    os.close(fd)
-    try:
-        subprocess.run([*cc, *flags, "-o", tmp, str(SOURCE)], check=True)
-        os.chmod(tmp, 0o755)
-        os.replace(tmp, LIBRARY)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    _cbuild.compile_shared(cc, flags, SOURCE, LIBRARY)
     if _holder and _holder[0] is None:
         _holder.clear()  # an earlier failed load is forgotten: the next use loads the new library
     return LIBRARY

@@ -14,8 +14,8 @@ import torch.nn.functional as F
 from trainer.commit import commit_tensor, state_root, verify
 from trainer.interp import Interpreter, InterpreterError
 from trainer.interp.interpreter import commitment
-from trainer.program import SGDConfig, build_step, capture
-from trainer.program.models import MLP, MLPConfig
+from trainer.program import AdamWConfig, SGDConfig, build_step, capture
+from trainer.program.models import MLP, CharTransformer, MLPConfig, TransformerConfig, sequence_cross_entropy
 from trainer.program.program import NodeRef, Program
 from trainer.program.torch_exec import run_with_aten
 from trainer.repops import KERNELS, OpSpec, UnsupportedOpError
@@ -144,3 +144,25 @@ def test_a_missing_kernel_and_a_bad_input_are_named(digits_mlp: Workload) -> Non
         interp.run(state, {"x": torch.zeros(64, 63), "y": torch.zeros(64, dtype=torch.int64)})
     with pytest.raises(InterpreterError, match="does not exist"):
         interp.run_node(10_000, [])
+
+
+def test_reference_kernels_match_on_a_tiny_transformer_with_adamw_and_clipping() -> None:
+    """Every operator of the transformer step (attention, layer norm, embedding backward,
+    AdamW, global-norm clipping) run by its scalar reference gives the fast kernels' bits."""
+    config = TransformerConfig(vocab_size=16, context=4, d_model=8, n_heads=2, n_layers=1)
+    step = build_step(
+        CharTransformer(config),
+        sequence_cross_entropy,
+        AdamWConfig(lr=1e-2, betas=(0.9, 0.95), eps=1e-8, weight_decay=0.1, clip_grad_norm=0.5),
+    )
+    state = keyed_init(step, seed=9)
+    g = torch.Generator().manual_seed(0)
+    batch = {"x": torch.randint(0, 16, (2, 4), generator=g), "y": torch.randint(0, 16, (2, 4), generator=g)}
+    program = capture(step, state, batch)
+    fast_state, _, fast_trace = Interpreter(program).trace(state, batch)
+    ref_state, _, ref_trace = Interpreter(program, use="reference").trace(state, batch)
+    mismatched = [
+        program.nodes[a.index].op for a, b in zip(fast_trace.records, ref_trace.records, strict=True) if a != b
+    ]
+    assert not mismatched, f"reference and fast kernels differ at: {mismatched[:5]}"
+    assert state_root(fast_state) == state_root(ref_state)

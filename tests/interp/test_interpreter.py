@@ -15,6 +15,7 @@ from trainer.commit import commit_tensor, state_root, verify
 from trainer.interp import Interpreter, InterpreterError
 from trainer.interp.interpreter import commitment
 from trainer.program import AdamWConfig, SGDConfig, build_step, capture
+from trainer.program._schema import op_overload
 from trainer.program.models import MLP, CharTransformer, MLPConfig, TransformerConfig, sequence_cross_entropy
 from trainer.program.program import NodeRef, Program
 from trainer.program.torch_exec import run_with_aten
@@ -50,7 +51,7 @@ def threads(n: int) -> Iterator[None]:
 def test_interpreter_mechanics_equal_the_aten_executor(digits_mlp: Workload) -> None:
     """With torch's own kernels plugged in, the interpreter computes what run_with_aten does, bit for bit."""
     aten = {
-        op: OpSpec(op, getattr(torch.ops.aten, op.split(".")[1]).__getattr__(op.split(".")[2]), lambda *a: None, "")
+        op: OpSpec(op, op_overload(op), op_overload(op), "torch's own kernel")
         for op in {n.op for n in digits_mlp.program.nodes}
     }
     state = digits_mlp.initial_state()

@@ -13,14 +13,14 @@ alone from its input tensors: what the recompute oracle does.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 import torch
 
 from trainer.commit import MerkleTree, commit_tensor, encode_record, leaf_hash
-from trainer.program._schema import Slot, recorded_specs
+from trainer.program._schema import ArgTemplate
 from trainer.program.program import ConstRef, InputRef, Node, NodeRef, Program, Ref
 from trainer.repops import KERNELS, OpSpec, RepOpsError, UnsupportedOpError
 
@@ -67,65 +67,6 @@ def commitment(t: Tensor) -> bytes:
     return commit_tensor(t if t.is_contiguous() else t.contiguous())
 
 
-@dataclass(frozen=True, slots=True)
-class _Call:
-    """A node prepared for calling: the kernel, its argument template, where tensors go."""
-
-    fn: Callable[..., Any]
-    positional: tuple[Any, ...]
-    kwargs: tuple[tuple[str, Any], ...]
-    slots: tuple[tuple[bool, int | str, int | None], ...]  # (positional?, position or name, list index)
-
-
-def _prepare(node: Node, spec: OpSpec, use: Literal["fast", "reference"]) -> _Call:
-    specs = {s.name: s for s in recorded_specs(node.op)}
-    positional: list[Any] = []
-    kwargs: dict[str, Any] = {}
-    slots: list[tuple[bool, int | str, int | None]] = []
-    for name, value in node.args:
-        kw = specs[name].kwarg_only
-        key: int | str = name if kw else len(positional)
-        if value is Slot.TENSOR:
-            slots.append((not kw, key, None))
-            resolved: Any = None
-        elif isinstance(value, tuple):
-            resolved = list(value)
-            for j, v in enumerate(value):
-                if v is Slot.TENSOR:
-                    slots.append((not kw, key, j))
-        else:
-            resolved = value
-        if kw:
-            kwargs[name] = resolved
-        else:
-            positional.append(resolved)
-    fn = spec.fast if use == "fast" else spec.reference
-    return _Call(fn, tuple(positional), tuple(kwargs.items()), tuple(slots))
-
-
-def _invoke(call: _Call, tensors: Sequence[Tensor]) -> Any:
-    positional = list(call.positional)
-    kwargs = dict(call.kwargs)
-    lists: dict[tuple[bool, int | str], list[Any]] = {}
-    for (is_pos, key, j), t in zip(call.slots, tensors, strict=True):
-        if j is None:
-            if is_pos:
-                positional[key] = t  # type: ignore[index]
-            else:
-                kwargs[key] = t  # type: ignore[index]
-            continue
-        lst = lists.get((is_pos, key))
-        if lst is None:
-            lst = list(positional[key] if is_pos else kwargs[key])  # type: ignore[index]
-            lists[(is_pos, key)] = lst
-            if is_pos:
-                positional[key] = lst  # type: ignore[index]
-            else:
-                kwargs[key] = lst  # type: ignore[index]
-        lst[j] = t
-    return call.fn(*positional, **kwargs)
-
-
 class Interpreter:
     """Runs `program` with the RepOps kernels in `kernels` (default: all of them)."""
 
@@ -144,7 +85,8 @@ class Interpreter:
         self.program = program
         self.use = use
         self.device = torch.device(device) if device is not None else None
-        self._calls = [_prepare(n, kernels[n.op], use) for n in program.nodes]
+        self._fns = [kernels[n.op].fast if use == "fast" else kernels[n.op].reference for n in program.nodes]
+        self._templates = [ArgTemplate.of(n.op, n.args) for n in program.nodes]
         self._constants = {c.name: c.tensor() for c in program.constants}
         if self.device is not None:
             self._constants = {k: v.to(self.device) for k, v in self._constants.items()}
@@ -181,7 +123,8 @@ class Interpreter:
         return self._call(node, inputs)
 
     def _call(self, node: Node, tensors: Sequence[Tensor]) -> tuple[Tensor, ...]:
-        result = _invoke(self._calls[node.index], tensors)
+        positional, kwargs = self._templates[node.index].bind(tensors)
+        result = self._fns[node.index](*positional, **kwargs)
         outputs = tuple(result) if isinstance(result, list | tuple) else (result,)
         if len(outputs) != len(node.outputs):
             raise InterpreterError(

@@ -8,7 +8,7 @@ and turns recorded arguments back into a call.
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -125,6 +125,54 @@ def recorded_specs(op: str) -> tuple[ArgSpec, ...]:
     return tuple(s for s in arg_specs(op) if s.kind is not ArgKind.DROPPED)
 
 
+@dataclass(frozen=True, slots=True)
+class ArgTemplate:
+    """A node's recorded arguments, resolved once into a call shape: positional values,
+    keyword values, and where each input tensor goes (tuples become lists). `bind` fills in
+    the tensors; it is what every executor calls per step, so it does no schema lookups."""
+
+    op: str
+    positional: tuple[Any, ...]
+    kwargs: tuple[tuple[str, Any], ...]
+    # Per tensor input, in order: (keyword name or None for positional, position, index in a list or None).
+    slots: tuple[tuple[str | None, int, int | None], ...]
+
+    @staticmethod
+    def of(op: str, args: Sequence[tuple[str, Any]]) -> ArgTemplate:
+        specs = {s.name: s for s in recorded_specs(op)}
+        positional: list[Any] = []
+        kwargs: list[tuple[str, Any]] = []
+        slots: list[tuple[str | None, int, int | None]] = []
+        for name, value in args:
+            kw = name if specs[name].kwarg_only else None
+            pos = len(kwargs) if kw else len(positional)
+            if value is Slot.TENSOR:
+                slots.append((kw, pos, None))
+            elif isinstance(value, tuple):
+                slots.extend((kw, pos, j) for j, v in enumerate(value) if v is Slot.TENSOR)
+                value = list(value)
+            (kwargs.append((name, value)) if kw else positional.append(value))
+        return ArgTemplate(op, tuple(positional), tuple(kwargs), tuple(slots))
+
+    def bind(self, tensors: Sequence[torch.Tensor]) -> tuple[list[Any], dict[str, Any]]:
+        """Positional and keyword arguments with `tensors` put in their places, in order."""
+        if len(tensors) != len(self.slots):
+            raise ProgramFormatError(f"{self.op}: {len(tensors)} input tensors for {len(self.slots)} tensor arguments")
+        positional = list(self.positional)
+        kwvalues = [v for _, v in self.kwargs]
+        copied: set[tuple[bool, int]] = set()
+        for (kw, pos, j), t in zip(self.slots, tensors, strict=True):
+            target = kwvalues if kw else positional
+            if j is None:
+                target[pos] = t
+                continue
+            if (kw is None, pos) not in copied:  # a fresh copy of the template's list, once per call
+                target[pos] = list(target[pos])
+                copied.add((kw is None, pos))
+            target[pos][j] = t
+        return positional, {name: v for (name, _), v in zip(self.kwargs, kwvalues, strict=True)}
+
+
 def bind_args(
     op: str, args: Sequence[tuple[str, Any]], tensors: Sequence[torch.Tensor]
 ) -> tuple[list[Any], dict[str, Any]]:
@@ -133,27 +181,4 @@ def bind_args(
     Tensor markers in `args` are replaced by `tensors` in order; tuples become lists.
     Dropped arguments (device, layout, pin_memory) are left to their defaults.
     """
-    it: Iterator[torch.Tensor] = iter(tensors)
-
-    def resolve(v: Any) -> Any:
-        if v is Slot.TENSOR:
-            try:
-                return next(it)
-            except StopIteration:
-                raise ProgramFormatError(f"{op}: fewer input tensors than tensor arguments") from None
-        if isinstance(v, tuple):
-            return [resolve(x) for x in v]
-        return v
-
-    specs = {s.name: s for s in recorded_specs(op)}
-    positional: list[Any] = []
-    kwargs: dict[str, Any] = {}
-    for name, value in args:
-        spec = specs[name]
-        if spec.kwarg_only:
-            kwargs[name] = resolve(value)
-        else:
-            positional.append(resolve(value))
-    if next(it, None) is not None:
-        raise ProgramFormatError(f"{op}: more input tensors than tensor arguments")
-    return positional, kwargs
+    return ArgTemplate.of(op, args).bind(tensors)

@@ -286,12 +286,17 @@ class Program:
         words.extend(t.type_hash() for t in node.outputs)
         return encode_record(DESCRIPTOR_TAG, words)
 
+    @cached_property
+    def descriptor_hashes(self) -> tuple[bytes, ...]:
+        """`H(descriptor)` of every node, computed once (traces read them every step)."""
+        return tuple(hashlib.sha256(self.descriptor(i)).digest() for i in range(len(self.nodes)))
+
     def descriptor_hash(self, index: int) -> bytes:
-        return hashlib.sha256(self.descriptor(index)).digest()
+        return self.descriptor_hashes[index]
 
     @cached_property
     def graph_tree(self) -> MerkleTree:
-        return MerkleTree([graph_leaf(i, self.descriptor_hash(i)) for i in range(len(self.nodes))])
+        return MerkleTree([graph_leaf(i, h) for i, h in enumerate(self.descriptor_hashes)])
 
     @property
     def graph_root(self) -> bytes:

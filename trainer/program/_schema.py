@@ -157,20 +157,23 @@ class ArgTemplate:
     def bind(self, tensors: Sequence[torch.Tensor]) -> tuple[list[Any], dict[str, Any]]:
         """Positional and keyword arguments with `tensors` put in their places, in order."""
         if len(tensors) != len(self.slots):
-            raise ProgramFormatError(f"{self.op}: {len(tensors)} input tensors for {len(self.slots)} tensor arguments")
+            raise ProgramFormatError(
+                f"{self.op}: {len(tensors)} input tensors for {len(self.slots)} tensor arguments"
+            )
         positional = list(self.positional)
-        kwvalues = [v for _, v in self.kwargs]
-        copied: set[tuple[bool, int]] = set()
+        kwargs = dict(self.kwargs) if self.kwargs else {}
+        copied: set[str | int] = set()
         for (kw, pos, j), t in zip(self.slots, tensors, strict=True):
-            target = kwvalues if kw else positional
+            key: str | int = pos if kw is None else kw
+            target: Any = positional if kw is None else kwargs
             if j is None:
-                target[pos] = t
+                target[key] = t
                 continue
-            if (kw is None, pos) not in copied:  # a fresh copy of the template's list, once per call
-                target[pos] = list(target[pos])
-                copied.add((kw is None, pos))
-            target[pos][j] = t
-        return positional, {name: v for (name, _), v in zip(self.kwargs, kwvalues, strict=True)}
+            if key not in copied:  # a fresh copy of the template's list, once per call
+                target[key] = list(target[key])
+                copied.add(key)
+            target[key][j] = t
+        return positional, kwargs
 
 
 def bind_args(

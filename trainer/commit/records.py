@@ -61,15 +61,19 @@ def canonical_names(names: Sequence[str]) -> list[str]:
     return [name for _, name in encoded]
 
 
+def _state_leaves(commitments: Mapping[str, bytes]) -> tuple[list[str], list[bytes]]:
+    names = canonical_names(list(commitments))
+    return names, [leaf_hash(state_entry(n, commitments[n])) for n in names]
+
+
 def state_tree_from_commitments(commitments: Mapping[str, bytes]) -> tuple[list[str], MerkleTree]:
     """The canonical name order and the tree of STEN leaves over precomputed commitments."""
-    names = canonical_names(list(commitments))
-    return names, MerkleTree([leaf_hash(state_entry(n, commitments[n])) for n in names])
+    names, leaves = _state_leaves(commitments)
+    return names, MerkleTree(leaves)
 
 
 def state_root_from_commitments(commitments: Mapping[str, bytes]) -> bytes:
-    names = canonical_names(list(commitments))
-    return root([leaf_hash(state_entry(n, commitments[n])) for n in names])
+    return root(_state_leaves(commitments)[1])
 
 
 def state_commitments(state: Mapping[str, torch.Tensor]) -> dict[str, bytes]:

@@ -7,7 +7,7 @@ of `32 * n` bytes (row layout), which is what the native fast path works on too.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from trainer.commit import _native
@@ -71,17 +71,22 @@ def _parent_row(row: bytes) -> bytes:
     return fast if fast is not None else _parent_row_py(row)
 
 
-def top_of_row(row: bytes, *, native: bool = True) -> bytes:
-    """Top of the padded tree over a leaf row (`32 * n` bytes)."""
-    n = len(row) // 32
-    if n == 0:
-        return PAD
-    parent = _parent_row if native else _parent_row_py
+def _rows(row: bytes, parent: Callable[[bytes], bytes]) -> Iterator[bytes]:
+    """The rows of the tree over `row`, leaves first, each odd row (but the top) padded with PAD."""
     while len(row) > 32:
         if (len(row) // 32) % 2:
             row += PAD
+        yield row
         row = parent(row)
-    return row
+    yield row
+
+
+def top_of_row(row: bytes, *, native: bool = True) -> bytes:
+    """Top of the padded tree over a leaf row (`32 * n` bytes)."""
+    if not row:
+        return PAD
+    *_, top = _rows(row, _parent_row if native else _parent_row_py)
+    return top
 
 
 def root_of_row(row: bytes, *, native: bool = True) -> bytes:
@@ -110,14 +115,7 @@ class MerkleTree:
     def __init__(self, leaves: Sequence[bytes] | bytes) -> None:
         row = _row(leaves)
         self.count = len(row) // 32
-        levels = [row]
-        while len(row) > 32:
-            if (len(row) // 32) % 2:
-                row += PAD
-                levels[-1] = row
-            row = _parent_row(row)
-            levels.append(row)
-        self._levels = levels
+        self._levels = list(_rows(row, _parent_row))
 
     @property
     def top(self) -> bytes:

@@ -1,0 +1,685 @@
+// SPDX-License-Identifier: Apache-2.0
+pragma solidity ^0.8.28;
+
+import {IDisputeGame} from "./interfaces/IDisputeGame.sol";
+import {IRecomputeOracle} from "./interfaces/IRecomputeOracle.sol";
+import {IGameOwner} from "./interfaces/IGameOwner.sol";
+import {ITaskMarket} from "./interfaces/ITaskMarket.sol";
+import {
+    TaskMarketAlreadyJoined,
+    TaskMarketAlreadyPlayed,
+    TaskMarketAlreadySubmitted,
+    TaskMarketBadArity,
+    TaskMarketBadCheckpointInterval,
+    TaskMarketBadDeadlines,
+    TaskMarketBondBelowMinimum,
+    TaskMarketBondTooSmall,
+    TaskMarketDisputeAlreadySettled,
+    TaskMarketDisputeClosed,
+    TaskMarketFinalizeTooEarly,
+    TaskMarketGamePending,
+    TaskMarketGamesActive,
+    TaskMarketGroupEliminated,
+    TaskMarketJoinClosed,
+    TaskMarketNotJoined,
+    TaskMarketNothingToWithdraw,
+    TaskMarketSameGroup,
+    TaskMarketSubmitClosed,
+    TaskMarketTaskFull,
+    TaskMarketTaskNotOpen,
+    TaskMarketTransferFailed,
+    TaskMarketUnknownDispute,
+    TaskMarketUnknownGroup,
+    TaskMarketZeroBatchSize,
+    TaskMarketZeroClock,
+    TaskMarketZeroDatasetSize,
+    TaskMarketZeroNodeCount,
+    TaskMarketZeroReward,
+    TaskMarketZeroSlots,
+    TaskMarketZeroSteps
+} from "./lib/MarketErrors.sol";
+import {MerkleLib} from "./lib/MerkleLib.sol";
+
+/// @title TaskMarket
+/// @notice Escrow, bonds and payouts of refereed training tasks; the dispute game referees, the
+///         recompute oracle answers its last question.
+/// @dev Every trainer of a task locks the same bond (`spec.bond`). A group's bonds move to its pool
+///      when it is eliminated; pools pay oracle fees and winners' compensation, and whatever is left
+///      of them when the task is finalized is burnt. Task ids start at 1, so a zero `taskId` in a
+///      stored dispute means "no such dispute".
+contract TaskMarket is ITaskMarket {
+    /// @dev Tag of a checkpoint-list record: `"CKPT" || u256(step) || stateRoot`.
+    bytes4 private constant CKPT = "CKPT";
+
+    /// @dev A task's progress; the spec is stored apart (`_specs`).
+    struct Task {
+        address client;
+        TaskStatus status;
+        uint32 joined;
+        uint32 submitted;
+        uint32 groupCount;
+        uint32 liveGroups;
+        uint32 activeGames;
+        uint256 reward;
+        uint256 compensation; // compensation(spec), fixed at posting (honestGasBound is pure)
+    }
+
+    struct Trainer {
+        bool joined;
+        bool submitted;
+        uint32 group;
+    }
+
+    struct Group {
+        bytes32 checkpointRoot;
+        bytes32 finalStateRoot;
+        address[] members;
+        bool eliminated;
+        uint256 pool;
+    }
+
+    struct Dispute {
+        uint256 taskId; // 0: not a dispute of this market
+        uint32 defenderGroup;
+        uint32 challengerGroup;
+        bool settled;
+    }
+
+    IDisputeGame private immutable _game;
+    IRecomputeOracle private immutable _oracle;
+
+    uint256 private _taskCount;
+    mapping(uint256 taskId => Task) private _tasks;
+    mapping(uint256 taskId => TaskSpec) private _specs;
+    mapping(uint256 taskId => address[]) private _trainerList;
+    mapping(uint256 taskId => mapping(address trainer => Trainer)) private _trainers;
+    mapping(uint256 taskId => mapping(uint32 group => Group)) private _groups;
+    /// @dev Group index + 1 of a checkpoint root (0: no group yet).
+    mapping(uint256 taskId => mapping(bytes32 checkpointRoot => uint32)) private _groupByRoot;
+    /// @dev Pairs of groups that played, keyed by `_pairKey` (order-free).
+    mapping(uint256 taskId => mapping(uint64 pair => bool)) private _played;
+    mapping(uint256 gameId => Dispute) private _disputes;
+
+    mapping(address account => uint256) private _credits;
+    uint256 private _totalEscrow;
+    uint256 private _totalBonds;
+    uint256 private _totalPools;
+    uint256 private _totalCredits;
+    uint256 private _totalBurnt;
+
+    constructor(IDisputeGame game_, IRecomputeOracle oracle_) {
+        _game = game_;
+        _oracle = oracle_;
+    }
+
+    // ---- tasks -----------------------------------------------------------------------------------
+
+    /// @inheritdoc ITaskMarket
+    function postTask(TaskSpec calldata spec) external payable returns (uint256 taskId) {
+        if (msg.value == 0) revert TaskMarketZeroReward();
+        _validate(spec);
+        uint256 comp = compensation(spec);
+        uint256 required = _minBond(spec.slots, comp);
+        if (spec.bond < required) revert TaskMarketBondBelowMinimum(spec.bond, required);
+
+        taskId = ++_taskCount;
+        Task storage t = _tasks[taskId];
+        t.client = msg.sender;
+        t.status = TaskStatus.Open;
+        t.reward = msg.value;
+        t.compensation = comp;
+        _specs[taskId] = spec;
+        _totalEscrow += msg.value;
+        emit TaskPosted(taskId, msg.sender, msg.value, spec);
+    }
+
+    /// @inheritdoc ITaskMarket
+    function join(uint256 taskId) external payable {
+        Task storage t = _openTask(taskId);
+        TaskSpec storage s = _specs[taskId];
+        if (block.timestamp > s.joinDeadline) {
+            revert TaskMarketJoinClosed(taskId, s.joinDeadline, block.timestamp);
+        }
+        Trainer storage tr = _trainers[taskId][msg.sender];
+        if (tr.joined) revert TaskMarketAlreadyJoined(taskId, msg.sender);
+        if (t.joined >= s.slots) revert TaskMarketTaskFull(taskId, s.slots);
+        uint256 bond = s.bond;
+        if (msg.value < bond) revert TaskMarketBondTooSmall(msg.value, bond);
+
+        tr.joined = true;
+        ++t.joined;
+        _trainerList[taskId].push(msg.sender);
+        _totalBonds += bond;
+        emit TrainerJoined(taskId, msg.sender, bond);
+        _credit(msg.sender, msg.value - bond);
+    }
+
+    /// @inheritdoc ITaskMarket
+    function submit(
+        uint256 taskId,
+        bytes32 checkpointRoot,
+        bytes32 finalStateRoot,
+        bytes32[] calldata firstProof,
+        bytes32[] calldata lastProof
+    ) external {
+        Task storage t = _openTask(taskId);
+        Trainer storage tr = _trainers[taskId][msg.sender];
+        if (!tr.joined) revert TaskMarketNotJoined(taskId, msg.sender);
+        if (tr.submitted) revert TaskMarketAlreadySubmitted(taskId, msg.sender, tr.group);
+        TaskSpec storage s = _specs[taskId];
+        if (block.timestamp > s.submitDeadline) {
+            revert TaskMarketSubmitClosed(taskId, s.submitDeadline, block.timestamp);
+        }
+        _verifyEnds(s, checkpointRoot, finalStateRoot, firstProof, lastProof);
+
+        uint32 g = _groupFor(taskId, t, checkpointRoot, finalStateRoot);
+        Group storage group = _groups[taskId][g];
+        group.members.push(msg.sender);
+        tr.submitted = true;
+        tr.group = g;
+        ++t.submitted;
+        emit ResultSubmitted(taskId, msg.sender, g, checkpointRoot, finalStateRoot);
+
+        // A result already proven wrong: its bond joins the eliminated group's pool at once.
+        if (group.eliminated) {
+            uint256 bond = s.bond;
+            group.pool += bond;
+            _totalBonds -= bond;
+            _totalPools += bond;
+            emit BondSlashed(taskId, msg.sender, bond);
+        }
+    }
+
+    // ---- disputes --------------------------------------------------------------------------------
+
+    /// @inheritdoc ITaskMarket
+    function openDispute(uint256 taskId, uint32 defenderGroup, uint32 challengerGroup)
+        external
+        returns (uint256 gameId)
+    {
+        Task storage t = _openTask(taskId);
+        TaskSpec storage s = _specs[taskId];
+        if (block.timestamp > s.disputeDeadline) {
+            revert TaskMarketDisputeClosed(taskId, s.disputeDeadline, block.timestamp);
+        }
+        Group storage d = _existingGroup(taskId, t.groupCount, defenderGroup);
+        Group storage c = _existingGroup(taskId, t.groupCount, challengerGroup);
+        if (defenderGroup == challengerGroup) revert TaskMarketSameGroup(taskId, defenderGroup);
+        if (d.eliminated) revert TaskMarketGroupEliminated(taskId, defenderGroup);
+        if (c.eliminated) revert TaskMarketGroupEliminated(taskId, challengerGroup);
+        uint64 pair = _pairKey(defenderGroup, challengerGroup);
+        if (_played[taskId][pair]) revert TaskMarketAlreadyPlayed(taskId, defenderGroup, challengerGroup);
+
+        _played[taskId][pair] = true;
+        ++t.activeGames;
+        address defender = d.members[0];
+        address challenger = c.members[0];
+        // The one external call before the dispute is stored: the id comes from it, and the game is
+        // the referee fixed at construction (it calls nothing back).
+        gameId = _game.open(_storedConfig(s), defender, d.checkpointRoot, challenger, c.checkpointRoot);
+        _disputes[gameId] = Dispute({
+            taskId: taskId, defenderGroup: defenderGroup, challengerGroup: challengerGroup, settled: false
+        });
+        emit DisputeOpened(taskId, gameId, defenderGroup, challengerGroup, defender, challenger);
+    }
+
+    /// @inheritdoc ITaskMarket
+    /// @dev Checks (including the oracle's fee status) first, then every effect, then the one
+    ///      interaction: `payFee` on the oracle.
+    function settleDispute(uint256 gameId) external {
+        Dispute storage dispute = _disputes[gameId];
+        uint256 taskId = dispute.taskId;
+        if (taskId == 0) revert TaskMarketUnknownDispute(gameId);
+        if (dispute.settled) revert TaskMarketDisputeAlreadySettled(gameId);
+        IDisputeGame.Outcome outcome = _game.outcome(gameId);
+        if (outcome == IDisputeGame.Outcome.Pending) revert TaskMarketGamePending(gameId);
+        (uint256 questionId, uint256 fee) =
+            outcome == IDisputeGame.Outcome.NoDecision ? (0, 0) : _unpaidOracleFee(gameId);
+
+        dispute.settled = true;
+        Task storage t = _tasks[taskId];
+        --t.activeGames;
+        emit DisputeSettled(taskId, gameId, outcome);
+
+        uint32 dg = dispute.defenderGroup;
+        uint32 cg = dispute.challengerGroup;
+        if (outcome == IDisputeGame.Outcome.DefenderWins) {
+            fee = _defeat(taskId, gameId, cg, dg, fee);
+        } else if (outcome == IDisputeGame.Outcome.ChallengerWins) {
+            fee = _defeat(taskId, gameId, dg, cg, fee);
+        } else if (outcome == IDisputeGame.Outcome.BothLose) {
+            Group storage defenders = _eliminate(taskId, dg);
+            Group storage challengers = _eliminate(taskId, cg);
+            if (fee != 0 && !_takeFromPool(defenders, fee) && !_takeFromPool(challengers, fee)) fee = 0;
+        }
+
+        if (fee != 0) {
+            // The oracle is trusted (fixed at construction); all state above is final.
+            _oracle.payFee{value: fee}(questionId);
+            emit OracleFeePaid(taskId, gameId, questionId, fee);
+        }
+    }
+
+    /// @inheritdoc ITaskMarket
+    /// @dev Trainers that joined but never submitted forfeit their bonds to the client. With one
+    ///      live group its members share the reward (the remainder of the division to `members[0]`)
+    ///      and take their bonds back; otherwise the client takes the reward back and every live
+    ///      member its bond. What is left in the pools of eliminated groups is burnt: it stays in
+    ///      this contract and belongs to nobody. Compensation and oracle fees repay what honest
+    ///      parties spent; any surplus paid out would be a prize for losing. If it went to a winner,
+    ///      a trainer could beat its own sybil (or a group whose first member is its sybil and throws
+    ///      the game) and collect the loser's bonds, the honest co-members' included; if it went to
+    ///      the client, a client could plant sybils in its own task and recover what they lose.
+    function finalize(uint256 taskId) external {
+        Task storage t = _openTask(taskId);
+        if (t.activeGames != 0) revert TaskMarketGamesActive(taskId, t.activeGames);
+        TaskSpec storage s = _specs[taskId];
+        uint32 live = t.liveGroups;
+        if (block.timestamp <= s.disputeDeadline) {
+            bool settledEarly = live <= 1
+                && (block.timestamp > s.submitDeadline || (t.joined == s.slots && t.submitted == t.joined));
+            if (!settledEarly) {
+                revert TaskMarketFinalizeTooEarly(taskId, block.timestamp, s.disputeDeadline, live);
+            }
+        }
+
+        t.status = TaskStatus.Finalized;
+        uint256 bond = s.bond;
+        uint256 reward = t.reward;
+        _totalEscrow -= reward;
+        uint256 toClient = _forfeitUnsubmitted(taskId, bond);
+        if (live != 1) toClient += reward;
+        (int256 winningGroup, uint256 burnt) =
+            _settleGroups(taskId, t.groupCount, bond, live == 1 ? reward : 0);
+        _credit(t.client, toClient);
+        if (burnt != 0) {
+            _totalPools -= burnt;
+            _totalBurnt += burnt;
+            emit Burnt(taskId, burnt);
+        }
+        emit TaskFinalized(taskId, winningGroup, reward);
+    }
+
+    // ---- payments --------------------------------------------------------------------------------
+
+    /// @inheritdoc ITaskMarket
+    function withdraw() external {
+        uint256 amount = _credits[msg.sender];
+        if (amount == 0) revert TaskMarketNothingToWithdraw(msg.sender);
+        _credits[msg.sender] = 0;
+        _totalCredits -= amount;
+        emit Withdrawn(msg.sender, amount);
+        (bool ok,) = msg.sender.call{value: amount}("");
+        if (!ok) revert TaskMarketTransferFailed(msg.sender, amount);
+    }
+
+    // ---- views -----------------------------------------------------------------------------------
+
+    /// @inheritdoc ITaskMarket
+    function task(uint256 taskId) external view returns (TaskView memory) {
+        Task storage t = _tasks[taskId];
+        return TaskView({
+            client: t.client,
+            status: t.status,
+            reward: t.reward,
+            joined: t.joined,
+            submitted: t.submitted,
+            groupCount: t.groupCount,
+            liveGroups: t.liveGroups,
+            activeGames: t.activeGames
+        });
+    }
+
+    /// @inheritdoc ITaskMarket
+    function specOf(uint256 taskId) external view returns (TaskSpec memory) {
+        return _specs[taskId];
+    }
+
+    /// @inheritdoc ITaskMarket
+    function trainersOf(uint256 taskId) external view returns (address[] memory) {
+        return _trainerList[taskId];
+    }
+
+    /// @inheritdoc ITaskMarket
+    function groupOf(uint256 taskId, uint32 group) external view returns (GroupView memory) {
+        Group storage g = _groups[taskId][group];
+        return GroupView({
+            checkpointRoot: g.checkpointRoot,
+            finalStateRoot: g.finalStateRoot,
+            members: g.members,
+            eliminated: g.eliminated,
+            pool: g.pool
+        });
+    }
+
+    /// @inheritdoc ITaskMarket
+    function groupOfTrainer(uint256 taskId, address trainer)
+        external
+        view
+        returns (bool submitted, uint32 group)
+    {
+        Trainer storage tr = _trainers[taskId][trainer];
+        return (tr.submitted, tr.group);
+    }
+
+    /// @inheritdoc ITaskMarket
+    function disputeOf(uint256 gameId) external view returns (DisputeView memory) {
+        Dispute storage d = _disputes[gameId];
+        return DisputeView({
+            taskId: d.taskId,
+            defenderGroup: d.defenderGroup,
+            challengerGroup: d.challengerGroup,
+            settled: d.settled
+        });
+    }
+
+    /// @inheritdoc ITaskMarket
+    function taskCount() external view returns (uint256) {
+        return _taskCount;
+    }
+
+    /// @inheritdoc ITaskMarket
+    function minBond(TaskSpec calldata spec) external view returns (uint256) {
+        return _minBond(spec.slots, compensation(spec));
+    }
+
+    /// @inheritdoc ITaskMarket
+    function compensation(TaskSpec calldata spec) public view returns (uint256) {
+        return _game.honestGasBound(_config(spec)) * spec.gasPriceCap;
+    }
+
+    /// @inheritdoc ITaskMarket
+    function creditOf(address account) external view returns (uint256) {
+        return _credits[account];
+    }
+
+    /// @inheritdoc ITaskMarket
+    function totalEscrow() external view returns (uint256) {
+        return _totalEscrow;
+    }
+
+    /// @inheritdoc ITaskMarket
+    function totalBonds() external view returns (uint256) {
+        return _totalBonds;
+    }
+
+    /// @inheritdoc ITaskMarket
+    function totalPools() external view returns (uint256) {
+        return _totalPools;
+    }
+
+    /// @inheritdoc ITaskMarket
+    function totalCredits() external view returns (uint256) {
+        return _totalCredits;
+    }
+
+    /// @inheritdoc ITaskMarket
+    function totalBurnt() external view returns (uint256) {
+        return _totalBurnt;
+    }
+
+    /// @inheritdoc ITaskMarket
+    function game() external view returns (IDisputeGame) {
+        return _game;
+    }
+
+    /// @inheritdoc ITaskMarket
+    function oracle() external view returns (IRecomputeOracle) {
+        return _oracle;
+    }
+
+    /// @inheritdoc IGameOwner
+    /// @dev Every member of the side's group, including those that submitted after the game opened.
+    function isTeammate(uint256 gameId, IDisputeGame.Side side, address account)
+        external
+        view
+        returns (bool)
+    {
+        Dispute storage d = _disputes[gameId];
+        if (d.taskId == 0) return false;
+        Trainer storage tr = _trainers[d.taskId][account];
+        uint32 group = side == IDisputeGame.Side.Defender ? d.defenderGroup : d.challengerGroup;
+        return tr.submitted && tr.group == group;
+    }
+
+    // ---- internals -------------------------------------------------------------------------------
+
+    /// @dev Reverts unless the spec's fields make a well-formed game and its deadlines are ordered.
+    function _validate(TaskSpec calldata spec) private view {
+        if (spec.steps == 0) revert TaskMarketZeroSteps();
+        if (spec.checkpointInterval == 0 || spec.steps % spec.checkpointInterval != 0) {
+            revert TaskMarketBadCheckpointInterval(spec.steps, spec.checkpointInterval);
+        }
+        if (spec.nodeCount == 0) revert TaskMarketZeroNodeCount();
+        if (spec.datasetSize == 0) revert TaskMarketZeroDatasetSize();
+        if (spec.batchSize == 0) revert TaskMarketZeroBatchSize();
+        uint64 arity = spec.arity;
+        if (arity < 2 || arity > 64 || arity & (arity - 1) != 0) revert TaskMarketBadArity(arity);
+        if (spec.clock == 0) revert TaskMarketZeroClock();
+        if (spec.slots == 0) revert TaskMarketZeroSlots();
+        if (
+            block.timestamp >= spec.joinDeadline || spec.joinDeadline > spec.submitDeadline
+                || spec.submitDeadline > spec.disputeDeadline
+        ) {
+            revert TaskMarketBadDeadlines(
+                block.timestamp, spec.joinDeadline, spec.submitDeadline, spec.disputeDeadline
+            );
+        }
+    }
+
+    /// @dev `max(1, slots - 1) * (comp + fee)`: a group meets at most `slots - 1` others, and its
+    ///      pool pays one fee and one compensation for each game it loses.
+    function _minBond(uint32 slots, uint256 comp) private view returns (uint256) {
+        uint256 games = slots <= 1 ? 1 : slots - 1;
+        return games * (comp + _oracle.fee());
+    }
+
+    /// @dev The task, which must be Open.
+    function _openTask(uint256 taskId) private view returns (Task storage t) {
+        t = _tasks[taskId];
+        if (t.status != TaskStatus.Open) revert TaskMarketTaskNotOpen(taskId, t.status);
+    }
+
+    /// @dev Group `g` of the task, which must exist.
+    function _existingGroup(uint256 taskId, uint32 groupCount, uint32 g)
+        private
+        view
+        returns (Group storage)
+    {
+        if (g >= groupCount) revert TaskMarketUnknownGroup(taskId, g, groupCount);
+        return _groups[taskId][g];
+    }
+
+    /// @dev The game's oracle question and the fee this market owes on it: non-zero only when the
+    ///      question is Final and its fee unpaid.
+    function _unpaidOracleFee(uint256 gameId) private view returns (uint256 questionId, uint256 fee) {
+        questionId = _game.gameOf(gameId).questionId;
+        if (questionId == 0) return (0, 0);
+        IRecomputeOracle.Question memory q = _oracle.question(questionId);
+        if (q.status != IRecomputeOracle.QuestionStatus.Final || q.feePaid) return (0, 0);
+        return (questionId, _oracle.fee());
+    }
+
+    /// @dev Reverts (with MerkleLib's errors) unless the checkpoint list opens to the task's initial
+    ///      state root at index 0 and to `finalStateRoot` at index `K = steps / checkpointInterval`.
+    function _verifyEnds(
+        TaskSpec storage s,
+        bytes32 checkpointRoot,
+        bytes32 finalStateRoot,
+        bytes32[] calldata firstProof,
+        bytes32[] calldata lastProof
+    ) private view {
+        uint64 steps = s.steps;
+        uint256 last = steps / s.checkpointInterval; // K; the list has K + 1 records
+        MerkleLib.verify(checkpointRoot, last + 1, 0, _ckptLeaf(0, s.initialStateRoot), firstProof);
+        MerkleLib.verify(checkpointRoot, last + 1, last, _ckptLeaf(steps, finalStateRoot), lastProof);
+    }
+
+    /// @dev The group of `checkpointRoot`, numbered by first appearance; created (live) if new.
+    function _groupFor(uint256 taskId, Task storage t, bytes32 checkpointRoot, bytes32 finalStateRoot)
+        private
+        returns (uint32 g)
+    {
+        uint32 indexPlusOne = _groupByRoot[taskId][checkpointRoot];
+        if (indexPlusOne != 0) {
+            // Cannot underflow: a stored index + 1 is at least 1.
+            unchecked {
+                return indexPlusOne - 1;
+            }
+        }
+        g = t.groupCount++;
+        ++t.liveGroups;
+        _groupByRoot[taskId][checkpointRoot] = g + 1;
+        Group storage fresh = _groups[taskId][g];
+        fresh.checkpointRoot = checkpointRoot;
+        fresh.finalStateRoot = finalStateRoot;
+    }
+
+    /// @dev Slashes the bond of every trainer of the task that joined but never submitted; returns
+    ///      their sum, owed to the client.
+    function _forfeitUnsubmitted(uint256 taskId, uint256 bond) private returns (uint256 forfeited) {
+        address[] storage trainers = _trainerList[taskId];
+        uint256 n = trainers.length;
+        for (uint256 i; i < n; ++i) {
+            address trainer = trainers[i];
+            if (!_trainers[taskId][trainer].submitted) {
+                forfeited += bond;
+                emit BondSlashed(taskId, trainer, bond);
+            }
+        }
+        _totalBonds -= forfeited;
+    }
+
+    /// @dev Credits every live group's members their bonds back and, when `reward != 0` (one live
+    ///      group), the reward in equal shares (the remainder to `members[0]`); empties the pools of
+    ///      eliminated groups. Returns the live group when `reward != 0` (else -1) and the pools' sum.
+    function _settleGroups(uint256 taskId, uint32 groupCount, uint256 bond, uint256 reward)
+        private
+        returns (int256 winningGroup, uint256 burnt)
+    {
+        winningGroup = -1;
+        for (uint32 g; g < groupCount; ++g) {
+            Group storage group = _groups[taskId][g];
+            if (group.eliminated) {
+                burnt += group.pool;
+                group.pool = 0;
+                continue;
+            }
+            address[] storage members = group.members;
+            uint256 n = members.length;
+            _totalBonds -= bond * n;
+            uint256 share = reward / n;
+            if (reward != 0) winningGroup = int256(uint256(g));
+            _credit(members[0], bond + reward - share * (n - 1));
+            for (uint256 i = 1; i < n; ++i) {
+                _credit(members[i], bond + share);
+            }
+        }
+    }
+
+    /// @dev Eliminates group `g` if it is still live: its members' bonds move to its pool.
+    function _eliminate(uint256 taskId, uint32 g) private returns (Group storage group) {
+        group = _groups[taskId][g];
+        if (group.eliminated) return group;
+        group.eliminated = true;
+        --_tasks[taskId].liveGroups;
+        uint256 bond = _specs[taskId].bond;
+        address[] storage members = group.members;
+        uint256 n = members.length;
+        for (uint256 i; i < n; ++i) {
+            emit BondSlashed(taskId, members[i], bond);
+        }
+        uint256 slashed = bond * n;
+        group.pool += slashed;
+        _totalBonds -= slashed;
+        _totalPools += slashed;
+        emit GroupEliminated(taskId, g, slashed);
+    }
+
+    /// @dev Group `loser` lost game `gameId` to group `winner`: eliminates it, takes the oracle fee
+    ///      (returned, or 0 if the pool lacks it) from its pool, then credits the winner's player its
+    ///      compensation from what is left, as far as it goes.
+    function _defeat(uint256 taskId, uint256 gameId, uint32 loser, uint32 winner, uint256 fee)
+        private
+        returns (uint256)
+    {
+        Group storage lost = _eliminate(taskId, loser);
+        if (fee != 0 && !_takeFromPool(lost, fee)) fee = 0;
+        uint256 pool = lost.pool;
+        uint256 owed = _tasks[taskId].compensation;
+        uint256 amount = pool < owed ? pool : owed;
+        if (amount != 0) {
+            // Cannot underflow: amount <= pool, and pool is part of the pools' total.
+            unchecked {
+                lost.pool = pool - amount;
+                _totalPools -= amount;
+            }
+            address player = _groups[taskId][winner].members[0];
+            _credit(player, amount);
+            emit CompensationPaid(taskId, gameId, player, amount);
+        }
+        return fee;
+    }
+
+    /// @dev Takes `amount` out of the group's pool (and the pools' total) if the pool holds it.
+    function _takeFromPool(Group storage group, uint256 amount) private returns (bool taken) {
+        uint256 pool = group.pool;
+        if (pool < amount) return false;
+        // Cannot underflow: amount <= pool, and pool is part of the pools' total.
+        unchecked {
+            group.pool = pool - amount;
+            _totalPools -= amount;
+        }
+        return true;
+    }
+
+    function _credit(address account, uint256 amount) private {
+        if (amount == 0) return;
+        _credits[account] += amount;
+        _totalCredits += amount;
+        emit Credited(account, amount);
+    }
+
+    /// @dev `leaf("CKPT" || u256(step) || stateRoot)`.
+    function _ckptLeaf(uint256 step, bytes32 stateRoot) private pure returns (bytes32) {
+        return MerkleLib.leafHash(abi.encodePacked(CKPT, step, stateRoot));
+    }
+
+    /// @dev An order-free key of a pair of groups.
+    function _pairKey(uint32 a, uint32 b) private pure returns (uint64) {
+        return a < b ? (uint64(a) << 32) | b : (uint64(b) << 32) | a;
+    }
+
+    function _config(TaskSpec calldata s) private pure returns (IDisputeGame.Config memory) {
+        return IDisputeGame.Config({
+            programHash: s.programHash,
+            graphRoot: s.graphRoot,
+            datasetRoot: s.datasetRoot,
+            seed: s.seed,
+            steps: s.steps,
+            checkpointInterval: s.checkpointInterval,
+            nodeCount: s.nodeCount,
+            datasetSize: s.datasetSize,
+            batchSize: s.batchSize,
+            arity: s.arity,
+            clock: s.clock
+        });
+    }
+
+    /// @dev `_config` of a stored spec, reading only the slots the game needs.
+    function _storedConfig(TaskSpec storage s) private view returns (IDisputeGame.Config memory) {
+        return IDisputeGame.Config({
+            programHash: s.programHash,
+            graphRoot: s.graphRoot,
+            datasetRoot: s.datasetRoot,
+            seed: s.seed,
+            steps: s.steps,
+            checkpointInterval: s.checkpointInterval,
+            nodeCount: s.nodeCount,
+            datasetSize: s.datasetSize,
+            batchSize: s.batchSize,
+            arity: s.arity,
+            clock: s.clock
+        });
+    }
+}

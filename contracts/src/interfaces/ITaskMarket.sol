@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: Apache-2.0
+pragma solidity ^0.8.28;
+
+import {IDisputeGame} from "./IDisputeGame.sol";
+import {IGameOwner} from "./IGameOwner.sol";
+import {IRecomputeOracle} from "./IRecomputeOracle.sol";
+
+/// @title ITaskMarket
+/// @notice Clients post training tasks with the reward escrowed; trainers join with a bond,
+///         train, and submit their checkpoint-list root with its first and last openings.
+///         Submissions are grouped by checkpoint root; any two live groups can be sent to a dispute
+///         game (`openDispute`), all pairs in parallel. A group that loses a game is eliminated and
+///         every member's bond slashed. `finalize` pays the reward to the single surviving group
+///         or refunds the client. docs/game.md gives the money rules.
+/// @dev Funds: `address(this).balance == totalEscrow() + totalBonds() + totalPools() + totalCredits()
+///      + totalBurnt()` at all times. Payments are pull-only (`withdraw`).
+interface ITaskMarket is IGameOwner {
+    /// @notice A task as posted. `steps % checkpointInterval == 0`; the checkpoint list has
+    ///         `steps / checkpointInterval + 1` CKPT records: `"CKPT" || u256(i c) || stateRoot`.
+    struct TaskSpec {
+        bytes32 programHash;
+        bytes32 graphRoot;
+        bytes32 datasetRoot;
+        bytes32 initialStateRoot;
+        uint256 seed;
+        uint64 datasetSize;
+        uint64 steps;
+        uint64 checkpointInterval;
+        uint64 batchSize;
+        uint64 nodeCount;
+        uint64 arity; // bisection arity, a power of two in [2, 64]
+        uint64 clock; // seconds per side per game
+        uint32 slots; // k trainers at most
+        uint256 bond; // per trainer, >= minBond(spec)
+        uint256 gasPriceCap; // wei per gas the bond sizing assumes
+        uint64 joinDeadline;
+        uint64 submitDeadline;
+        uint64 disputeDeadline; // games open until then; finalize after it at the latest
+    }
+
+    enum TaskStatus {
+        None,
+        Open,
+        Finalized
+    }
+
+    struct TaskView {
+        address client;
+        TaskStatus status;
+        uint256 reward;
+        uint32 joined;
+        uint32 submitted;
+        uint32 groupCount;
+        uint32 liveGroups;
+        uint32 activeGames;
+    }
+
+    struct GroupView {
+        bytes32 checkpointRoot;
+        bytes32 finalStateRoot;
+        address[] members; // in submission order; members[0] plays the group's games
+        bool eliminated;
+        uint256 pool; // slashed bonds left to pay compensation and fees from
+    }
+
+    struct DisputeView {
+        uint256 taskId;
+        uint32 defenderGroup;
+        uint32 challengerGroup;
+        bool settled;
+    }
+
+    event TaskPosted(uint256 indexed taskId, address indexed client, uint256 reward, TaskSpec spec);
+    event TrainerJoined(uint256 indexed taskId, address indexed trainer, uint256 bond);
+    event ResultSubmitted(
+        uint256 indexed taskId,
+        address indexed trainer,
+        uint32 group,
+        bytes32 checkpointRoot,
+        bytes32 finalStateRoot
+    );
+    event DisputeOpened(
+        uint256 indexed taskId,
+        uint256 indexed gameId,
+        uint32 defenderGroup,
+        uint32 challengerGroup,
+        address defender,
+        address challenger
+    );
+    event DisputeSettled(uint256 indexed taskId, uint256 indexed gameId, IDisputeGame.Outcome outcome);
+    event GroupEliminated(uint256 indexed taskId, uint32 indexed group, uint256 slashed);
+    event BondSlashed(uint256 indexed taskId, address indexed trainer, uint256 amount);
+    event CompensationPaid(
+        uint256 indexed taskId, uint256 indexed gameId, address indexed winner, uint256 amount
+    );
+    event OracleFeePaid(uint256 indexed taskId, uint256 indexed gameId, uint256 questionId, uint256 amount);
+    event TaskFinalized(uint256 indexed taskId, int256 winningGroup, uint256 reward); // -1: client refunded
+    event Credited(address indexed account, uint256 amount);
+    event Burnt(uint256 indexed taskId, uint256 amount);
+    event Withdrawn(address indexed account, uint256 amount);
+
+    /// @notice Posts a task; `msg.value` (> 0) is the escrowed reward.
+    function postTask(TaskSpec calldata spec) external payable returns (uint256 taskId);
+
+    /// @notice Joins before `joinDeadline` with at least `bond` (any excess is credited back).
+    function join(uint256 taskId) external payable;
+
+    /// @notice A joined trainer submits once, before `submitDeadline`.
+    /// @param firstProof Opening of `leaf("CKPT" || u256(0) || initialStateRoot)` at index 0.
+    /// @param lastProof Opening of `leaf("CKPT" || u256(steps) || finalStateRoot)` at the last index.
+    function submit(
+        uint256 taskId,
+        bytes32 checkpointRoot,
+        bytes32 finalStateRoot,
+        bytes32[] calldata firstProof,
+        bytes32[] calldata lastProof
+    ) external;
+
+    /// @notice Anyone, before `disputeDeadline`: opens the game between two live groups that have
+    ///         not played each other; their first members are the named players, and every member
+    ///         of a group may move for it (`isTeammate`), so one member that stops cannot lose the
+    ///         game for the others.
+    function openDispute(uint256 taskId, uint32 defenderGroup, uint32 challengerGroup)
+        external
+        returns (uint256 gameId);
+
+    /// @notice Anyone, once the game has ended: eliminates the loser(s), pays compensation and the
+    ///         oracle fee from the loser's pool.
+    function settleDispute(uint256 gameId) external;
+
+    /// @notice Anyone, when no game is running and either the dispute deadline passed or a single
+    ///         group is left after the submit deadline (or after every slot submitted).
+    function finalize(uint256 taskId) external;
+
+    /// @notice Sends the caller its whole credit.
+    function withdraw() external;
+
+    function task(uint256 taskId) external view returns (TaskView memory);
+    function specOf(uint256 taskId) external view returns (TaskSpec memory);
+    function trainersOf(uint256 taskId) external view returns (address[] memory);
+    function groupOf(uint256 taskId, uint32 group) external view returns (GroupView memory);
+    function groupOfTrainer(uint256 taskId, address trainer)
+        external
+        view
+        returns (bool submitted, uint32 group);
+    function disputeOf(uint256 gameId) external view returns (DisputeView memory);
+    function taskCount() external view returns (uint256);
+    /// @notice `max(1, slots - 1) * (compensation(spec) + oracle fee)`: a member's bond covers every
+    ///         game its group can lose.
+    function minBond(TaskSpec calldata spec) external view returns (uint256);
+    /// @notice What a game's winner is paid: `game.honestGasBound(cfg) * gasPriceCap`.
+    function compensation(TaskSpec calldata spec) external view returns (uint256);
+    function creditOf(address account) external view returns (uint256);
+    function totalEscrow() external view returns (uint256);
+    function totalBonds() external view returns (uint256);
+    function totalPools() external view returns (uint256);
+    function totalCredits() external view returns (uint256);
+    function totalBurnt() external view returns (uint256);
+    function game() external view returns (IDisputeGame);
+    function oracle() external view returns (IRecomputeOracle);
+}

@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: Apache-2.0
+pragma solidity ^0.8.28;
+
+import {ITaskMarket} from "../interfaces/ITaskMarket.sol";
+
+// Errors of the task market (contracts/src/TaskMarket.sol). File-level, so that the contract,
+// its tests and off-chain decoders share one definition per selector.
+
+// ---- postTask --------------------------------------------------------------------------------
+
+/// @notice A task must escrow a reward: `postTask` was sent no value.
+error TaskMarketZeroReward();
+
+/// @notice A task must train at least one step.
+error TaskMarketZeroSteps();
+
+/// @notice `checkpointInterval` must be non-zero and divide `steps`.
+error TaskMarketBadCheckpointInterval(uint64 steps, uint64 checkpointInterval);
+
+/// @notice A program has at least one node.
+error TaskMarketZeroNodeCount();
+
+/// @notice A dataset has at least one example.
+error TaskMarketZeroDatasetSize();
+
+/// @notice A batch has at least one example.
+error TaskMarketZeroBatchSize();
+
+/// @notice The bisection arity must be a power of two in [2, 64].
+error TaskMarketBadArity(uint64 arity);
+
+/// @notice Each side of a game needs a non-zero clock.
+error TaskMarketZeroClock();
+
+/// @notice A task takes at least one trainer.
+error TaskMarketZeroSlots();
+
+/// @notice The deadlines must satisfy `timestamp < joinDeadline <= submitDeadline <= disputeDeadline`.
+error TaskMarketBadDeadlines(
+    uint256 timestamp, uint64 joinDeadline, uint64 submitDeadline, uint64 disputeDeadline
+);
+
+/// @notice The spec asks a bond of `bond` per trainer; covering every game a group can lose takes
+///         `minBond`.
+error TaskMarketBondBelowMinimum(uint256 bond, uint256 minBond);
+
+// ---- tasks -----------------------------------------------------------------------------------
+
+/// @notice Task `taskId` is `status` (None: no such task), which does not allow this call.
+error TaskMarketTaskNotOpen(uint256 taskId, ITaskMarket.TaskStatus status);
+
+// ---- join ------------------------------------------------------------------------------------
+
+/// @notice Joining task `taskId` closed at `joinDeadline`; it is `timestamp`.
+error TaskMarketJoinClosed(uint256 taskId, uint64 joinDeadline, uint256 timestamp);
+
+/// @notice All `slots` slots of task `taskId` are taken.
+error TaskMarketTaskFull(uint256 taskId, uint32 slots);
+
+/// @notice `trainer` already joined task `taskId`.
+error TaskMarketAlreadyJoined(uint256 taskId, address trainer);
+
+/// @notice `join` was sent `sent` wei; the task's bond is `required`.
+error TaskMarketBondTooSmall(uint256 sent, uint256 required);
+
+// ---- submit ----------------------------------------------------------------------------------
+
+/// @notice `trainer` has not joined task `taskId`.
+error TaskMarketNotJoined(uint256 taskId, address trainer);
+
+/// @notice Submissions to task `taskId` closed at `submitDeadline`; it is `timestamp`.
+error TaskMarketSubmitClosed(uint256 taskId, uint64 submitDeadline, uint256 timestamp);
+
+/// @notice `trainer` already submitted to task `taskId`, into group `group`.
+error TaskMarketAlreadySubmitted(uint256 taskId, address trainer, uint32 group);
+
+// ---- openDispute -----------------------------------------------------------------------------
+
+/// @notice Disputes on task `taskId` closed at `disputeDeadline`; it is `timestamp`.
+error TaskMarketDisputeClosed(uint256 taskId, uint64 disputeDeadline, uint256 timestamp);
+
+/// @notice Task `taskId` has only `groupCount` groups; there is no group `group`.
+error TaskMarketUnknownGroup(uint256 taskId, uint32 group, uint32 groupCount);
+
+/// @notice A group cannot dispute itself (`group` of task `taskId`).
+error TaskMarketSameGroup(uint256 taskId, uint32 group);
+
+/// @notice Group `group` of task `taskId` lost a game and plays no more.
+error TaskMarketGroupEliminated(uint256 taskId, uint32 group);
+
+/// @notice Groups `defenderGroup` and `challengerGroup` of task `taskId` already played each other
+///         (in either role).
+error TaskMarketAlreadyPlayed(uint256 taskId, uint32 defenderGroup, uint32 challengerGroup);
+
+// ---- settleDispute ---------------------------------------------------------------------------
+
+/// @notice Game `gameId` was not opened by this market.
+error TaskMarketUnknownDispute(uint256 gameId);
+
+/// @notice Game `gameId` was already settled.
+error TaskMarketDisputeAlreadySettled(uint256 gameId);
+
+/// @notice Game `gameId` has not ended.
+error TaskMarketGamePending(uint256 gameId);
+
+// ---- finalize --------------------------------------------------------------------------------
+
+/// @notice Task `taskId` still has `activeGames` games running; settle them first.
+error TaskMarketGamesActive(uint256 taskId, uint32 activeGames);
+
+/// @notice Task `taskId` cannot be finalized yet: it is `timestamp`, the dispute deadline is
+///         `disputeDeadline`, and `liveGroups` groups are live (finalizing earlier takes at most one,
+///         and the submit deadline passed or every slot submitted).
+error TaskMarketFinalizeTooEarly(
+    uint256 taskId, uint256 timestamp, uint64 disputeDeadline, uint32 liveGroups
+);
+
+// ---- payments --------------------------------------------------------------------------------
+
+/// @notice `account` has no credit to withdraw.
+error TaskMarketNothingToWithdraw(address account);
+
+/// @notice Sending `amount` wei to `account` failed (its credit is restored by the revert).
+error TaskMarketTransferFailed(address account, uint256 amount);

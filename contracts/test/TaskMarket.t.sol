@@ -1,0 +1,1176 @@
+// SPDX-License-Identifier: Apache-2.0
+pragma solidity ^0.8.28;
+
+import {Test} from "forge-std/Test.sol";
+
+import {DisputeGame} from "../src/DisputeGame.sol";
+import {RecomputeOracle} from "../src/RecomputeOracle.sol";
+import {TaskMarket} from "../src/TaskMarket.sol";
+import {IDisputeGame} from "../src/interfaces/IDisputeGame.sol";
+import {IRecomputeOracle} from "../src/interfaces/IRecomputeOracle.sol";
+import {ITaskMarket} from "../src/interfaces/ITaskMarket.sol";
+import {MerkleProofLength, MerkleRootMismatch} from "../src/lib/Errors.sol";
+import {DisputeGameNotYourTurn} from "../src/lib/GameErrors.sol";
+import {
+    TaskMarketAlreadyJoined,
+    TaskMarketAlreadyPlayed,
+    TaskMarketAlreadySubmitted,
+    TaskMarketBadArity,
+    TaskMarketBadCheckpointInterval,
+    TaskMarketBadDeadlines,
+    TaskMarketBondBelowMinimum,
+    TaskMarketBondTooSmall,
+    TaskMarketDisputeAlreadySettled,
+    TaskMarketDisputeClosed,
+    TaskMarketFinalizeTooEarly,
+    TaskMarketGamePending,
+    TaskMarketGamesActive,
+    TaskMarketGroupEliminated,
+    TaskMarketJoinClosed,
+    TaskMarketNotJoined,
+    TaskMarketNothingToWithdraw,
+    TaskMarketSameGroup,
+    TaskMarketSubmitClosed,
+    TaskMarketTaskFull,
+    TaskMarketTaskNotOpen,
+    TaskMarketTransferFailed,
+    TaskMarketUnknownDispute,
+    TaskMarketUnknownGroup,
+    TaskMarketZeroBatchSize,
+    TaskMarketZeroClock,
+    TaskMarketZeroDatasetSize,
+    TaskMarketZeroNodeCount,
+    TaskMarketZeroReward,
+    TaskMarketZeroSlots,
+    TaskMarketZeroSteps
+} from "../src/lib/MarketErrors.sol";
+import {CheckpointLists} from "./utils/CheckpointLists.sol";
+import {Reference} from "./utils/Reference.sol";
+
+/// @dev Joins a task, then withdraws and, from its `receive`, tries to withdraw again.
+contract ReentrantWithdrawer {
+    TaskMarket internal immutable market;
+    bool internal attempted;
+    bytes public reentryError;
+    uint256 public received;
+
+    constructor(TaskMarket market_) {
+        market = market_;
+    }
+
+    function join(uint256 taskId) external payable {
+        market.join{value: msg.value}(taskId);
+    }
+
+    function withdraw() external {
+        market.withdraw();
+    }
+
+    receive() external payable {
+        received += msg.value;
+        if (attempted) return;
+        attempted = true;
+        try market.withdraw() {}
+        catch (bytes memory err) {
+            reentryError = err;
+        }
+    }
+}
+
+/// @dev Joins a task and refuses every payment.
+contract RejectingTrainer {
+    TaskMarket internal immutable market;
+
+    constructor(TaskMarket market_) {
+        market = market_;
+    }
+
+    function join(uint256 taskId) external payable {
+        market.join{value: msg.value}(taskId);
+    }
+
+    function withdraw() external {
+        market.withdraw();
+    }
+}
+
+contract TaskMarketTest is Test {
+    using CheckpointLists for CheckpointLists.List;
+
+    uint256 internal constant REWARD = 10 ether + 1; // odd, so that a split leaves a remainder
+    uint256 internal constant ORACLE_FEE = 0.01 ether;
+    uint64 internal constant STEPS = 8;
+    uint64 internal constant INTERVAL = 2; // 5 checkpoints: the tree has padding
+    uint64 internal constant CLOCK = 1 hours;
+    bytes32 internal constant INITIAL = keccak256("initial state");
+    bytes32 internal constant POST_HONEST = keccak256("post state, honest");
+    bytes32 internal constant POST_CHEAT = keccak256("post state, cheat");
+    bytes32 internal constant INPUT = keccak256("input tensor");
+    bytes32 internal constant OUT_HONEST = keccak256("output, honest");
+    bytes32 internal constant OUT_CHEAT = keccak256("output, cheat");
+
+    RecomputeOracle internal oracle;
+    DisputeGame internal game;
+    TaskMarket internal market;
+
+    address internal client = makeAddr("client");
+    address internal alice = makeAddr("alice");
+    address internal bob = makeAddr("bob");
+    address internal carol = makeAddr("carol");
+
+    CheckpointLists.List internal honest;
+    CheckpointLists.List internal cheat;
+
+    modifier checkFunds() {
+        _;
+        _assertFunds();
+    }
+
+    function setUp() public {
+        vm.warp(1_700_000_000);
+        oracle = new RecomputeOracle(
+            ORACLE_FEE, 1 ether, 0.5 ether, 0.1 ether, 1 hours, 1 hours, 1 hours, 1 days, 3, 3
+        );
+        game = new DisputeGame(oracle);
+        market = new TaskMarket(game, oracle);
+        uint256 n = STEPS / INTERVAL + 1;
+        CheckpointLists.List memory h =
+            CheckpointLists.build(CheckpointLists.states("honest", INITIAL, n), INTERVAL);
+        CheckpointLists.List memory c =
+            CheckpointLists.build(CheckpointLists.states("cheat", INITIAL, n), INTERVAL);
+        _store(honest, h);
+        _store(cheat, c);
+        vm.deal(client, 100 ether);
+        vm.deal(alice, 100 ether);
+        vm.deal(bob, 100 ether);
+        vm.deal(carol, 100 ether);
+    }
+
+    // ---------------------------------------------------------------- postTask
+
+    function test_postTask_valid_succeeds() public checkFunds {
+        ITaskMarket.TaskSpec memory s = _spec();
+        vm.expectEmit(true, true, false, true, address(market));
+        emit ITaskMarket.TaskPosted(1, client, REWARD, s);
+        uint256 taskId = _post(s);
+        assertEq(taskId, 1, "first id");
+        assertEq(market.taskCount(), 1, "count");
+        ITaskMarket.TaskView memory t = market.task(taskId);
+        assertEq(t.client, client, "client");
+        assertEq(uint8(t.status), uint8(ITaskMarket.TaskStatus.Open), "open");
+        assertEq(t.reward, REWARD, "reward");
+        assertEq(keccak256(abi.encode(market.specOf(taskId))), keccak256(abi.encode(s)), "spec stored");
+        assertEq(market.totalEscrow(), REWARD, "escrow");
+        assertEq(address(market.game()), address(game), "game");
+    }
+
+    function test_minBond_formula_succeeds() public view {
+        ITaskMarket.TaskSpec memory s = _spec();
+        uint256 comp = game.honestGasBound(_cfg(s)) * s.gasPriceCap;
+        assertGt(comp, 0, "compensation");
+        assertEq(market.compensation(s), comp, "compensation");
+        assertEq(market.minBond(s), 2 * (comp + ORACLE_FEE), "slots - 1 games");
+        s.slots = 1;
+        assertEq(market.minBond(s), comp + ORACLE_FEE, "at least one game");
+    }
+
+    function test_postTask_zeroReward_reverts() public checkFunds {
+        ITaskMarket.TaskSpec memory s = _spec();
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketZeroReward.selector));
+        vm.prank(client);
+        market.postTask(s);
+    }
+
+    function test_postTask_zeroSteps_reverts() public checkFunds {
+        ITaskMarket.TaskSpec memory s = _spec();
+        s.steps = 0;
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketZeroSteps.selector));
+        _post(s);
+    }
+
+    function test_postTask_zeroCheckpointInterval_reverts() public checkFunds {
+        ITaskMarket.TaskSpec memory s = _spec();
+        s.checkpointInterval = 0;
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketBadCheckpointInterval.selector, STEPS, uint64(0)));
+        _post(s);
+    }
+
+    function test_postTask_intervalNotDividingSteps_reverts() public checkFunds {
+        ITaskMarket.TaskSpec memory s = _spec();
+        s.checkpointInterval = 3;
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketBadCheckpointInterval.selector, STEPS, uint64(3)));
+        _post(s);
+    }
+
+    function test_postTask_zeroNodeCount_reverts() public checkFunds {
+        ITaskMarket.TaskSpec memory s = _spec();
+        s.nodeCount = 0;
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketZeroNodeCount.selector));
+        _post(s);
+    }
+
+    function test_postTask_zeroDatasetSize_reverts() public checkFunds {
+        ITaskMarket.TaskSpec memory s = _spec();
+        s.datasetSize = 0;
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketZeroDatasetSize.selector));
+        _post(s);
+    }
+
+    function test_postTask_zeroBatchSize_reverts() public checkFunds {
+        ITaskMarket.TaskSpec memory s = _spec();
+        s.batchSize = 0;
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketZeroBatchSize.selector));
+        _post(s);
+    }
+
+    function test_postTask_badArity_reverts() public checkFunds {
+        uint64[5] memory bad = [uint64(0), 1, 3, 48, 128];
+        for (uint256 i; i < bad.length; ++i) {
+            ITaskMarket.TaskSpec memory s = _spec();
+            s.arity = bad[i];
+            vm.expectRevert(abi.encodeWithSelector(TaskMarketBadArity.selector, bad[i]));
+            _post(s);
+        }
+    }
+
+    function test_postTask_arityBounds_succeeds() public checkFunds {
+        ITaskMarket.TaskSpec memory s = _spec();
+        s.arity = 2;
+        s.bond = market.minBond(s);
+        _post(s);
+        s.arity = 64;
+        s.bond = market.minBond(s);
+        _post(s);
+        assertEq(market.taskCount(), 2);
+    }
+
+    function test_postTask_zeroClock_reverts() public checkFunds {
+        ITaskMarket.TaskSpec memory s = _spec();
+        s.clock = 0;
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketZeroClock.selector));
+        _post(s);
+    }
+
+    function test_postTask_zeroSlots_reverts() public checkFunds {
+        ITaskMarket.TaskSpec memory s = _spec();
+        s.slots = 0;
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketZeroSlots.selector));
+        _post(s);
+    }
+
+    function test_postTask_joinDeadlineNotInFuture_reverts() public checkFunds {
+        ITaskMarket.TaskSpec memory s = _spec();
+        s.joinDeadline = uint64(block.timestamp);
+        _expectBadDeadlines(s);
+        _post(s);
+    }
+
+    function test_postTask_submitBeforeJoinDeadline_reverts() public checkFunds {
+        ITaskMarket.TaskSpec memory s = _spec();
+        s.submitDeadline = s.joinDeadline - 1;
+        _expectBadDeadlines(s);
+        _post(s);
+    }
+
+    function test_postTask_disputeBeforeSubmitDeadline_reverts() public checkFunds {
+        ITaskMarket.TaskSpec memory s = _spec();
+        s.disputeDeadline = s.submitDeadline - 1;
+        _expectBadDeadlines(s);
+        _post(s);
+    }
+
+    function test_postTask_equalDeadlines_succeeds() public checkFunds {
+        ITaskMarket.TaskSpec memory s = _spec();
+        s.submitDeadline = s.joinDeadline;
+        s.disputeDeadline = s.joinDeadline;
+        _post(s);
+    }
+
+    function test_postTask_bondBelowMinimum_reverts() public checkFunds {
+        ITaskMarket.TaskSpec memory s = _spec();
+        uint256 required = s.bond;
+        s.bond = required - 1;
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketBondBelowMinimum.selector, required - 1, required));
+        _post(s);
+    }
+
+    // ---------------------------------------------------------------- join
+
+    function test_join_valid_succeeds() public checkFunds {
+        uint256 taskId = _post(_spec());
+        uint256 bond = _bond(taskId);
+        vm.expectEmit(true, true, false, true, address(market));
+        emit ITaskMarket.TrainerJoined(taskId, alice, bond);
+        _join(taskId, alice);
+        assertEq(market.task(taskId).joined, 1, "joined");
+        assertEq(market.trainersOf(taskId)[0], alice, "listed");
+        assertEq(market.totalBonds(), bond, "bond locked");
+        assertEq(market.creditOf(alice), 0, "no excess");
+    }
+
+    function test_join_excessCredited_succeeds() public checkFunds {
+        uint256 taskId = _post(_spec());
+        uint256 bond = _bond(taskId);
+        vm.expectEmit(true, false, false, true, address(market));
+        emit ITaskMarket.Credited(alice, 1 ether);
+        vm.prank(alice);
+        market.join{value: bond + 1 ether}(taskId);
+        assertEq(market.totalBonds(), bond, "bond locked");
+        assertEq(market.creditOf(alice), 1 ether, "excess credited");
+        assertEq(market.totalCredits(), 1 ether, "credits");
+    }
+
+    function test_join_full_reverts() public checkFunds {
+        uint256 taskId = _postAndJoinAll();
+        address dave = makeAddr("dave");
+        vm.deal(dave, 100 ether);
+        uint256 bond = _bond(taskId);
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketTaskFull.selector, taskId, uint32(3)));
+        vm.prank(dave);
+        market.join{value: bond}(taskId);
+    }
+
+    function test_join_late_reverts() public checkFunds {
+        uint256 taskId = _post(_spec());
+        uint64 deadline = market.specOf(taskId).joinDeadline;
+        vm.warp(deadline); // at the deadline is still in time
+        _join(taskId, alice);
+        vm.warp(deadline + 1);
+        uint256 bond = _bond(taskId);
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketJoinClosed.selector, taskId, deadline, deadline + 1));
+        vm.prank(bob);
+        market.join{value: bond}(taskId);
+    }
+
+    function test_join_twice_reverts() public checkFunds {
+        uint256 taskId = _post(_spec());
+        _join(taskId, alice);
+        uint256 bond = _bond(taskId);
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketAlreadyJoined.selector, taskId, alice));
+        vm.prank(alice);
+        market.join{value: bond}(taskId);
+    }
+
+    function test_join_bondTooSmall_reverts() public checkFunds {
+        uint256 taskId = _post(_spec());
+        uint256 bond = _bond(taskId);
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketBondTooSmall.selector, bond - 1, bond));
+        vm.prank(alice);
+        market.join{value: bond - 1}(taskId);
+    }
+
+    function test_join_unknownTask_reverts() public checkFunds {
+        vm.expectRevert(
+            abi.encodeWithSelector(TaskMarketTaskNotOpen.selector, uint256(7), ITaskMarket.TaskStatus.None)
+        );
+        vm.prank(alice);
+        market.join{value: 1 ether}(7);
+    }
+
+    // ---------------------------------------------------------------- submit
+
+    function test_submit_groupsByRoot_succeeds() public checkFunds {
+        uint256 taskId = _postAndJoinAll();
+        vm.expectEmit(true, true, false, true, address(market));
+        emit ITaskMarket.ResultSubmitted(taskId, bob, 0, cheat.root, cheat.finalState());
+        _submit(taskId, bob, cheat);
+        vm.expectEmit(true, true, false, true, address(market));
+        emit ITaskMarket.ResultSubmitted(taskId, alice, 1, honest.root, honest.finalState());
+        _submit(taskId, alice, honest);
+        _submit(taskId, carol, honest);
+
+        ITaskMarket.TaskView memory t = market.task(taskId);
+        assertEq(t.submitted, 3, "submitted");
+        assertEq(t.groupCount, 2, "groups");
+        assertEq(t.liveGroups, 2, "live");
+        ITaskMarket.GroupView memory g = market.groupOf(taskId, 1);
+        assertEq(g.checkpointRoot, honest.root, "root");
+        assertEq(g.finalStateRoot, honest.finalState(), "final");
+        assertEq(g.members.length, 2, "members");
+        assertEq(g.members[0], alice, "first member plays");
+        assertEq(g.members[1], carol, "submission order");
+        (bool submitted, uint32 group) = market.groupOfTrainer(taskId, carol);
+        assertTrue(submitted, "carol submitted");
+        assertEq(group, 1, "carol's group");
+    }
+
+    function test_submit_twice_reverts() public checkFunds {
+        uint256 taskId = _postAndJoinAll();
+        _submit(taskId, alice, honest);
+        bytes32[] memory first = honest.firstProof();
+        bytes32[] memory last = honest.lastProof();
+        bytes32 finalRoot = honest.finalState();
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketAlreadySubmitted.selector, taskId, alice, uint32(0)));
+        vm.prank(alice);
+        market.submit(taskId, honest.root, finalRoot, first, last);
+    }
+
+    function test_submit_late_reverts() public checkFunds {
+        uint256 taskId = _postAndJoinAll();
+        uint64 deadline = market.specOf(taskId).submitDeadline;
+        vm.warp(deadline); // at the deadline is still in time
+        _submit(taskId, alice, honest);
+        vm.warp(deadline + 1);
+        bytes32[] memory first = honest.firstProof();
+        bytes32[] memory last = honest.lastProof();
+        bytes32 finalRoot = honest.finalState();
+        vm.expectRevert(
+            abi.encodeWithSelector(TaskMarketSubmitClosed.selector, taskId, deadline, deadline + 1)
+        );
+        vm.prank(bob);
+        market.submit(taskId, honest.root, finalRoot, first, last);
+    }
+
+    function test_submit_notJoined_reverts() public checkFunds {
+        uint256 taskId = _post(_spec());
+        bytes32[] memory first = honest.firstProof();
+        bytes32[] memory last = honest.lastProof();
+        bytes32 finalRoot = honest.finalState();
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketNotJoined.selector, taskId, alice));
+        vm.prank(alice);
+        market.submit(taskId, honest.root, finalRoot, first, last);
+    }
+
+    function test_submit_badFirstProof_reverts() public checkFunds {
+        uint256 taskId = _postAndJoinAll();
+        // The cheat list shares record 0, so its siblings fold that record to the cheat root.
+        bytes32[] memory first = cheat.firstProof();
+        bytes32[] memory last = honest.lastProof();
+        bytes32 finalRoot = honest.finalState();
+        vm.expectRevert(abi.encodeWithSelector(MerkleRootMismatch.selector, cheat.root, honest.root));
+        vm.prank(alice);
+        market.submit(taskId, honest.root, finalRoot, first, last);
+    }
+
+    function test_submit_badLastProof_reverts() public checkFunds {
+        uint256 taskId = _postAndJoinAll();
+        bytes32[] memory first = honest.firstProof();
+        bytes32[] memory last = honest.lastProof();
+        bytes32 wrongFinal = cheat.finalState();
+        uint256 n = honest.leaves.length;
+        bytes32 computed = Reference.fold(n, n - 1, CheckpointLists.leaf(STEPS, wrongFinal), last);
+        vm.expectRevert(abi.encodeWithSelector(MerkleRootMismatch.selector, computed, honest.root));
+        vm.prank(alice);
+        market.submit(taskId, honest.root, wrongFinal, first, last);
+    }
+
+    function test_submit_shortLastProof_reverts() public checkFunds {
+        uint256 taskId = _postAndJoinAll();
+        bytes32[] memory first = honest.firstProof();
+        bytes32[] memory last = new bytes32[](2);
+        bytes32 finalRoot = honest.finalState();
+        vm.expectRevert(abi.encodeWithSelector(MerkleProofLength.selector, uint256(2), uint256(3)));
+        vm.prank(alice);
+        market.submit(taskId, honest.root, finalRoot, first, last);
+    }
+
+    // ---------------------------------------------------------------- openDispute
+
+    function test_openDispute_valid_succeeds() public checkFunds {
+        uint256 taskId = _twoGroups();
+        vm.expectEmit(true, true, false, true, address(market));
+        emit ITaskMarket.DisputeOpened(taskId, 1, 0, 1, bob, alice);
+        uint256 gameId = market.openDispute(taskId, 0, 1);
+        assertEq(gameId, 1, "game id");
+        assertEq(market.task(taskId).activeGames, 1, "active");
+        ITaskMarket.DisputeView memory d = market.disputeOf(gameId);
+        assertEq(d.taskId, taskId, "task");
+        assertEq(d.defenderGroup, 0, "defender group");
+        assertEq(d.challengerGroup, 1, "challenger group");
+        assertFalse(d.settled, "settled");
+        IDisputeGame.GameView memory v = game.gameOf(gameId);
+        assertEq(v.owner, address(market), "owner");
+        assertEq(v.players[0], bob, "defender");
+        assertEq(v.players[1], alice, "challenger");
+        assertEq(v.checkpointRoots[0], cheat.root, "defender root");
+        assertEq(v.checkpointRoots[1], honest.root, "challenger root");
+        assertEq(keccak256(abi.encode(game.configOf(gameId))), keccak256(abi.encode(_cfg(_spec()))), "config");
+    }
+
+    /// @dev The named defender (bob, say a sybil that joined the honest group first) never moves;
+    ///      carol, of the same group, moves for it; nobody outside the group can.
+    function test_openDispute_anyMemberMovesForGroup_succeeds() public checkFunds {
+        uint256 taskId = _postAndJoinAll();
+        _submit(taskId, bob, honest); // group 0, named defender
+        _submit(taskId, alice, cheat); // group 1
+        _submit(taskId, carol, honest); // group 0
+        uint256 gameId = market.openDispute(taskId, 0, 1);
+        assertTrue(market.isTeammate(gameId, IDisputeGame.Side.Defender, carol), "carol defends");
+        assertFalse(market.isTeammate(gameId, IDisputeGame.Side.Defender, alice), "alice does not");
+        assertFalse(
+            market.isTeammate(gameId, IDisputeGame.Side.Challenger, carol), "carol does not challenge"
+        );
+        assertFalse(market.isTeammate(gameId + 1, IDisputeGame.Side.Defender, carol), "no such game");
+
+        // 5 checkpoints: depth 3, arity 4, so the first level posts 4 nodes at height 1.
+        IDisputeGame.GameView memory v = game.gameOf(gameId);
+        assertEq(v.height, 3, "height");
+        CheckpointLists.List memory h = honest;
+        bytes32[] memory nodes = h.nodesAt(1, 0, 4);
+        vm.prank(alice);
+        vm.expectRevert(abi.encodeWithSelector(DisputeGameNotYourTurn.selector, gameId, alice, bob));
+        game.descend(gameId, nodes, new bytes32[](0));
+        vm.prank(carol);
+        game.descend(gameId, nodes, new bytes32[](0));
+        assertEq(uint8(game.gameOf(gameId).toMove), uint8(IDisputeGame.Side.Challenger), "challenger to move");
+    }
+
+    function test_openDispute_sameGroup_reverts() public checkFunds {
+        uint256 taskId = _twoGroups();
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketSameGroup.selector, taskId, uint32(1)));
+        market.openDispute(taskId, 1, 1);
+    }
+
+    function test_openDispute_unknownGroup_reverts() public checkFunds {
+        uint256 taskId = _twoGroups();
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketUnknownGroup.selector, taskId, uint32(2), uint32(2)));
+        market.openDispute(taskId, 0, 2);
+    }
+
+    function test_openDispute_eliminated_reverts() public checkFunds {
+        uint256 taskId = _threeGroups();
+        uint256 gameId = market.openDispute(taskId, 0, 1);
+        _timeoutDefender(gameId);
+        market.settleDispute(gameId);
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketGroupEliminated.selector, taskId, uint32(0)));
+        market.openDispute(taskId, 2, 0);
+    }
+
+    function test_openDispute_played_reverts() public checkFunds {
+        uint256 taskId = _twoGroups();
+        market.openDispute(taskId, 0, 1);
+        vm.expectRevert(
+            abi.encodeWithSelector(TaskMarketAlreadyPlayed.selector, taskId, uint32(0), uint32(1))
+        );
+        market.openDispute(taskId, 0, 1);
+        vm.expectRevert(
+            abi.encodeWithSelector(TaskMarketAlreadyPlayed.selector, taskId, uint32(1), uint32(0))
+        );
+        market.openDispute(taskId, 1, 0);
+    }
+
+    function test_openDispute_late_reverts() public checkFunds {
+        uint256 taskId = _twoGroups();
+        uint64 deadline = market.specOf(taskId).disputeDeadline;
+        vm.warp(deadline + 1);
+        vm.expectRevert(
+            abi.encodeWithSelector(TaskMarketDisputeClosed.selector, taskId, deadline, deadline + 1)
+        );
+        market.openDispute(taskId, 0, 1);
+    }
+
+    // ---------------------------------------------------------------- settleDispute
+
+    function test_settleDispute_twice_reverts() public checkFunds {
+        uint256 taskId = _twoGroups();
+        uint256 gameId = market.openDispute(taskId, 0, 1);
+        _timeoutDefender(gameId);
+        market.settleDispute(gameId);
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketDisputeAlreadySettled.selector, gameId));
+        market.settleDispute(gameId);
+    }
+
+    function test_settleDispute_pending_reverts() public checkFunds {
+        uint256 taskId = _twoGroups();
+        uint256 gameId = market.openDispute(taskId, 0, 1);
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketGamePending.selector, gameId));
+        market.settleDispute(gameId);
+    }
+
+    function test_settleDispute_unknown_reverts() public checkFunds {
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketUnknownDispute.selector, uint256(1)));
+        market.settleDispute(1);
+    }
+
+    // ---------------------------------------------------------------- finalize
+
+    function test_finalize_tooEarly_reverts() public checkFunds {
+        uint256 taskId = _twoGroups();
+        ITaskMarket.TaskSpec memory s = market.specOf(taskId);
+        // Two live groups: only the dispute deadline ends the task.
+        vm.warp(s.disputeDeadline);
+        vm.expectRevert(
+            abi.encodeWithSelector(
+                TaskMarketFinalizeTooEarly.selector,
+                taskId,
+                uint256(s.disputeDeadline),
+                s.disputeDeadline,
+                uint32(2)
+            )
+        );
+        market.finalize(taskId);
+    }
+
+    function test_finalize_oneGroupOpenSlot_reverts() public checkFunds {
+        uint256 taskId = _postAndJoinAll();
+        _submit(taskId, alice, honest);
+        ITaskMarket.TaskSpec memory s = market.specOf(taskId);
+        // One group, but bob and carol may still submit until the submit deadline.
+        vm.warp(s.submitDeadline);
+        vm.expectRevert(
+            abi.encodeWithSelector(
+                TaskMarketFinalizeTooEarly.selector,
+                taskId,
+                uint256(s.submitDeadline),
+                s.disputeDeadline,
+                uint32(1)
+            )
+        );
+        market.finalize(taskId);
+        vm.warp(s.submitDeadline + 1);
+        market.finalize(taskId);
+    }
+
+    function test_finalize_activeGame_reverts() public checkFunds {
+        uint256 taskId = _twoGroups();
+        market.openDispute(taskId, 0, 1);
+        vm.warp(market.specOf(taskId).disputeDeadline + 1);
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketGamesActive.selector, taskId, uint32(1)));
+        market.finalize(taskId);
+    }
+
+    function test_finalize_twice_reverts() public checkFunds {
+        uint256 taskId = _post(_spec());
+        vm.warp(market.specOf(taskId).disputeDeadline + 1);
+        market.finalize(taskId);
+        vm.expectRevert(
+            abi.encodeWithSelector(TaskMarketTaskNotOpen.selector, taskId, ITaskMarket.TaskStatus.Finalized)
+        );
+        market.finalize(taskId);
+    }
+
+    function test_finalize_allAgree_paysReward_succeeds() public checkFunds {
+        uint256 taskId = _postAndJoinAll();
+        uint256 bond = _bond(taskId);
+        _submit(taskId, alice, honest);
+        _submit(taskId, bob, honest);
+        _submit(taskId, carol, honest);
+        // Every slot submitted and one group: no need to wait for any deadline.
+        uint256 share = REWARD / 3;
+        uint256 first = REWARD - 2 * share;
+        vm.expectEmit(true, false, false, true, address(market));
+        emit ITaskMarket.Credited(alice, bond + first);
+        vm.expectEmit(true, false, false, true, address(market));
+        emit ITaskMarket.Credited(bob, bond + share);
+        vm.expectEmit(true, false, false, true, address(market));
+        emit ITaskMarket.Credited(carol, bond + share);
+        vm.expectEmit(true, false, false, true, address(market));
+        emit ITaskMarket.TaskFinalized(taskId, 0, REWARD);
+        market.finalize(taskId);
+
+        assertEq(uint8(market.task(taskId).status), uint8(ITaskMarket.TaskStatus.Finalized), "finalized");
+        assertEq(market.creditOf(alice), bond + first, "alice: bond, share and remainder");
+        assertEq(market.creditOf(bob), bond + share, "bob");
+        assertEq(market.creditOf(carol), bond + share, "carol");
+        assertEq(market.creditOf(client), 0, "client");
+        assertEq(market.totalEscrow(), 0, "escrow");
+        assertEq(market.totalBonds(), 0, "bonds");
+        _withdrawAll();
+        assertEq(alice.balance, 100 ether + first, "alice paid");
+        assertEq(address(market).balance, 0, "market empty");
+    }
+
+    function test_finalize_noSubmission_refundsClient_succeeds() public checkFunds {
+        uint256 taskId = _post(_spec());
+        uint256 bond = _bond(taskId);
+        _join(taskId, alice);
+        _join(taskId, bob);
+        vm.warp(market.specOf(taskId).submitDeadline + 1);
+        // No group at all: finalizing can follow the submit deadline.
+        vm.expectEmit(true, true, false, true, address(market));
+        emit ITaskMarket.BondSlashed(taskId, alice, bond);
+        vm.expectEmit(true, true, false, true, address(market));
+        emit ITaskMarket.BondSlashed(taskId, bob, bond);
+        vm.expectEmit(true, false, false, true, address(market));
+        emit ITaskMarket.Credited(client, REWARD + 2 * bond);
+        vm.expectEmit(true, false, false, true, address(market));
+        emit ITaskMarket.TaskFinalized(taskId, -1, REWARD);
+        market.finalize(taskId);
+        assertEq(market.creditOf(client), REWARD + 2 * bond, "reward refunded, bonds forfeited");
+        assertEq(market.creditOf(alice), 0, "alice forfeits");
+        _withdrawAll();
+        assertEq(client.balance, 100 ether + 2 * bond, "client");
+    }
+
+    function test_finalize_twoLiveGroups_refundsClient_succeeds() public checkFunds {
+        uint256 taskId = _twoGroups();
+        uint256 bond = _bond(taskId);
+        vm.warp(market.specOf(taskId).disputeDeadline + 1);
+        vm.expectEmit(true, false, false, true, address(market));
+        emit ITaskMarket.TaskFinalized(taskId, -1, REWARD);
+        market.finalize(taskId);
+        assertEq(market.creditOf(client), REWARD + bond, "reward back, carol's bond forfeited");
+        assertEq(market.creditOf(alice), bond, "alice's bond back");
+        assertEq(market.creditOf(bob), bond, "bob's bond back");
+    }
+
+    // ---------------------------------------------------------------- the dispute path
+
+    function test_settleDispute_defenderTimesOut_succeeds() public checkFunds {
+        uint256 taskId = _postAndJoinAll();
+        uint256 bond = _bond(taskId);
+        uint256 comp = market.compensation(_spec());
+        _submit(taskId, bob, cheat); // group 0
+        _submit(taskId, alice, honest); // group 1
+        _submit(taskId, carol, honest);
+        uint256 gameId = market.openDispute(taskId, 0, 1);
+
+        // The defender (bob) never moves.
+        _timeoutDefender(gameId);
+        assertEq(uint8(game.outcome(gameId)), uint8(IDisputeGame.Outcome.ChallengerWins), "outcome");
+        vm.expectEmit(true, true, false, true, address(market));
+        emit ITaskMarket.DisputeSettled(taskId, gameId, IDisputeGame.Outcome.ChallengerWins);
+        vm.expectEmit(true, true, false, true, address(market));
+        emit ITaskMarket.BondSlashed(taskId, bob, bond);
+        vm.expectEmit(true, true, false, true, address(market));
+        emit ITaskMarket.GroupEliminated(taskId, 0, bond);
+        vm.expectEmit(true, false, false, true, address(market));
+        emit ITaskMarket.Credited(alice, comp);
+        vm.expectEmit(true, true, true, true, address(market));
+        emit ITaskMarket.CompensationPaid(taskId, gameId, alice, comp);
+        market.settleDispute(gameId);
+
+        ITaskMarket.GroupView memory lost = market.groupOf(taskId, 0);
+        assertTrue(lost.eliminated, "eliminated");
+        assertEq(lost.pool, bond - comp, "pool after compensation");
+        assertTrue(market.disputeOf(gameId).settled, "settled");
+        ITaskMarket.TaskView memory t = market.task(taskId);
+        assertEq(t.liveGroups, 1, "one live group");
+        assertEq(t.activeGames, 0, "no game");
+        assertEq(market.creditOf(alice), comp, "compensation");
+        _assertFunds();
+
+        // One live group and every slot submitted: finalize at once; the pool's rest is burnt.
+        uint256 share = REWARD / 2;
+        vm.expectEmit(true, false, false, true, address(market));
+        emit ITaskMarket.Burnt(taskId, bond - comp);
+        vm.expectEmit(true, false, false, true, address(market));
+        emit ITaskMarket.TaskFinalized(taskId, 1, REWARD);
+        market.finalize(taskId);
+        assertEq(market.creditOf(alice), comp + bond + REWARD - share, "alice: compensation, bond, share");
+        assertEq(market.creditOf(carol), bond + share, "carol: bond, share");
+        assertEq(market.creditOf(bob), 0, "bob: nothing");
+        assertEq(market.creditOf(client), 0, "client: nothing");
+        assertEq(market.totalBurnt(), bond - comp, "burnt");
+        assertEq(market.totalPools(), 0, "pools");
+        assertEq(market.groupOf(taskId, 0).pool, 0, "pool emptied");
+        _withdrawAll();
+        assertEq(address(market).balance, bond - comp, "only the burnt rest stays");
+    }
+
+    function test_submit_eliminatedRoot_slashesAtOnce_succeeds() public checkFunds {
+        uint256 taskId = _postAndJoinAll();
+        uint256 bond = _bond(taskId);
+        uint256 comp = market.compensation(_spec());
+        _submit(taskId, bob, cheat);
+        _submit(taskId, alice, honest);
+        uint256 gameId = market.openDispute(taskId, 0, 1);
+        _timeoutDefender(gameId);
+        market.settleDispute(gameId);
+
+        vm.expectEmit(true, true, false, true, address(market));
+        emit ITaskMarket.BondSlashed(taskId, carol, bond);
+        _submit(taskId, carol, cheat);
+        assertEq(market.groupOf(taskId, 0).pool, 2 * bond - comp, "carol's bond joins the pool");
+        assertEq(market.task(taskId).liveGroups, 1, "still one live group");
+
+        market.finalize(taskId);
+        assertEq(market.creditOf(alice), comp + bond + REWARD, "alice alone wins");
+        assertEq(market.creditOf(carol), 0, "carol: nothing");
+        assertEq(market.totalBurnt(), 2 * bond - comp, "burnt");
+    }
+
+    function test_settleDispute_parallelLosses_poolCoversBoth_succeeds() public checkFunds {
+        uint256 taskId = _threeGroups(); // bob: group 0 (cheat), alice: 1 (honest), carol: 2 (other)
+        uint256 bond = _bond(taskId);
+        uint256 comp = market.compensation(_spec());
+        uint256 g1 = market.openDispute(taskId, 0, 1);
+        uint256 g2 = market.openDispute(taskId, 0, 2);
+        _timeoutDefender(g1);
+        _timeoutDefender(g2);
+        market.settleDispute(g1);
+        market.settleDispute(g2);
+        assertEq(market.creditOf(alice), comp, "alice compensated");
+        assertEq(market.creditOf(carol), comp, "carol compensated");
+        assertEq(market.groupOf(taskId, 0).pool, bond - 2 * comp, "one bond covers both games");
+        assertEq(market.task(taskId).liveGroups, 2, "two live groups");
+    }
+
+    // ---------------------------------------------------------------- the oracle path
+
+    function test_settleDispute_oracleFinal_paysFeeAndCompensation_succeeds() public checkFunds {
+        (uint256 taskId, uint256 gameId) = _oneNodeDispute();
+        address oracle1 = _registerOracle();
+        uint256 qid = _playToOracle(gameId);
+        _answer(qid, oracle1, OUT_HONEST);
+        game.resolveOracle(gameId);
+        assertEq(uint8(game.outcome(gameId)), uint8(IDisputeGame.Outcome.ChallengerWins), "outcome");
+
+        uint256 bond = _bond(taskId);
+        uint256 comp = market.compensation(market.specOf(taskId));
+        assertEq(bond, comp + ORACLE_FEE, "two slots: the bond covers one game");
+        vm.expectEmit(true, true, false, true, address(market));
+        emit ITaskMarket.GroupEliminated(taskId, 0, bond);
+        vm.expectEmit(true, true, true, true, address(market));
+        emit ITaskMarket.CompensationPaid(taskId, gameId, alice, comp);
+        vm.expectEmit(true, true, false, true, address(oracle));
+        emit IRecomputeOracle.FeePaid(qid, address(market), ORACLE_FEE);
+        vm.expectEmit(true, true, false, true, address(market));
+        emit ITaskMarket.OracleFeePaid(taskId, gameId, qid, ORACLE_FEE);
+        market.settleDispute(gameId);
+        assertTrue(oracle.question(qid).feePaid, "fee paid");
+        assertEq(oracle.creditOf(oracle1), ORACLE_FEE, "the oracle is paid");
+        assertEq(market.groupOf(taskId, 0).pool, 0, "pool spent");
+        assertEq(market.totalPools(), 0, "pools");
+
+        market.finalize(taskId);
+        assertEq(market.creditOf(alice), comp + bond + REWARD, "alice: compensation, bond, reward");
+        assertEq(market.totalBurnt(), 0, "nothing left to burn");
+    }
+
+    function test_settleDispute_bothLose_paysFeeFromDefender_succeeds() public checkFunds {
+        (uint256 taskId, uint256 gameId) = _oneNodeDispute();
+        address oracle1 = _registerOracle();
+        uint256 qid = _playToOracle(gameId);
+        _answer(qid, oracle1, keccak256("neither"));
+        game.resolveOracle(gameId);
+        assertEq(uint8(game.outcome(gameId)), uint8(IDisputeGame.Outcome.BothLose), "outcome");
+
+        uint256 bond = _bond(taskId);
+        vm.expectEmit(true, true, false, true, address(market));
+        emit ITaskMarket.OracleFeePaid(taskId, gameId, qid, ORACLE_FEE);
+        market.settleDispute(gameId);
+        assertEq(market.groupOf(taskId, 0).pool, bond - ORACLE_FEE, "the defender's pool pays the fee");
+        assertEq(market.groupOf(taskId, 1).pool, bond, "the challenger's pool is untouched");
+        assertEq(market.task(taskId).liveGroups, 0, "both eliminated");
+        assertEq(market.creditOf(alice), 0, "no compensation");
+
+        vm.expectEmit(true, false, false, true, address(market));
+        emit ITaskMarket.Burnt(taskId, 2 * bond - ORACLE_FEE);
+        vm.expectEmit(true, false, false, true, address(market));
+        emit ITaskMarket.TaskFinalized(taskId, -1, REWARD);
+        market.finalize(taskId);
+        assertEq(market.creditOf(client), REWARD, "client refunded");
+        assertEq(market.totalBurnt(), 2 * bond - ORACLE_FEE, "both pools burnt");
+    }
+
+    function test_settleDispute_noDecision_succeeds() public checkFunds {
+        (uint256 taskId, uint256 gameId) = _oneNodeDispute();
+        // No oracle is registered: the question is abandoned as soon as it is asked.
+        uint256 qid = _playToOracle(gameId);
+        assertEq(
+            uint8(oracle.question(qid).status), uint8(IRecomputeOracle.QuestionStatus.Abandoned), "abandoned"
+        );
+        game.resolveOracle(gameId);
+        vm.expectEmit(true, true, false, true, address(market));
+        emit ITaskMarket.DisputeSettled(taskId, gameId, IDisputeGame.Outcome.NoDecision);
+        market.settleDispute(gameId);
+        ITaskMarket.TaskView memory t = market.task(taskId);
+        assertEq(t.liveGroups, 2, "nobody eliminated");
+        assertEq(t.activeGames, 0, "no game");
+        assertEq(market.totalPools(), 0, "no pool");
+        vm.expectRevert(
+            abi.encodeWithSelector(TaskMarketAlreadyPlayed.selector, taskId, uint32(1), uint32(0))
+        );
+        market.openDispute(taskId, 1, 0);
+
+        uint256 bond = _bond(taskId);
+        vm.warp(market.specOf(taskId).disputeDeadline + 1);
+        market.finalize(taskId);
+        assertEq(market.creditOf(client), REWARD, "client refunded");
+        assertEq(market.creditOf(alice), bond, "alice's bond back");
+        assertEq(market.creditOf(bob), bond, "bob's bond back");
+    }
+
+    // ---------------------------------------------------------------- withdraw
+
+    function test_withdraw_reentrant_reverts() public checkFunds {
+        uint256 taskId = _post(_spec());
+        uint256 bond = _bond(taskId);
+        ReentrantWithdrawer attacker = new ReentrantWithdrawer(market);
+        attacker.join{value: bond + 1 ether}(taskId);
+        assertEq(market.creditOf(address(attacker)), 1 ether, "excess credited");
+        uint256 before = address(market).balance;
+
+        vm.expectEmit(true, false, false, true, address(market));
+        emit ITaskMarket.Withdrawn(address(attacker), 1 ether);
+        attacker.withdraw();
+        assertEq(
+            attacker.reentryError(),
+            abi.encodeWithSelector(TaskMarketNothingToWithdraw.selector, address(attacker)),
+            "re-entry finds no credit"
+        );
+        assertEq(attacker.received(), 1 ether, "paid once");
+        assertEq(address(market).balance, before - 1 ether, "market paid once");
+        assertEq(market.creditOf(address(attacker)), 0, "credit spent");
+    }
+
+    function test_withdraw_nothing_reverts() public checkFunds {
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketNothingToWithdraw.selector, alice));
+        vm.prank(alice);
+        market.withdraw();
+    }
+
+    function test_withdraw_transferFailed_reverts() public checkFunds {
+        uint256 taskId = _post(_spec());
+        uint256 bond = _bond(taskId);
+        RejectingTrainer trainer = new RejectingTrainer(market);
+        trainer.join{value: bond + 1 ether}(taskId);
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketTransferFailed.selector, address(trainer), 1 ether));
+        trainer.withdraw();
+        assertEq(market.creditOf(address(trainer)), 1 ether, "credit kept");
+    }
+
+    // ---------------------------------------------------------------- helpers
+
+    /// @dev The market holds exactly what its totals account for.
+    function _assertFunds() internal view {
+        assertEq(
+            address(market).balance,
+            market.totalEscrow() + market.totalBonds() + market.totalPools() + market.totalCredits()
+                + market.totalBurnt(),
+            "balance == escrow + bonds + pools + credits + burnt"
+        );
+    }
+
+    function _spec() internal view returns (ITaskMarket.TaskSpec memory s) {
+        s = ITaskMarket.TaskSpec({
+            programHash: keccak256("program"),
+            graphRoot: keccak256("graph"),
+            datasetRoot: keccak256("dataset"),
+            initialStateRoot: INITIAL,
+            seed: 42,
+            datasetSize: 64,
+            steps: STEPS,
+            checkpointInterval: INTERVAL,
+            batchSize: 4,
+            nodeCount: 16,
+            arity: 4,
+            clock: CLOCK,
+            slots: 3,
+            bond: 0,
+            gasPriceCap: 1 gwei,
+            joinDeadline: uint64(block.timestamp + 1 days),
+            submitDeadline: uint64(block.timestamp + 2 days),
+            disputeDeadline: uint64(block.timestamp + 3 days)
+        });
+        s.bond = market.minBond(s);
+    }
+
+    function _cfg(ITaskMarket.TaskSpec memory s) internal pure returns (IDisputeGame.Config memory) {
+        return IDisputeGame.Config({
+            programHash: s.programHash,
+            graphRoot: s.graphRoot,
+            datasetRoot: s.datasetRoot,
+            seed: s.seed,
+            steps: s.steps,
+            checkpointInterval: s.checkpointInterval,
+            nodeCount: s.nodeCount,
+            datasetSize: s.datasetSize,
+            batchSize: s.batchSize,
+            arity: s.arity,
+            clock: s.clock
+        });
+    }
+
+    function _expectBadDeadlines(ITaskMarket.TaskSpec memory s) internal {
+        vm.expectRevert(
+            abi.encodeWithSelector(
+                TaskMarketBadDeadlines.selector,
+                block.timestamp,
+                s.joinDeadline,
+                s.submitDeadline,
+                s.disputeDeadline
+            )
+        );
+    }
+
+    function _post(ITaskMarket.TaskSpec memory s) internal returns (uint256) {
+        vm.prank(client);
+        return market.postTask{value: REWARD}(s);
+    }
+
+    function _bond(uint256 taskId) internal view returns (uint256) {
+        return market.specOf(taskId).bond;
+    }
+
+    function _join(uint256 taskId, address trainer) internal {
+        uint256 bond = _bond(taskId);
+        vm.prank(trainer);
+        market.join{value: bond}(taskId);
+    }
+
+    function _postAndJoinAll() internal returns (uint256 taskId) {
+        taskId = _post(_spec());
+        _join(taskId, alice);
+        _join(taskId, bob);
+        _join(taskId, carol);
+    }
+
+    function _submit(uint256 taskId, address trainer, CheckpointLists.List storage list) internal {
+        bytes32[] memory first = list.firstProof();
+        bytes32[] memory last = list.lastProof();
+        bytes32 finalRoot = list.finalState();
+        vm.prank(trainer);
+        market.submit(taskId, list.root, finalRoot, first, last);
+    }
+
+    /// @dev bob (cheat) in group 0, alice (honest) in group 1; carol joined and never submits.
+    function _twoGroups() internal returns (uint256 taskId) {
+        taskId = _postAndJoinAll();
+        _submit(taskId, bob, cheat);
+        _submit(taskId, alice, honest);
+    }
+
+    /// @dev bob (cheat) in group 0, alice (honest) in group 1, carol (a third list) in group 2.
+    function _threeGroups() internal returns (uint256 taskId) {
+        taskId = _twoGroups();
+        CheckpointLists.List memory other =
+            CheckpointLists.build(CheckpointLists.states("other", INITIAL, STEPS / INTERVAL + 1), INTERVAL);
+        bytes32[] memory first = other.firstProof();
+        bytes32[] memory last = other.lastProof();
+        vm.prank(carol);
+        market.submit(taskId, other.root, other.finalState(), first, last);
+    }
+
+    /// @dev Lets the defender's clock run out and ends the game against it.
+    function _timeoutDefender(uint256 gameId) internal {
+        IDisputeGame.GameView memory v = game.gameOf(gameId);
+        uint256 deadline = uint256(v.turnStartedAt) + v.clockLeft[0];
+        if (block.timestamp <= deadline) vm.warp(deadline + 1);
+        game.timeout(gameId);
+    }
+
+    // ---- a one-step, one-node task whose game reaches the oracle
+
+    /// @dev The node's descriptor: one state input, one output.
+    function _descriptor() internal pure returns (bytes memory) {
+        return abi.encodePacked(
+            bytes4("DESC"),
+            sha256("add"),
+            sha256(""),
+            uint256(1),
+            uint256(1),
+            uint256(1),
+            keccak256("w"),
+            uint256(0),
+            keccak256("float32[4]")
+        );
+    }
+
+    function _nodeRecord(bytes32 output) internal pure returns (bytes memory) {
+        return abi.encodePacked(
+            bytes4("NODE"), uint256(0), sha256(_descriptor()), uint256(1), INPUT, uint256(1), output
+        );
+    }
+
+    /// @dev bob (group 0, defender) and alice (group 1, challenger) agree on the input of the only
+    ///      node of the only step and differ on its output; the game is open.
+    function _oneNodeDispute() internal returns (uint256 taskId, uint256 gameId) {
+        ITaskMarket.TaskSpec memory s = _spec();
+        s.steps = 1;
+        s.checkpointInterval = 1;
+        s.nodeCount = 1;
+        s.arity = 2;
+        s.slots = 2;
+        s.graphRoot = Reference.listRoot(
+            1, Reference.leaf(abi.encodePacked(bytes4("NDSC"), uint256(0), sha256(_descriptor())))
+        );
+        s.bond = market.minBond(s);
+        taskId = _post(s);
+        _join(taskId, alice);
+        _join(taskId, bob);
+        _storeOneStep(cheat, POST_CHEAT);
+        _storeOneStep(honest, POST_HONEST);
+        _submit(taskId, bob, cheat);
+        _submit(taskId, alice, honest);
+        gameId = market.openDispute(taskId, 0, 1);
+    }
+
+    function _storeOneStep(CheckpointLists.List storage to, bytes32 post) internal {
+        bytes32[] memory roots = new bytes32[](2);
+        roots[0] = INITIAL;
+        roots[1] = post;
+        _store(to, CheckpointLists.build(roots, 1));
+    }
+
+    /// @dev Both sides play honestly by their own lists until the node is revealed and the oracle asked.
+    function _playToOracle(uint256 gameId) internal returns (uint256 questionId) {
+        bytes32[] memory none = new bytes32[](0);
+        bytes32[] memory bobNodes = cheat.leaves;
+        bytes32[] memory aliceNodes = honest.leaves;
+        vm.prank(bob);
+        game.descend(gameId, bobNodes, none);
+        vm.prank(alice);
+        game.descend(gameId, aliceNodes, bobNodes);
+
+        bytes32[] memory bobRoots = cheat.stateRoots;
+        bytes32[] memory aliceRoots = honest.stateRoots;
+        bytes32[] memory loProof = cheat.opening(0);
+        vm.prank(bob);
+        game.bisect(gameId, bobRoots, none, loProof);
+        vm.prank(alice);
+        game.bisect(gameId, aliceRoots, bobRoots, none);
+
+        _traceAndReveal(gameId, _nodeRecord(OUT_CHEAT), _nodeRecord(OUT_HONEST));
+        IDisputeGame.GameView memory v = game.gameOf(gameId);
+        assertEq(uint8(v.stage), uint8(IDisputeGame.Stage.Oracle), "oracle asked");
+        return v.questionId;
+    }
+
+    /// @dev The trace descent (one node: its leaf is the trace top) and the reveal of both records.
+    function _traceAndReveal(uint256 gameId, bytes memory bobRecord, bytes memory aliceRecord) internal {
+        bytes32[] memory none = new bytes32[](0);
+        bytes32[] memory bobTrace = new bytes32[](1);
+        bobTrace[0] = Reference.leaf(bobRecord);
+        bytes32[] memory aliceTrace = new bytes32[](1);
+        aliceTrace[0] = Reference.leaf(aliceRecord);
+        vm.prank(bob);
+        game.descend(gameId, bobTrace, none);
+        vm.prank(alice);
+        game.descend(gameId, aliceTrace, bobTrace);
+
+        bytes memory descriptor = _descriptor(); // before the pranks: sha256 is a call
+        vm.prank(bob);
+        game.revealNode(gameId, bobRecord, "", descriptor, none);
+        vm.prank(alice);
+        game.revealNode(gameId, aliceRecord, bobRecord, descriptor, none);
+    }
+
+    function _registerOracle() internal returns (address oracle1) {
+        oracle1 = makeAddr("oracle1");
+        vm.deal(oracle1, 1 ether);
+        vm.prank(oracle1);
+        oracle.register{value: 1 ether}();
+    }
+
+    /// @dev `oracle1` answers `output`; the answer is final once the challenge window passed.
+    function _answer(uint256 questionId, address oracle1, bytes32 output) internal {
+        bytes32[] memory outputs = new bytes32[](1);
+        outputs[0] = output;
+        vm.prank(oracle1);
+        oracle.answer(questionId, outputs);
+        vm.warp(block.timestamp + oracle.challengeWindow() + 1);
+        oracle.settle(questionId);
+    }
+
+    function _withdrawAll() internal {
+        address[4] memory accounts = [client, alice, bob, carol];
+        for (uint256 i; i < accounts.length; ++i) {
+            if (market.creditOf(accounts[i]) == 0) continue;
+            vm.prank(accounts[i]);
+            market.withdraw();
+        }
+    }
+
+    function _store(CheckpointLists.List storage to, CheckpointLists.List memory from) internal {
+        to.interval = from.interval;
+        to.stateRoots = from.stateRoots;
+        to.leaves = from.leaves;
+        to.root = from.root;
+        delete to.levels;
+        for (uint256 k; k < from.levels.length; ++k) {
+            to.levels.push(from.levels[k]);
+        }
+    }
+}

@@ -10,6 +10,7 @@ import {
     DisputeGameUnknown,
     DisputeGameBadConfig,
     DisputeGameNoDispute,
+    DisputeGameNoDifference,
     DisputeGameWrongStage,
     DisputeGameNotPlaying,
     DisputeGameNotYourTurn,
@@ -170,8 +171,11 @@ contract DisputeGame is IDisputeGame {
         while (i < w && mine[i] == theirs[i]) ++i;
         _pass(g, Side.Defender);
         if (i == w) {
-            // Equal lists under differing nodes would be a hash collision; equal lists happen only at
-            // the top of the trace descent, when both trace roots agree.
+            // Equal lists under differing nodes would be a hash collision: they can only come from
+            // the top of the trace descent, where the two trace roots are committed and agree.
+            if (stage != Stage.TraceDescent || g.height != MerkleLib.depth(g.leafCount)) {
+                revert DisputeGameNoDifference(gameId);
+            }
             g.stage = Stage.PostStateCount;
             return;
         }

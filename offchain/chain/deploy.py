@@ -33,9 +33,19 @@ class ContractSpec:
     args: Callable[[Mapping[str, str]], tuple[Any, ...]] = field(default=lambda _addresses: ())
 
 
-# The protocol's contracts in deployment order. Add later contracts here, e.g.
-# ContractSpec("DisputeGame", lambda a: (a["CommitmentVerifier"],)).
-PROTOCOL: Final[tuple[ContractSpec, ...]] = (ContractSpec("CommitmentVerifier"),)
+# RecomputeOracle's constructor arguments for a local chain: fee 0.01 ether, minBond 1 ether,
+# challengeBond 1 ether, silenceSlash 0.1 ether, answer/challenge/vote windows 600 s each,
+# exitDelay 3600 s, a committee of 3, at most 3 oracles tried per question.
+ORACLE_ARGS: Final[tuple[int, ...]] = (10**16, 10**18, 10**18, 10**17, 600, 600, 600, 3600, 3, 3)
+
+# The protocol's contracts in deployment order; a contract's arguments may use the addresses
+# deployed before it.
+PROTOCOL: Final[tuple[ContractSpec, ...]] = (
+    ContractSpec("CommitmentVerifier"),
+    ContractSpec("RecomputeOracle", lambda _addresses: ORACLE_ARGS),
+    ContractSpec("DisputeGame", lambda a: (a["RecomputeOracle"],)),
+    ContractSpec("TaskMarket", lambda a: (a["DisputeGame"], a["RecomputeOracle"])),
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,7 +34,8 @@ pragma solidity ^0.8.28;
 ///         u256(lo) || mine[0])` at index `j - 1` of its checkpoint list; each side's `mine[w]` by
 ///         `leaf("CKPT" || u256(hi) || mine[w])` equal to its differing leaf. The first `i` where the
 ///         two lists differ gives `lo = p_{i-1}, hi = p_i`. When `hi = lo + 1` the game has
-///         isolated step `s = lo`: the agreed pre-state root and the two post-state roots.
+///         isolated step `s = lo`: the agreed pre-state root and the two post-state roots. The first
+///         round is played even when `c = 1` (`w = 1`, roots at lo and hi), as it proves the endpoints.
 ///
 ///         **Phase 2.** The trace descent's first move of each side commits its trace root of step
 ///         `s`. If both trace roots are equal, the post-states are descended instead (the

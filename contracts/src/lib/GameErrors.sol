@@ -13,6 +13,9 @@ error DisputeGameUnknown(uint256 gameId);
 error DisputeGameBadConfig(uint256 field, uint256 value);
 /// @notice Both players claim the same checkpoint root, or are the same account.
 error DisputeGameNoDispute(address defender, address challenger, bytes32 root);
+/// @notice The challenger's list equals the defender's below two differing nodes (only a hash
+///         collision could do that), or outside the top of the trace descent.
+error DisputeGameNoDifference(uint256 gameId);
 /// @notice The move belongs to stage `expected`; the game is in stage `actual`.
 error DisputeGameWrongStage(uint256 gameId, IDisputeGame.Stage expected, IDisputeGame.Stage actual);
 /// @notice The game is in stage `stage`, where this call does nothing.

@@ -1,0 +1,398 @@
+"""The market, game and oracle clients on anvil: a task, two trainers with different checkpoint
+lists, the checkpoint descent and the bisection played honestly by both through the clients,
+then a timeout, settlement, finalization and withdrawal; and bad moves as typed exceptions."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from web3 import Web3
+
+from offchain.chain.anvil import Anvil
+from offchain.chain.build import Artifact
+from offchain.chain.client import ChainClient
+from offchain.chain.deploy import ORACLE_ARGS, Deployment, deploy_all
+from offchain.chain.errors import ContractRevert
+from offchain.contracts import dispute_game as dg
+from offchain.contracts import recompute_oracle as ro
+from offchain.contracts import task_market as tm
+from offchain.contracts._base import ContractClient, MerkleError, MerkleRootMismatch, TypedRevert
+from offchain.contracts.dispute_game import Outcome, Side, Stage
+from offchain.contracts.protocol import Protocol
+from offchain.contracts.recompute_oracle import OracleParams
+from offchain.contracts.task_market import TaskSpec, TaskStatus
+from offchain.game import Bisection, CheckpointList, Descent, first_difference, fold
+from trainer.commit import PAD, list_root
+
+pytestmark = pytest.mark.anvil
+
+ETHER = 10**18
+GWEI = 10**9
+STEPS, INTERVAL, ARITY, CLOCK = 40, 4, 4, 3600
+
+
+def sha(text: str) -> bytes:
+    return hashlib.sha256(text.encode()).digest()
+
+
+def honest(step: int) -> bytes:
+    """Synthetic state roots: the root after `step` steps of the honest run."""
+    return sha(f"honest state {step}")
+
+
+def diverging(after: int) -> Callable[[int], bytes]:
+    """A run that agrees with the honest one up to step `after`, then differs."""
+    return lambda s: honest(s) if s <= after else sha(f"wrong state {s}")
+
+
+# -- fixtures ----------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def deployment(anvil: Anvil, artifacts: dict[str, Artifact]) -> Deployment:
+    deployer = ChainClient(anvil.rpc_url, anvil.accounts[3].private_key, artifacts=artifacts.values())
+    return deploy_all(deployer, artifacts=artifacts, write=False)
+
+
+@pytest.fixture(scope="module")
+def players(anvil: Anvil, artifacts: dict[str, Artifact], deployment: Deployment) -> dict[str, Protocol]:
+    """The protocol's clients through the keys of a task client, trainers A and B, and a bystander."""
+    out = {}
+    for name, account in (("client", 4), ("a", 5), ("b", 6), ("anyone", 7)):
+        chain = ChainClient(anvil.rpc_url, anvil.accounts[account].private_key)
+        out[name] = Protocol.from_deployment(chain, deployment, artifacts)
+    return out
+
+
+def now(p: Protocol) -> int:
+    return int(p.market.chain.w3.eth.get_block("latest")["timestamp"])
+
+
+def advance(p: Protocol, seconds: int) -> None:
+    w3 = p.market.chain.w3
+    w3.provider.make_request("evm_increaseTime", [seconds])  # type: ignore[arg-type]
+    w3.provider.make_request("evm_mine", [])  # type: ignore[arg-type]
+
+
+def post(players: dict[str, Protocol], reward: int = 2 * ETHER) -> tuple[int, TaskSpec]:
+    client = players["client"]
+    t = now(client)
+    spec = TaskSpec(
+        program_hash=sha("program"),
+        graph_root=sha("graph"),
+        dataset_root=sha("dataset"),
+        initial_state_root=honest(0),
+        seed=7,
+        dataset_size=100,
+        steps=STEPS,
+        checkpoint_interval=INTERVAL,
+        batch_size=2,
+        node_count=10,
+        arity=ARITY,
+        clock=CLOCK,
+        slots=2,
+        bond=tm.Wei(0),
+        gas_price_cap=tm.Wei(GWEI),
+        join_deadline=t + 1_000,
+        submit_deadline=t + 2_000,
+        dispute_deadline=t + 100_000,
+    )
+    spec = dataclasses.replace(spec, bond=client.market.min_bond(spec))
+    task_id = client.market.post_task(spec, reward)
+    assert client.market.spec_of(task_id) == spec
+    return task_id, spec
+
+
+def market_balance_matches(p: Protocol) -> bool:
+    return p.market.chain.balance(p.market.address) == p.market.totals()
+
+
+# -- the game, played honestly by both sides ---------------------------------------------------
+
+
+def test_deployment_wires_the_contracts(players: dict[str, Protocol], deployment: Deployment) -> None:
+    p = players["anyone"]
+    assert p.market.game() == p.game.address == deployment.address("DisputeGame")
+    assert p.game.oracle() == p.oracle.address == p.market.oracle() == deployment.address("RecomputeOracle")
+    assert p.oracle.params() == OracleParams(*ORACLE_ARGS)  # type: ignore[arg-type]
+    assert p.oracle.max_resolution_time() == OracleParams(*ORACLE_ARGS).max_resolution_time == 3 * 600 + 600 + 600  # type: ignore[arg-type]
+
+
+def test_a_dispute_is_played_down_to_one_step_then_timed_out(players: dict[str, Protocol]) -> None:
+    client, a, b, anyone = players["client"], players["a"], players["b"], players["anyone"]
+    reward = 2 * ETHER
+    task_id, spec = post(players, reward)
+    for trainer in (a, b):
+        trainer.market.join(task_id)
+    assert anyone.market.trainers_of(task_id) == (a.market.chain.address, b.market.chain.address)
+
+    wrong_after = 22  # B's run goes wrong at step 22: the root after 22 steps agrees, after 23 not
+    lists = {
+        "a": CheckpointList.from_steps(honest, STEPS, INTERVAL),
+        "b": CheckpointList.from_steps(diverging(wrong_after), STEPS, INTERVAL),
+    }
+    sub_a = a.market.submit_list(task_id, lists["a"])
+    sub_b = b.market.submit_list(task_id, lists["b"])
+    assert (sub_a.group, sub_b.group) == (0, 1)
+    assert anyone.market.group_of(task_id, 1).checkpoint_root == lists["b"].root
+    assert anyone.market.group_of_trainer(task_id, b.market.chain.address) == 1
+    view = anyone.market.task(task_id)
+    assert (view.status, view.joined, view.submitted, view.group_count, view.live_groups) == (
+        TaskStatus.OPEN,
+        2,
+        2,
+        2,
+        2,
+    )
+
+    # B defends its list, A challenges it.
+    game_id = anyone.market.open_dispute(task_id, 1, 0)
+    assert anyone.market.disputes(task_id)[-1].game_id == game_id
+    assert anyone.market.dispute_of(game_id) == tm.DisputeView(tm.TaskId(task_id), 1, 0, False)
+    game = anyone.game
+    assert game.config_of(game_id) == spec.config()
+    g = game.game_of(game_id)
+    assert g.players == (b.market.chain.address, a.market.chain.address)
+    assert g.owner == anyone.market.address and g.stage is Stage.CHECKPOINT_DESCENT and g.to_move is Side.DEFENDER
+    assert g.checkpoint_roots == (lists["b"].root, lists["a"].root)
+    assert not anyone.market.is_teammate(game_id, Side.DEFENDER, a.market.chain.address)
+
+    # Checkpoint descent: the defender posts its nodes, the challenger its own and the defender's.
+    trees = {"b": lists["b"].tree, "a": lists["a"].tree}
+    d = Descent.start(lists["a"].count, ARITY)
+    while g.stage is Stage.CHECKPOINT_DESCENT:
+        assert (g.height, g.position, g.leaf_count) == (d.height, d.position, lists["a"].count)
+        mine = trees["b"].nodes(d.height, d.position, ARITY)
+        b.game.descend(game_id, mine)
+        assert game.game_of(game_id).half_done
+        theirs = a.game.defender_nodes(game_id)
+        assert list(theirs) == mine
+        ours = trees["a"].nodes(d.height, d.position, ARITY)
+        a.game.descend(game_id, ours, theirs)
+        d = d.narrow(first_difference(theirs, ours))
+        g = game.game_of(game_id)
+        assert g.current == (trees["b"].node(d.height, d.position), trees["a"].node(d.height, d.position))
+    j = d.leaf_index
+    assert j == wrong_after // INTERVAL + 1
+    posted = game.nodes_posted(game_id)
+    assert len(posted) == 2 * Descent.start(lists["a"].count, ARITY).levels_left
+    assert [e.side for e in posted[:2]] == [Side.DEFENDER, Side.CHALLENGER]
+
+    # Bisection of (j-1)c .. jc; the defender's first round proves its root at lo.
+    assert g.stage is Stage.STEP_BISECTION and (g.lo, g.hi) == ((j - 1) * INTERVAL, j * INTERVAL)
+    roots_b, roots_a = diverging(wrong_after), honest
+    bis = Bisection(g.lo, g.hi, ARITY)
+    first, rounds = True, 0
+    while g.stage is Stage.STEP_BISECTION:
+        assert (g.lo, g.hi) == (bis.lo, bis.hi)
+        mine = bis.roots(roots_b)
+        b.game.bisect(game_id, mine, lo_proof=lists["b"].proof(j - 1) if first else ())
+        theirs = a.game.defender_roots(game_id)
+        assert list(theirs) == mine
+        ours = bis.roots(roots_a)
+        a.game.bisect(game_id, ours, theirs)
+        bis = bis.narrow(ours, theirs)
+        first, rounds = False, rounds + 1
+        g = game.game_of(game_id)
+    assert bis.done and bis.step == wrong_after
+    isolated = game.step_isolated(game_id)
+    assert isolated is not None and isolated.step == wrong_after
+    assert isolated.pre_root == honest(wrong_after) == g.agreed_root
+    assert isolated.post_roots == (roots_b(wrong_after + 1), honest(wrong_after + 1))
+    assert g.stage is Stage.TRACE_DESCENT and g.to_move is Side.DEFENDER and (g.lo, g.hi) == (22, 23)
+    assert len(game.roots_posted(game_id)) == 2 * rounds
+    assert rounds <= Bisection((j - 1) * INTERVAL, j * INTERVAL, ARITY).max_rounds
+    assert g.moves == len(posted) + len(game.roots_posted(game_id))
+
+    # The defender never commits its trace: once its clock runs out, anyone ends the game.
+    with pytest.raises(dg.DisputeGameClockRunning) as early:
+        anyone.game.timeout(game_id)
+    assert early.value.args.deadline == g.deadline
+    with pytest.raises(tm.TaskMarketGamePending):
+        anyone.market.settle_dispute(game_id)
+    advance(anyone, g.deadline - now(anyone) + 1)
+    with pytest.raises(dg.DisputeGameClockExpired):
+        b.game.descend(game_id, [PAD] * 4)
+    assert anyone.game.timeout(game_id) is Outcome.CHALLENGER_WINS
+    assert game.outcome(game_id) is Outcome.CHALLENGER_WINS and game.game_of(game_id).stage is Stage.RESOLVED
+
+    # Settlement: B's group is eliminated, its bond pays A's compensation, the rest waits in its pool.
+    comp = anyone.market.compensation(spec)
+    assert 0 < comp < spec.bond
+    a_addr, b_addr = a.market.chain.address, b.market.chain.address
+    credit_before = anyone.market.credit_of(a_addr)
+    assert anyone.market.settle_dispute(game_id) is Outcome.CHALLENGER_WINS
+    assert anyone.market.credit_of(a_addr) == credit_before + comp
+    lost = anyone.market.group_of(task_id, 1)
+    assert lost.eliminated and lost.pool == spec.bond - comp and lost.members == (b_addr,)
+    assert anyone.market.dispute_of(game_id).settled
+    with pytest.raises(tm.TaskMarketDisputeAlreadySettled) as again:
+        anyone.market.settle_dispute(game_id)
+    assert again.value.args.gameId == game_id
+    assert market_balance_matches(anyone)
+
+    # Finalization: one live group left and every slot submitted, so before the dispute deadline.
+    burnt_before = anyone.market.total_burnt()
+    fin = client.market.finalize(task_id)
+    assert (fin.winning_group, fin.reward) == (0, reward)
+    assert anyone.market.task(task_id).status is TaskStatus.FINALIZED
+    assert anyone.market.credit_of(a_addr) == credit_before + comp + spec.bond + reward
+    assert anyone.market.credit_of(b_addr) == 0
+    assert anyone.market.total_burnt() == burnt_before + spec.bond - comp
+    assert market_balance_matches(anyone)
+
+    # Withdrawal: A's balance grows by its credit less the transaction fee.
+    owed = anyone.market.credit_of(a_addr)
+    balance = a.market.chain.balance()
+    paid = a.market.withdraw()
+    assert paid.amount == owed
+    assert a.market.chain.balance() == balance + owed - paid.receipt.fee
+    assert anyone.market.credit_of(a_addr) == 0 and market_balance_matches(anyone)
+    with pytest.raises(tm.TaskMarketNothingToWithdraw) as nothing:
+        b.market.withdraw()
+    assert nothing.value.args.account == b_addr
+
+
+# -- wrong moves surface as typed exceptions with the contract's arguments ---------------------
+
+
+def test_bad_moves_raise_typed_exceptions(players: dict[str, Protocol]) -> None:
+    a, b, anyone = players["a"], players["b"], players["anyone"]
+    task_id, spec = post(players)
+    a.market.join(task_id)
+    with pytest.raises(tm.TaskMarketAlreadyJoined) as joined:
+        a.market.join(task_id)
+    assert joined.value.args._asdict() == {"taskId": task_id, "trainer": a.market.chain.address}
+    with pytest.raises(tm.TaskMarketBondTooSmall) as small:
+        b.market.join(task_id, spec.bond - 1)
+    assert (small.value.args.sent, small.value.args.required) == (spec.bond - 1, spec.bond)
+    b.market.join(task_id)
+
+    lists = {
+        "a": CheckpointList.from_steps(honest, STEPS, INTERVAL),
+        "b": CheckpointList.from_steps(diverging(3), STEPS, INTERVAL),
+    }
+    with pytest.raises(MerkleRootMismatch) as bad_end:  # a library error, through the market: B's last
+        b.market.submit(task_id, lists["b"].root, honest(STEPS), lists["b"].first_proof, lists["b"].last_proof)
+    assert bad_end.value.args.expected == lists["b"].root and bad_end.value.contract == "TaskMarket"
+    a.market.submit_list(task_id, lists["a"])
+    b.market.submit_list(task_id, lists["b"])
+    with pytest.raises(tm.TaskMarketSameGroup):
+        anyone.market.open_dispute(task_id, 0, 0)
+    game_id = anyone.market.open_dispute(task_id, 0, 1)  # A defends, B challenges
+    with pytest.raises(tm.TaskMarketAlreadyPlayed):
+        anyone.market.open_dispute(task_id, 1, 0)
+
+    n = lists["a"].count
+    d = Descent.start(n, ARITY)
+    good = lists["a"].tree.nodes(d.height, d.position, ARITY)
+
+    # Out of turn: the challenger moves first.
+    with pytest.raises(dg.DisputeGameNotYourTurn) as turn:
+        b.game.descend(game_id, lists["b"].tree.nodes(d.height, d.position, ARITY))
+    assert turn.value.args._asdict() == {
+        "gameId": game_id,
+        "caller": b.market.chain.address,
+        "expected": a.market.chain.address,
+    }
+    # The opponent's nodes instead of its own: they fold to the other root.
+    other = lists["b"].tree.nodes(d.height, d.position, ARITY)
+    with pytest.raises(dg.DisputeGameFoldMismatch) as folded:
+        a.game.descend(game_id, other)
+    err = folded.value
+    assert isinstance(err, dg.DisputeGameError) and isinstance(err, ContractRevert)
+    assert (err.args.computed, err.args.expected) == (lists["b"].root, lists["a"].root)
+    assert err.args.computed == list_root(n, fold(other, d.height, d.position, n))
+    assert err.contract == "DisputeGame" and "post the nodes of the tree that was committed" in str(err)
+    assert str(err).startswith("DisputeGame reverted DisputeGameFoldMismatch(computed=0x")
+    # A wrong width, and a padding position that is not PAD (n = 11: positions 3 at height 2 pad).
+    with pytest.raises(dg.DisputeGameWidth) as width:
+        a.game.descend(game_id, good[:2])
+    assert (width.value.args.got, width.value.args.expected) == (2, 4)
+    assert d.height == 4 and good[3] == PAD
+    with pytest.raises(dg.DisputeGamePaddingNode) as padding:
+        a.game.descend(game_id, [*good[:3], good[0]])
+    assert padding.value.args.index == 3
+
+    a.game.descend(game_id, good)
+    # The challenger passes back something else than the defender posted.
+    with pytest.raises(dg.DisputeGameOpponentMismatch):
+        b.game.descend(game_id, other, [*good[:2], good[2][::-1], good[3]])
+    # A move of another stage.
+    with pytest.raises(dg.DisputeGameWrongStage) as stage:
+        b.game.bisect(game_id, [PAD] * 5, [PAD] * 5)
+    assert (stage.value.args.expected, stage.value.args.actual) == (Stage.STEP_BISECTION, Stage.CHECKPOINT_DESCENT)
+    with pytest.raises(dg.DisputeGameUnknown):
+        anyone.game.game_of(10**9)
+    b.game.descend(game_id, other, good)
+    assert anyone.game.game_of(game_id).moves == 2
+
+
+# -- the error tables cover every custom error of the ABIs ------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("client", "root", "own"),
+    [
+        (dg.DisputeGameClient, dg.DisputeGameError, dg.DISPUTE_GAME_ERRORS),
+        (tm.TaskMarketClient, tm.TaskMarketError, tm.TASK_MARKET_ERRORS),
+        (ro.RecomputeOracleClient, ro.RecomputeOracleError, ro.RECOMPUTE_ORACLE_ERRORS),
+    ],
+)
+def test_every_custom_error_has_its_exception_class(
+    artifacts: dict[str, Artifact], client: type[ContractClient], root: type[TypedRevert], own: Any
+) -> None:
+    """The contract's errors (with those of the helpers it creates) are exactly its table's classes,
+    and every error the client can meet decodes through an ABI it registers."""
+    contract = client.CONTRACT_NAME
+    sources = [contract, *(name for name in client.CALLEES if name in artifacts)]
+    declared = {item["name"] for name in sources for item in artifacts[name].abi if item["type"] == "error"}
+    mine = {name for name in declared if name.startswith(contract)}
+    assert mine == set(own), "the client's exception classes and the contract's errors differ"
+    known = set().union(*(set(t) for t in client.ERRORS))
+    assert declared <= known, f"errors without a class: {sorted(declared - known)}"
+    for name, cls in own.items():
+        assert cls.__name__ == name and issubclass(cls, root) and cls.__doc__ and cls.__doc__.strip()
+
+
+def test_typed_reverts_keep_arguments_and_pickle(players: dict[str, Protocol]) -> None:
+    import pickle
+
+    with pytest.raises(dg.DisputeGameUnknown) as info:
+        players["anyone"].game.game_of(12345)
+    err = info.value
+    assert err.args.gameId == 12345 and err.error_name == "DisputeGameUnknown"
+    assert "use the id `openDispute` returned" in str(err)
+    again = pickle.loads(pickle.dumps(err))
+    assert type(again) is dg.DisputeGameUnknown and again.args == err.args and str(again) == str(err)
+
+
+def test_typed_revert_from_raw_data(artifacts: dict[str, Artifact]) -> None:
+    from eth_abi import encode
+    from eth_utils import function_signature_to_4byte_selector as selector
+
+    from offchain.chain._revert import ErrorRegistry
+    from offchain.contracts._base import typed_revert
+
+    reg = ErrorRegistry()
+    for name in ("DisputeGame", "TaskMarket", "RecomputeOracle"):
+        reg.add_abi(name, artifacts[name].abi)
+    tables = tm.TaskMarketClient.ERRORS
+    data = selector("DisputeGameWidth(uint256,uint256)") + encode(["uint256", "uint256"], [3, 4])
+    err = typed_revert(reg.decode(data, contract="TaskMarket"), tables)
+    assert type(err) is dg.DisputeGameWidth and err.args._asdict() == {"got": 3, "expected": 4}
+    assert str(err).startswith("TaskMarket reverted DisputeGameWidth(got=3, expected=4): A list in the move has")
+    short = typed_revert(reg.decode(data[:20]), tables)  # the error's data does not decode: say so
+    assert type(short) is dg.DisputeGameWidth and "does not decode" in str(short)
+    lib = typed_revert(reg.decode(selector("MerklePaddingLeaf()")), tables)
+    assert isinstance(lib, MerkleError) and "the padding leaf" in str(lib)  # the registry's sentence
+    other = reg.decode(selector("Mystery()"))
+    assert typed_revert(other, tables) is other
+    addr = "0x" + "ab" * 20
+    data = selector("TaskMarketNotJoined(uint256,address)") + encode(["uint256", "address"], [1, addr])
+    joined = typed_revert(reg.decode(data), tables)
+    assert isinstance(joined, tm.TaskMarketNotJoined) and joined.args.trainer == Web3.to_checksum_address(addr)

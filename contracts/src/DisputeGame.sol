@@ -2,7 +2,6 @@
 pragma solidity ^0.8.28;
 
 import {IDisputeGame} from "./interfaces/IDisputeGame.sol";
-import {IGameOwner} from "./interfaces/IGameOwner.sol";
 import {IRecomputeOracle} from "./interfaces/IRecomputeOracle.sol";
 import {MerkleLib} from "./lib/MerkleLib.sol";
 import {BatchVerifier} from "./BatchVerifier.sol";
@@ -37,8 +36,9 @@ import {
 /// @dev Holds no funds. Many games run side by side, each with its own clocks; the owner (the task
 ///      market) reads `outcome` and moves the money.
 contract DisputeGame is IDisputeGame {
-    /// @notice Gas allowance of opening a game (the config and the game state are written once).
-    uint256 public constant OPEN_GAS = 450_000;
+    /// @notice Gas allowance of opening a game (the config and the game state are written once, and
+    ///         the slots moves update are pre-set).
+    uint256 public constant OPEN_GAS = 600_000;
     /// @notice Gas allowance of one move, fixed part; a move also pays `MOVE_GAS_PER_WIDTH` per
     ///         entry of the arity (the challenger passes back the defender's list beside its own).
     uint256 public constant MOVE_GAS_BASE = 60_000;
@@ -66,6 +66,7 @@ contract DisputeGame is IDisputeGame {
         Outcome outcome;
         Side toMove;
         bool checkpointsOpened; // the first bisection round proved the roots at lo and hi
+        uint64 moves; // in the first slot, beside the turn, which every move writes anyway
         address[2] players;
         uint64[2] clockLeft;
         uint64 turnStartedAt;
@@ -74,7 +75,6 @@ contract DisputeGame is IDisputeGame {
         uint64 lo;
         uint64 hi;
         uint64 leafCount;
-        uint64 moves;
         uint64 inputIndex;
         bytes32[2] checkpointRoots;
         bytes32 agreedRoot;
@@ -143,6 +143,14 @@ contract DisputeGame is IDisputeGame {
         g.height = uint64(MerkleLib.depth(n));
         g.checkpointRoots = [defenderCheckpoints, challengerCheckpoints];
         g.current = [defenderCheckpoints, challengerCheckpoints];
+        // Slots that moves overwrite start non-zero, so that the opener pays their first write and
+        // every move stays a cheap update (nothing reads these values before a move sets them).
+        bytes32 preset = bytes32(uint256(1));
+        g.pending = preset;
+        g.agreedRoot = preset;
+        g.post = [preset, preset];
+        g.traces = [preset, preset];
+        g.descHash = preset;
         emit GameOpened(gameId, msg.sender, defender, challenger, defenderCheckpoints, challengerCheckpoints);
     }
 
@@ -341,7 +349,6 @@ contract DisputeGame is IDisputeGame {
             return;
         }
         g.post = g.current;
-        g.current = [bytes32(0), bytes32(0)];
         uint256 m = _configs[gameId].nodeCount;
         g.leafCount = uint64(m);
         g.height = uint64(MerkleLib.depth(m));
@@ -676,19 +683,9 @@ contract DisputeGame is IDisputeGame {
     function _authorize(uint256 gameId, Game storage g) private view returns (Side side) {
         side = g.toMove;
         address expected = g.players[uint8(side)];
-        if (msg.sender != expected && !_isTeammate(g.owner, gameId, side)) {
-            revert DisputeGameNotYourTurn(gameId, msg.sender, expected);
-        }
+        if (msg.sender != expected) revert DisputeGameNotYourTurn(gameId, msg.sender, expected);
         uint256 deadline = uint256(g.turnStartedAt) + g.clockLeft[uint8(side)];
         if (block.timestamp > deadline) revert DisputeGameClockExpired(gameId, deadline);
-    }
-
-    /// @dev Asks the owner (if it is a contract that answers) whether the caller plays for `side`.
-    function _isTeammate(address owner, uint256 gameId, Side side) private view returns (bool) {
-        if (owner.code.length == 0) return false;
-        (bool ok, bytes memory ret) =
-            owner.staticcall(abi.encodeCall(IGameOwner.isTeammate, (gameId, side, msg.sender)));
-        return ok && ret.length == 32 && abi.decode(ret, (bool));
     }
 
     /// @dev Charges the mover's clock and hands the turn to `next`.
@@ -764,7 +761,9 @@ contract DisputeGame is IDisputeGame {
         f.nIn = uint256(_word(record, 68));
         if (f.nIn > (record.length - 132) / 32) revert DisputeGameMalformed(2, record.length);
         f.nOut = uint256(_word(record, 100 + 32 * f.nIn));
-        if (record.length != 132 + 32 * (f.nIn + f.nOut)) revert DisputeGameMalformed(2, record.length);
+        if (f.nOut != (record.length - 132) / 32 - f.nIn || record.length % 32 != 4) {
+            revert DisputeGameMalformed(2, record.length);
+        }
     }
 
     /// @dev Checks that `descriptor` is the descriptor the record names and agrees with its counts.

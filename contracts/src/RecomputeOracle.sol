@@ -88,6 +88,8 @@ contract RecomputeOracle is IRecomputeOracle {
     /// @dev Oracles already assigned to a question: never drawn for it again.
     mapping(uint256 => mapping(address => bool)) private _tried;
     mapping(uint256 => address[]) private _committees;
+    /// @dev When each question was asked: every answer window ends by `askedAt + maxAttempts * answerWindow`.
+    mapping(uint256 => uint64) private _askedAt;
     mapping(uint256 => mapping(address => Ballot)) private _ballots;
     mapping(uint256 => uint256) private _votesCast;
     /// @dev Who shares the fee of an overturned answer; empty means the answering oracle.
@@ -199,6 +201,7 @@ contract RecomputeOracle is IRecomputeOracle {
         q.inputsHash = sha256(abi.encodePacked(inputs));
         q.asker = msg.sender;
         q.parties = parties;
+        _askedAt[questionId] = uint64(block.timestamp);
         emit QuestionAsked(questionId, msg.sender, programHash, node, inputs);
         _assign(questionId, q);
     }
@@ -232,8 +235,17 @@ contract RecomputeOracle is IRecomputeOracle {
         address silent = q.oracle;
         --_oracles[silent].openDuties;
         _burn(_slash(silent, questionId, _silenceSlash));
-        if (q.attempts < _maxAttempts) _assign(questionId, q);
-        else _abandon(questionId, q);
+        // Windows are anchored to the question, not to this call: an attempt is only made while a
+        // whole answer window still fits before the last deadline that prompt re-assignments reach
+        // (each one second after the previous deadline), so a question nobody pokes for a while
+        // still ends in time.
+        uint256 lastDeadline =
+            uint256(_askedAt[questionId]) + uint256(_maxAttempts) * (uint256(_answerWindow) + 1) - 1;
+        if (q.attempts < _maxAttempts && block.timestamp + _answerWindow <= lastDeadline) {
+            _assign(questionId, q);
+        } else {
+            _abandon(questionId, q);
+        }
     }
 
     /// @inheritdoc IRecomputeOracle

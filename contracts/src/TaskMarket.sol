@@ -3,7 +3,6 @@ pragma solidity ^0.8.28;
 
 import {IDisputeGame} from "./interfaces/IDisputeGame.sol";
 import {IRecomputeOracle} from "./interfaces/IRecomputeOracle.sol";
-import {IGameOwner} from "./interfaces/IGameOwner.sol";
 import {ITaskMarket} from "./interfaces/ITaskMarket.sol";
 import {
     TaskMarketAlreadyJoined,
@@ -19,7 +18,7 @@ import {
     TaskMarketFinalizeTooEarly,
     TaskMarketGamePending,
     TaskMarketGamesActive,
-    TaskMarketGroupEliminated,
+    TaskMarketTrainerEliminated,
     TaskMarketJoinClosed,
     TaskMarketNotJoined,
     TaskMarketNothingToWithdraw,
@@ -29,7 +28,7 @@ import {
     TaskMarketTaskNotOpen,
     TaskMarketTransferFailed,
     TaskMarketUnknownDispute,
-    TaskMarketUnknownGroup,
+    TaskMarketNotSubmitted,
     TaskMarketZeroBatchSize,
     TaskMarketZeroClock,
     TaskMarketZeroDatasetSize,
@@ -43,8 +42,8 @@ import {MerkleLib} from "./lib/MerkleLib.sol";
 /// @title TaskMarket
 /// @notice Escrow, bonds and payouts of refereed training tasks; the dispute game referees, the
 ///         recompute oracle answers its last question.
-/// @dev Every trainer of a task locks the same bond (`spec.bond`). A group's bonds move to its pool
-///      when it is eliminated; pools pay oracle fees and winners' compensation, and whatever is left
+/// @dev Every trainer of a task locks the same bond (`spec.bond`). A trainer's bond moves to its pool
+///      when it loses a game; pools pay oracle fees and winners' compensation, and whatever is left
 ///      of them when the task is finalized is burnt. Task ids start at 1, so a zero `taskId` in a
 ///      stored dispute means "no such dispute".
 contract TaskMarket is ITaskMarket {
@@ -67,21 +66,22 @@ contract TaskMarket is ITaskMarket {
     struct Trainer {
         bool joined;
         bool submitted;
+        bool eliminated;
         uint32 group;
+        uint256 pool; // once eliminated: what is left of its slashed bond
     }
 
     struct Group {
         bytes32 checkpointRoot;
         bytes32 finalStateRoot;
         address[] members;
-        bool eliminated;
-        uint256 pool;
+        uint32 live; // members not eliminated
     }
 
     struct Dispute {
         uint256 taskId; // 0: not a dispute of this market
-        uint32 defenderGroup;
-        uint32 challengerGroup;
+        address defender;
+        address challenger;
         bool settled;
     }
 
@@ -96,8 +96,8 @@ contract TaskMarket is ITaskMarket {
     mapping(uint256 taskId => mapping(uint32 group => Group)) private _groups;
     /// @dev Group index + 1 of a checkpoint root (0: no group yet).
     mapping(uint256 taskId => mapping(bytes32 checkpointRoot => uint32)) private _groupByRoot;
-    /// @dev Pairs of groups that played, keyed by `_pairKey` (order-free).
-    mapping(uint256 taskId => mapping(uint64 pair => bool)) private _played;
+    /// @dev Pairs of trainers that played, keyed by `_pairKey` (order-free).
+    mapping(uint256 taskId => mapping(bytes32 pair => bool)) private _played;
     mapping(uint256 gameId => Dispute) private _disputes;
 
     mapping(address account => uint256) private _credits;
@@ -175,25 +175,24 @@ contract TaskMarket is ITaskMarket {
         uint32 g = _groupFor(taskId, t, checkpointRoot, finalStateRoot);
         Group storage group = _groups[taskId][g];
         group.members.push(msg.sender);
+        // A group whose members all lost their games is live again with a fresh member: games
+        // decide about the trainers who played them, not about a result.
+        if (group.live++ == 0) ++t.liveGroups;
         tr.submitted = true;
         tr.group = g;
         ++t.submitted;
         emit ResultSubmitted(taskId, msg.sender, g, checkpointRoot, finalStateRoot);
-
-        // A result already proven wrong: its bond joins the eliminated group's pool at once.
-        if (group.eliminated) {
-            uint256 bond = s.bond;
-            group.pool += bond;
-            _totalBonds -= bond;
-            _totalPools += bond;
-            emit BondSlashed(taskId, msg.sender, bond);
-        }
     }
 
     // ---- disputes --------------------------------------------------------------------------------
 
     /// @inheritdoc ITaskMarket
-    function openDispute(uint256 taskId, uint32 defenderGroup, uint32 challengerGroup)
+    /// @dev Games are between trainers, not groups: if any member could move for a group, a sybil
+    ///      that copied the honest group's public root could move first and commit it to junk in the
+    ///      bisection; if only one member played for a group, a sybil that submitted the honest root
+    ///      first could throw the game. Either way honest members would be slashed for moves they
+    ///      did not make. Here each trainer answers only for its own moves.
+    function openDispute(uint256 taskId, address defender, address challenger)
         external
         returns (uint256 gameId)
     {
@@ -202,25 +201,18 @@ contract TaskMarket is ITaskMarket {
         if (block.timestamp > s.disputeDeadline) {
             revert TaskMarketDisputeClosed(taskId, s.disputeDeadline, block.timestamp);
         }
-        Group storage d = _existingGroup(taskId, t.groupCount, defenderGroup);
-        Group storage c = _existingGroup(taskId, t.groupCount, challengerGroup);
-        if (defenderGroup == challengerGroup) revert TaskMarketSameGroup(taskId, defenderGroup);
-        if (d.eliminated) revert TaskMarketGroupEliminated(taskId, defenderGroup);
-        if (c.eliminated) revert TaskMarketGroupEliminated(taskId, challengerGroup);
-        uint64 pair = _pairKey(defenderGroup, challengerGroup);
-        if (_played[taskId][pair]) revert TaskMarketAlreadyPlayed(taskId, defenderGroup, challengerGroup);
+        Trainer storage d = _player(taskId, defender);
+        Trainer storage c = _player(taskId, challenger);
+        if (d.group == c.group) revert TaskMarketSameGroup(taskId, d.group);
+        bytes32 pair = _pairKey(defender, challenger);
+        if (_played[taskId][pair]) revert TaskMarketAlreadyPlayed(taskId, defender, challenger);
 
         _played[taskId][pair] = true;
         ++t.activeGames;
-        address defender = d.members[0];
-        address challenger = c.members[0];
-        // The one external call before the dispute is stored: the id comes from it, and the game is
-        // the referee fixed at construction (it calls nothing back).
-        gameId = _game.open(_storedConfig(s), defender, d.checkpointRoot, challenger, c.checkpointRoot);
-        _disputes[gameId] = Dispute({
-            taskId: taskId, defenderGroup: defenderGroup, challengerGroup: challengerGroup, settled: false
-        });
-        emit DisputeOpened(taskId, gameId, defenderGroup, challengerGroup, defender, challenger);
+        gameId = _openGame(taskId, defender, d.group, challenger, c.group);
+        _disputes[gameId] =
+            Dispute({taskId: taskId, defender: defender, challenger: challenger, settled: false});
+        emit DisputeOpened(taskId, gameId, d.group, c.group, defender, challenger);
     }
 
     /// @inheritdoc ITaskMarket
@@ -241,16 +233,16 @@ contract TaskMarket is ITaskMarket {
         --t.activeGames;
         emit DisputeSettled(taskId, gameId, outcome);
 
-        uint32 dg = dispute.defenderGroup;
-        uint32 cg = dispute.challengerGroup;
+        address defender = dispute.defender;
+        address challenger = dispute.challenger;
         if (outcome == IDisputeGame.Outcome.DefenderWins) {
-            fee = _defeat(taskId, gameId, cg, dg, fee);
+            fee = _defeat(taskId, gameId, challenger, defender, fee);
         } else if (outcome == IDisputeGame.Outcome.ChallengerWins) {
-            fee = _defeat(taskId, gameId, dg, cg, fee);
+            fee = _defeat(taskId, gameId, defender, challenger, fee);
         } else if (outcome == IDisputeGame.Outcome.BothLose) {
-            Group storage defenders = _eliminate(taskId, dg);
-            Group storage challengers = _eliminate(taskId, cg);
-            if (fee != 0 && !_takeFromPool(defenders, fee) && !_takeFromPool(challengers, fee)) fee = 0;
+            Trainer storage a = _eliminate(taskId, defender);
+            Trainer storage b = _eliminate(taskId, challenger);
+            if (fee != 0 && !_takeFromPool(a, fee) && !_takeFromPool(b, fee)) fee = 0;
         }
 
         if (fee != 0) {
@@ -262,14 +254,13 @@ contract TaskMarket is ITaskMarket {
 
     /// @inheritdoc ITaskMarket
     /// @dev Trainers that joined but never submitted forfeit their bonds to the client. With one
-    ///      live group its members share the reward (the remainder of the division to `members[0]`)
-    ///      and take their bonds back; otherwise the client takes the reward back and every live
-    ///      member its bond. What is left in the pools of eliminated groups is burnt: it stays in
+    ///      live group its live members share the reward (the remainder of the division to the first
+    ///      of them) and take their bonds back; otherwise the client takes the reward back and every
+    ///      live trainer its bond. What is left of eliminated trainers' bonds is burnt: it stays in
     ///      this contract and belongs to nobody. Compensation and oracle fees repay what honest
-    ///      parties spent; any surplus paid out would be a prize for losing. If it went to a winner,
-    ///      a trainer could beat its own sybil (or a group whose first member is its sybil and throws
-    ///      the game) and collect the loser's bonds, the honest co-members' included; if it went to
-    ///      the client, a client could plant sybils in its own task and recover what they lose.
+    ///      parties spent; any surplus paid out would be a prize for losing: if it went to a winner,
+    ///      a trainer could beat its own sybil and collect the sybil's bond; if it went to the client,
+    ///      a client could plant sybils in its own task and recover what they lose.
     function finalize(uint256 taskId) external {
         Task storage t = _openTask(taskId);
         if (t.activeGames != 0) revert TaskMarketGamesActive(taskId, t.activeGames);
@@ -343,12 +334,18 @@ contract TaskMarket is ITaskMarket {
     /// @inheritdoc ITaskMarket
     function groupOf(uint256 taskId, uint32 group) external view returns (GroupView memory) {
         Group storage g = _groups[taskId][group];
+        address[] memory members = g.members;
+        uint256 pool;
+        for (uint256 i; i < members.length; ++i) {
+            pool += _trainers[taskId][members[i]].pool;
+        }
         return GroupView({
             checkpointRoot: g.checkpointRoot,
             finalStateRoot: g.finalStateRoot,
-            members: g.members,
-            eliminated: g.eliminated,
-            pool: g.pool
+            members: members,
+            live: g.live,
+            eliminated: members.length != 0 && g.live == 0,
+            pool: pool
         });
     }
 
@@ -367,8 +364,10 @@ contract TaskMarket is ITaskMarket {
         Dispute storage d = _disputes[gameId];
         return DisputeView({
             taskId: d.taskId,
-            defenderGroup: d.defenderGroup,
-            challengerGroup: d.challengerGroup,
+            defender: d.defender,
+            challenger: d.challenger,
+            defenderGroup: _trainers[d.taskId][d.defender].group,
+            challengerGroup: _trainers[d.taskId][d.challenger].group,
             settled: d.settled
         });
     }
@@ -428,18 +427,16 @@ contract TaskMarket is ITaskMarket {
         return _oracle;
     }
 
-    /// @inheritdoc IGameOwner
-    /// @dev Every member of the side's group, including those that submitted after the game opened.
-    function isTeammate(uint256 gameId, IDisputeGame.Side side, address account)
-        external
-        view
-        returns (bool)
-    {
-        Dispute storage d = _disputes[gameId];
-        if (d.taskId == 0) return false;
-        Trainer storage tr = _trainers[d.taskId][account];
-        uint32 group = side == IDisputeGame.Side.Defender ? d.defenderGroup : d.challengerGroup;
-        return tr.submitted && tr.group == group;
+    /// @inheritdoc ITaskMarket
+    function trainerOf(uint256 taskId, address trainer) external view returns (TrainerView memory) {
+        Trainer storage tr = _trainers[taskId][trainer];
+        return TrainerView({
+            joined: tr.joined,
+            submitted: tr.submitted,
+            eliminated: tr.eliminated,
+            group: tr.group,
+            pool: tr.pool
+        });
     }
 
     // ---- internals -------------------------------------------------------------------------------
@@ -467,8 +464,9 @@ contract TaskMarket is ITaskMarket {
         }
     }
 
-    /// @dev `max(1, slots - 1) * (comp + fee)`: a group meets at most `slots - 1` others, and its
-    ///      pool pays one fee and one compensation for each game it loses.
+    /// @dev `max(1, slots - 1) * (comp + fee)`: a trainer can be challenged by each of the other
+    ///      `slots - 1` trainers at once, and its pool pays one fee and one compensation for each game
+    ///      it loses.
     function _minBond(uint32 slots, uint256 comp) private view returns (uint256) {
         uint256 games = slots <= 1 ? 1 : slots - 1;
         return games * (comp + _oracle.fee());
@@ -480,14 +478,27 @@ contract TaskMarket is ITaskMarket {
         if (t.status != TaskStatus.Open) revert TaskMarketTaskNotOpen(taskId, t.status);
     }
 
-    /// @dev Group `g` of the task, which must exist.
-    function _existingGroup(uint256 taskId, uint32 groupCount, uint32 g)
+    /// @dev Opens the game between two trainers on their groups' checkpoint roots. The one external
+    ///      call before the dispute is stored: the id comes from it, and the game is the referee fixed
+    ///      at construction (it calls nothing back).
+    function _openGame(uint256 taskId, address defender, uint32 dg, address challenger, uint32 cg)
         private
-        view
-        returns (Group storage)
+        returns (uint256)
     {
-        if (g >= groupCount) revert TaskMarketUnknownGroup(taskId, g, groupCount);
-        return _groups[taskId][g];
+        return _game.open(
+            _storedConfig(_specs[taskId]),
+            defender,
+            _groups[taskId][dg].checkpointRoot,
+            challenger,
+            _groups[taskId][cg].checkpointRoot
+        );
+    }
+
+    /// @dev A trainer of the task that submitted and is not eliminated.
+    function _player(uint256 taskId, address trainer) private view returns (Trainer storage tr) {
+        tr = _trainers[taskId][trainer];
+        if (!tr.submitted) revert TaskMarketNotSubmitted(taskId, trainer);
+        if (tr.eliminated) revert TaskMarketTrainerEliminated(taskId, trainer);
     }
 
     /// @dev The game's oracle question and the fee this market owes on it: non-zero only when the
@@ -528,7 +539,6 @@ contract TaskMarket is ITaskMarket {
             }
         }
         g = t.groupCount++;
-        ++t.liveGroups;
         _groupByRoot[taskId][checkpointRoot] = g + 1;
         Group storage fresh = _groups[taskId][g];
         fresh.checkpointRoot = checkpointRoot;
@@ -550,9 +560,10 @@ contract TaskMarket is ITaskMarket {
         _totalBonds -= forfeited;
     }
 
-    /// @dev Credits every live group's members their bonds back and, when `reward != 0` (one live
-    ///      group), the reward in equal shares (the remainder to `members[0]`); empties the pools of
-    ///      eliminated groups. Returns the live group when `reward != 0` (else -1) and the pools' sum.
+    /// @dev Credits every live trainer its bond back and, when `reward != 0` (one live group), the
+    ///      reward in equal shares among that group's live members (the remainder to the first);
+    ///      empties the eliminated trainers' pools. Returns the live group when `reward != 0` (else
+    ///      -1) and the pools' sum.
     function _settleGroups(uint256 taskId, uint32 groupCount, uint256 bond, uint256 reward)
         private
         returns (int256 winningGroup, uint256 burnt)
@@ -560,50 +571,68 @@ contract TaskMarket is ITaskMarket {
         winningGroup = -1;
         for (uint32 g; g < groupCount; ++g) {
             Group storage group = _groups[taskId][g];
-            if (group.eliminated) {
-                burnt += group.pool;
-                group.pool = 0;
-                continue;
+            uint256 live = group.live;
+            uint256 groupReward;
+            if (live != 0 && reward != 0) {
+                winningGroup = int256(uint256(g));
+                groupReward = reward;
             }
-            address[] storage members = group.members;
-            uint256 n = members.length;
-            _totalBonds -= bond * n;
-            uint256 share = reward / n;
-            if (reward != 0) winningGroup = int256(uint256(g));
-            _credit(members[0], bond + reward - share * (n - 1));
-            for (uint256 i = 1; i < n; ++i) {
-                _credit(members[i], bond + share);
-            }
+            burnt += _settleMembers(taskId, group.members, bond, groupReward, live);
         }
     }
 
-    /// @dev Eliminates group `g` if it is still live: its members' bonds move to its pool.
-    function _eliminate(uint256 taskId, uint32 g) private returns (Group storage group) {
-        group = _groups[taskId][g];
-        if (group.eliminated) return group;
-        group.eliminated = true;
-        --_tasks[taskId].liveGroups;
-        uint256 bond = _specs[taskId].bond;
-        address[] storage members = group.members;
+    /// @dev `_settleGroups` for one group: bonds back to its live members with their shares of
+    ///      `reward` (0 unless it won); returns its eliminated members' pools, emptied.
+    function _settleMembers(
+        uint256 taskId,
+        address[] storage members,
+        uint256 bond,
+        uint256 reward,
+        uint256 live
+    ) private returns (uint256 burnt) {
+        uint256 share = live == 0 ? 0 : reward / live;
+        uint256 remainder = reward - share * live;
         uint256 n = members.length;
         for (uint256 i; i < n; ++i) {
-            emit BondSlashed(taskId, members[i], bond);
+            address member = members[i];
+            Trainer storage tr = _trainers[taskId][member];
+            if (tr.eliminated) {
+                burnt += tr.pool;
+                tr.pool = 0;
+                continue;
+            }
+            _totalBonds -= bond;
+            _credit(member, bond + share + remainder);
+            remainder = 0;
         }
-        uint256 slashed = bond * n;
-        group.pool += slashed;
-        _totalBonds -= slashed;
-        _totalPools += slashed;
-        emit GroupEliminated(taskId, g, slashed);
     }
 
-    /// @dev Group `loser` lost game `gameId` to group `winner`: eliminates it, takes the oracle fee
-    ///      (returned, or 0 if the pool lacks it) from its pool, then credits the winner's player its
-    ///      compensation from what is left, as far as it goes.
-    function _defeat(uint256 taskId, uint256 gameId, uint32 loser, uint32 winner, uint256 fee)
+    /// @dev Eliminates `trainer` if it is not yet: its bond moves to its pool; its group falls with
+    ///      its last live member.
+    function _eliminate(uint256 taskId, address trainer) private returns (Trainer storage tr) {
+        tr = _trainers[taskId][trainer];
+        if (tr.eliminated) return tr;
+        tr.eliminated = true;
+        uint256 bond = _specs[taskId].bond;
+        tr.pool = bond;
+        _totalBonds -= bond;
+        _totalPools += bond;
+        emit BondSlashed(taskId, trainer, bond);
+        emit TrainerEliminated(taskId, trainer, tr.group, bond);
+        if (--_groups[taskId][tr.group].live == 0) {
+            --_tasks[taskId].liveGroups;
+            emit GroupEliminated(taskId, tr.group);
+        }
+    }
+
+    /// @dev `loser` lost game `gameId` to `winner`: eliminates it, takes the oracle fee (returned,
+    ///      or 0 if its pool lacks it) from its pool, then credits the winner its compensation from
+    ///      what is left, as far as it goes.
+    function _defeat(uint256 taskId, uint256 gameId, address loser, address winner, uint256 fee)
         private
         returns (uint256)
     {
-        Group storage lost = _eliminate(taskId, loser);
+        Trainer storage lost = _eliminate(taskId, loser);
         if (fee != 0 && !_takeFromPool(lost, fee)) fee = 0;
         uint256 pool = lost.pool;
         uint256 owed = _tasks[taskId].compensation;
@@ -614,20 +643,19 @@ contract TaskMarket is ITaskMarket {
                 lost.pool = pool - amount;
                 _totalPools -= amount;
             }
-            address player = _groups[taskId][winner].members[0];
-            _credit(player, amount);
-            emit CompensationPaid(taskId, gameId, player, amount);
+            _credit(winner, amount);
+            emit CompensationPaid(taskId, gameId, winner, amount);
         }
         return fee;
     }
 
-    /// @dev Takes `amount` out of the group's pool (and the pools' total) if the pool holds it.
-    function _takeFromPool(Group storage group, uint256 amount) private returns (bool taken) {
-        uint256 pool = group.pool;
+    /// @dev Takes `amount` out of the trainer's pool (and the pools' total) if the pool holds it.
+    function _takeFromPool(Trainer storage tr, uint256 amount) private returns (bool taken) {
+        uint256 pool = tr.pool;
         if (pool < amount) return false;
         // Cannot underflow: amount <= pool, and pool is part of the pools' total.
         unchecked {
-            group.pool = pool - amount;
+            tr.pool = pool - amount;
             _totalPools -= amount;
         }
         return true;
@@ -645,9 +673,9 @@ contract TaskMarket is ITaskMarket {
         return MerkleLib.leafHash(abi.encodePacked(CKPT, step, stateRoot));
     }
 
-    /// @dev An order-free key of a pair of groups.
-    function _pairKey(uint32 a, uint32 b) private pure returns (uint64) {
-        return a < b ? (uint64(a) << 32) | b : (uint64(b) << 32) | a;
+    /// @dev An order-free key of a pair of trainers.
+    function _pairKey(address a, address b) private pure returns (bytes32) {
+        return a < b ? keccak256(abi.encodePacked(a, b)) : keccak256(abi.encodePacked(b, a));
     }
 
     function _config(TaskSpec calldata s) private pure returns (IDisputeGame.Config memory) {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 pragma solidity ^0.8.28;
 
-import {Test} from "forge-std/Test.sol";
+import {Test, Vm} from "forge-std/Test.sol";
 
 import {DisputeGame} from "../src/DisputeGame.sol";
 import {RecomputeOracle} from "../src/RecomputeOracle.sol";
@@ -25,17 +25,17 @@ import {
     TaskMarketFinalizeTooEarly,
     TaskMarketGamePending,
     TaskMarketGamesActive,
-    TaskMarketGroupEliminated,
     TaskMarketJoinClosed,
     TaskMarketNotJoined,
+    TaskMarketNotSubmitted,
     TaskMarketNothingToWithdraw,
     TaskMarketSameGroup,
     TaskMarketSubmitClosed,
     TaskMarketTaskFull,
     TaskMarketTaskNotOpen,
+    TaskMarketTrainerEliminated,
     TaskMarketTransferFailed,
     TaskMarketUnknownDispute,
-    TaskMarketUnknownGroup,
     TaskMarketZeroBatchSize,
     TaskMarketZeroClock,
     TaskMarketZeroDatasetSize,
@@ -387,11 +387,23 @@ contract TaskMarketTest is Test {
         assertEq(g.checkpointRoot, honest.root, "root");
         assertEq(g.finalStateRoot, honest.finalState(), "final");
         assertEq(g.members.length, 2, "members");
-        assertEq(g.members[0], alice, "first member plays");
+        assertEq(g.members[0], alice, "submission order");
         assertEq(g.members[1], carol, "submission order");
+        assertEq(g.live, 2, "both members live");
+        assertFalse(g.eliminated, "not eliminated");
+        assertEq(g.pool, 0, "no pool");
         (bool submitted, uint32 group) = market.groupOfTrainer(taskId, carol);
         assertTrue(submitted, "carol submitted");
         assertEq(group, 1, "carol's group");
+        ITaskMarket.TrainerView memory tr = market.trainerOf(taskId, carol);
+        assertTrue(tr.joined, "carol joined");
+        assertTrue(tr.submitted, "carol submitted");
+        assertFalse(tr.eliminated, "carol live");
+        assertEq(tr.group, 1, "carol's group");
+        assertEq(tr.pool, 0, "carol's bond is no pool");
+        ITaskMarket.GroupView memory none = market.groupOf(taskId, 2);
+        assertEq(none.members.length, 0, "no group 2");
+        assertFalse(none.eliminated, "an empty group is not eliminated");
     }
 
     function test_submit_twice_reverts() public checkFunds {
@@ -470,11 +482,13 @@ contract TaskMarketTest is Test {
         uint256 taskId = _twoGroups();
         vm.expectEmit(true, true, false, true, address(market));
         emit ITaskMarket.DisputeOpened(taskId, 1, 0, 1, bob, alice);
-        uint256 gameId = market.openDispute(taskId, 0, 1);
+        uint256 gameId = market.openDispute(taskId, bob, alice);
         assertEq(gameId, 1, "game id");
         assertEq(market.task(taskId).activeGames, 1, "active");
         ITaskMarket.DisputeView memory d = market.disputeOf(gameId);
         assertEq(d.taskId, taskId, "task");
+        assertEq(d.defender, bob, "defender");
+        assertEq(d.challenger, alice, "challenger");
         assertEq(d.defenderGroup, 0, "defender group");
         assertEq(d.challengerGroup, 1, "challenger group");
         assertFalse(d.settled, "settled");
@@ -487,84 +501,211 @@ contract TaskMarketTest is Test {
         assertEq(keccak256(abi.encode(game.configOf(gameId))), keccak256(abi.encode(_cfg(_spec()))), "config");
     }
 
-    /// @dev The named defender (bob, say a sybil that joined the honest group first) never moves;
-    ///      carol, of the same group, moves for it; nobody outside the group can.
-    function test_openDispute_anyMemberMovesForGroup_succeeds() public checkFunds {
-        uint256 taskId = _postAndJoinAll();
-        _submit(taskId, bob, honest); // group 0, named defender
-        _submit(taskId, alice, cheat); // group 1
-        _submit(taskId, carol, honest); // group 0
-        uint256 gameId = market.openDispute(taskId, 0, 1);
-        assertTrue(market.isTeammate(gameId, IDisputeGame.Side.Defender, carol), "carol defends");
-        assertFalse(market.isTeammate(gameId, IDisputeGame.Side.Defender, alice), "alice does not");
-        assertFalse(
-            market.isTeammate(gameId, IDisputeGame.Side.Challenger, carol), "carol does not challenge"
-        );
-        assertFalse(market.isTeammate(gameId + 1, IDisputeGame.Side.Defender, carol), "no such game");
-
-        // 5 checkpoints: depth 3, arity 4, so the first level posts 4 nodes at height 1.
+    function test_openDispute_eitherRole_succeeds() public checkFunds {
+        uint256 taskId = _twoGroups();
+        vm.expectEmit(true, true, false, true, address(market));
+        emit ITaskMarket.DisputeOpened(taskId, 1, 1, 0, alice, bob);
+        uint256 gameId = market.openDispute(taskId, alice, bob);
+        ITaskMarket.DisputeView memory d = market.disputeOf(gameId);
+        assertEq(d.defender, alice, "defender");
+        assertEq(d.challenger, bob, "challenger");
+        assertEq(d.defenderGroup, 1, "defender group");
+        assertEq(d.challengerGroup, 0, "challenger group");
         IDisputeGame.GameView memory v = game.gameOf(gameId);
-        assertEq(v.height, 3, "height");
-        CheckpointLists.List memory h = honest;
-        bytes32[] memory nodes = h.nodesAt(1, 0, 4);
-        vm.prank(alice);
-        vm.expectRevert(abi.encodeWithSelector(DisputeGameNotYourTurn.selector, gameId, alice, bob));
-        game.descend(gameId, nodes, new bytes32[](0));
-        vm.prank(carol);
-        game.descend(gameId, nodes, new bytes32[](0));
-        assertEq(uint8(game.gameOf(gameId).toMove), uint8(IDisputeGame.Side.Challenger), "challenger to move");
+        assertEq(v.players[0], alice, "alice defends");
+        assertEq(v.checkpointRoots[0], honest.root, "on her group's root");
+        assertEq(v.checkpointRoots[1], cheat.root, "against bob's");
+    }
+
+    function test_disputeOf_unknown_isEmpty_succeeds() public view {
+        ITaskMarket.DisputeView memory d = market.disputeOf(1);
+        assertEq(d.taskId, 0, "no task");
+        assertEq(d.defender, address(0), "no defender");
+        assertEq(d.challenger, address(0), "no challenger");
+    }
+
+    function test_openDispute_unknownTask_reverts() public checkFunds {
+        vm.expectRevert(
+            abi.encodeWithSelector(TaskMarketTaskNotOpen.selector, uint256(7), ITaskMarket.TaskStatus.None)
+        );
+        market.openDispute(7, bob, alice);
+    }
+
+    function test_openDispute_defenderNotSubmitted_reverts() public checkFunds {
+        uint256 taskId = _twoGroups(); // carol joined and never submits
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketNotSubmitted.selector, taskId, carol));
+        market.openDispute(taskId, carol, alice);
+    }
+
+    function test_openDispute_challengerNotSubmitted_reverts() public checkFunds {
+        uint256 taskId = _twoGroups();
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketNotSubmitted.selector, taskId, carol));
+        market.openDispute(taskId, bob, carol);
+    }
+
+    function test_openDispute_notJoined_reverts() public checkFunds {
+        uint256 taskId = _twoGroups();
+        address dave = makeAddr("dave");
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketNotSubmitted.selector, taskId, dave));
+        market.openDispute(taskId, dave, alice);
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketNotSubmitted.selector, taskId, address(0)));
+        market.openDispute(taskId, bob, address(0));
     }
 
     function test_openDispute_sameGroup_reverts() public checkFunds {
-        uint256 taskId = _twoGroups();
+        uint256 taskId = _postAndJoinAll();
+        _submit(taskId, bob, cheat); // group 0
+        _submit(taskId, alice, honest); // group 1
+        _submit(taskId, carol, honest); // group 1
         vm.expectRevert(abi.encodeWithSelector(TaskMarketSameGroup.selector, taskId, uint32(1)));
-        market.openDispute(taskId, 1, 1);
-    }
-
-    function test_openDispute_unknownGroup_reverts() public checkFunds {
-        uint256 taskId = _twoGroups();
-        vm.expectRevert(abi.encodeWithSelector(TaskMarketUnknownGroup.selector, taskId, uint32(2), uint32(2)));
-        market.openDispute(taskId, 0, 2);
+        market.openDispute(taskId, alice, carol);
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketSameGroup.selector, taskId, uint32(1)));
+        market.openDispute(taskId, carol, alice);
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketSameGroup.selector, taskId, uint32(0)));
+        market.openDispute(taskId, bob, bob);
     }
 
     function test_openDispute_eliminated_reverts() public checkFunds {
-        uint256 taskId = _threeGroups();
-        uint256 gameId = market.openDispute(taskId, 0, 1);
-        _timeoutDefender(gameId);
+        uint256 taskId = _threeGroups(); // bob: group 0 (cheat), alice: 1 (honest), carol: 2 (other)
+        uint256 gameId = market.openDispute(taskId, bob, alice);
+        _timeout(gameId);
         market.settleDispute(gameId);
-        vm.expectRevert(abi.encodeWithSelector(TaskMarketGroupEliminated.selector, taskId, uint32(0)));
-        market.openDispute(taskId, 2, 0);
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketTrainerEliminated.selector, taskId, bob));
+        market.openDispute(taskId, bob, carol);
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketTrainerEliminated.selector, taskId, bob));
+        market.openDispute(taskId, carol, bob);
+        // The winner plays on.
+        market.openDispute(taskId, carol, alice);
     }
 
     function test_openDispute_played_reverts() public checkFunds {
         uint256 taskId = _twoGroups();
-        market.openDispute(taskId, 0, 1);
-        vm.expectRevert(
-            abi.encodeWithSelector(TaskMarketAlreadyPlayed.selector, taskId, uint32(0), uint32(1))
-        );
-        market.openDispute(taskId, 0, 1);
-        vm.expectRevert(
-            abi.encodeWithSelector(TaskMarketAlreadyPlayed.selector, taskId, uint32(1), uint32(0))
-        );
-        market.openDispute(taskId, 1, 0);
+        market.openDispute(taskId, bob, alice);
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketAlreadyPlayed.selector, taskId, bob, alice));
+        market.openDispute(taskId, bob, alice);
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketAlreadyPlayed.selector, taskId, alice, bob));
+        market.openDispute(taskId, alice, bob);
     }
 
     function test_openDispute_late_reverts() public checkFunds {
         uint256 taskId = _twoGroups();
         uint64 deadline = market.specOf(taskId).disputeDeadline;
+        vm.warp(deadline); // at the deadline is still in time
+        market.openDispute(taskId, bob, alice);
         vm.warp(deadline + 1);
         vm.expectRevert(
             abi.encodeWithSelector(TaskMarketDisputeClosed.selector, taskId, deadline, deadline + 1)
         );
-        market.openDispute(taskId, 0, 1);
+        market.openDispute(taskId, alice, bob);
+    }
+
+    /// @dev group 0 = {bob, a sybil that copied the honest root and never moves; carol, honest},
+    ///      group 1 = {alice, a cheat}. bob's lost game eliminates bob alone: carol keeps her bond,
+    ///      plays her own game against alice, wins it, and takes the whole reward.
+    function test_openDispute_namedTrainerLoss_spareHonestGroupmate_succeeds() public checkFunds {
+        uint256 taskId = _postAndJoinAll();
+        uint256 bond = _bond(taskId);
+        uint256 comp = market.compensation(_spec());
+        _submit(taskId, bob, honest); // group 0
+        _submit(taskId, alice, cheat); // group 1
+        _submit(taskId, carol, honest); // group 0
+
+        uint256 g1 = market.openDispute(taskId, bob, alice);
+        // Only bob moves for his side: carol can neither carry nor spoil his game.
+        bytes32[] memory nodes = _firstDescent(honest);
+        vm.expectRevert(abi.encodeWithSelector(DisputeGameNotYourTurn.selector, g1, carol, bob));
+        vm.prank(carol);
+        game.descend(g1, nodes, new bytes32[](0));
+
+        // bob never moves: he alone falls, and his bond compensates alice.
+        _timeout(g1);
+        assertEq(uint8(game.outcome(g1)), uint8(IDisputeGame.Outcome.ChallengerWins), "alice wins g1");
+        vm.recordLogs();
+        vm.expectEmit(true, true, false, true, address(market));
+        emit ITaskMarket.BondSlashed(taskId, bob, bond);
+        vm.expectEmit(true, true, false, true, address(market));
+        emit ITaskMarket.TrainerEliminated(taskId, bob, 0, bond);
+        vm.expectEmit(true, true, true, true, address(market));
+        emit ITaskMarket.CompensationPaid(taskId, g1, alice, comp);
+        market.settleDispute(g1);
+        Vm.Log[] memory logs = vm.getRecordedLogs();
+        assertEq(_count(logs, ITaskMarket.TrainerEliminated.selector), 1, "bob alone eliminated");
+        assertEq(_count(logs, ITaskMarket.GroupEliminated.selector), 0, "group 0 stands");
+
+        ITaskMarket.TrainerView memory b = market.trainerOf(taskId, bob);
+        assertTrue(b.eliminated, "bob eliminated");
+        assertEq(b.group, 0, "bob's group");
+        assertEq(b.pool, bond - comp, "bob's pool after compensation");
+        ITaskMarket.TrainerView memory c = market.trainerOf(taskId, carol);
+        assertTrue(c.joined && c.submitted, "carol in");
+        assertFalse(c.eliminated, "carol untouched");
+        assertEq(c.pool, 0, "carol's bond is no pool");
+        ITaskMarket.GroupView memory g0 = market.groupOf(taskId, 0);
+        assertEq(g0.live, 1, "carol is live");
+        assertFalse(g0.eliminated, "group 0 live");
+        assertEq(g0.pool, bond - comp, "group pool: bob's");
+        assertEq(market.task(taskId).liveGroups, 2, "two live groups");
+        assertEq(market.totalBonds(), 2 * bond, "alice's and carol's bonds locked");
+        assertEq(market.creditOf(alice), comp, "alice compensated");
+        _assertFunds();
+        vm.expectRevert(
+            abi.encodeWithSelector(
+                TaskMarketFinalizeTooEarly.selector,
+                taskId,
+                block.timestamp,
+                market.specOf(taskId).disputeDeadline,
+                uint32(2)
+            )
+        );
+        market.finalize(taskId);
+
+        // carol plays her own game; alice never answers.
+        uint256 g2 = market.openDispute(taskId, carol, alice);
+        vm.prank(carol);
+        game.descend(g2, nodes, new bytes32[](0));
+        _timeout(g2);
+        assertEq(uint8(game.outcome(g2)), uint8(IDisputeGame.Outcome.DefenderWins), "carol wins g2");
+        vm.expectEmit(true, true, false, true, address(market));
+        emit ITaskMarket.BondSlashed(taskId, alice, bond);
+        vm.expectEmit(true, true, false, true, address(market));
+        emit ITaskMarket.TrainerEliminated(taskId, alice, 1, bond);
+        vm.expectEmit(true, true, false, true, address(market));
+        emit ITaskMarket.GroupEliminated(taskId, 1);
+        vm.expectEmit(true, true, true, true, address(market));
+        emit ITaskMarket.CompensationPaid(taskId, g2, carol, comp);
+        market.settleDispute(g2);
+        assertTrue(market.groupOf(taskId, 1).eliminated, "group 1 eliminated");
+        assertEq(market.task(taskId).liveGroups, 1, "one live group");
+
+        // Every slot submitted and one live group: finalize at once; carol alone is paid.
+        vm.expectEmit(true, false, false, true, address(market));
+        emit ITaskMarket.Credited(carol, bond + REWARD);
+        vm.expectEmit(true, false, false, true, address(market));
+        emit ITaskMarket.Burnt(taskId, 2 * (bond - comp));
+        vm.expectEmit(true, false, false, true, address(market));
+        emit ITaskMarket.TaskFinalized(taskId, 0, REWARD);
+        market.finalize(taskId);
+        assertEq(market.creditOf(carol), comp + bond + REWARD, "carol: compensation, bond, whole reward");
+        assertEq(market.creditOf(bob), 0, "bob: nothing");
+        assertEq(market.creditOf(alice), comp, "alice: her g1 compensation only");
+        assertEq(market.creditOf(client), 0, "client: nothing");
+        assertEq(market.trainerOf(taskId, bob).pool, 0, "bob's leftovers burnt");
+        assertEq(market.totalBurnt(), 2 * (bond - comp), "bob's and alice's leftovers");
+        assertEq(market.totalPools(), 0, "pools");
+        assertEq(market.totalBonds(), 0, "bonds");
+        assertEq(market.totalEscrow(), 0, "escrow");
+        _assertFunds();
+        _withdrawAll();
+        assertEq(carol.balance, 100 ether + comp + REWARD, "carol paid");
+        assertEq(address(market).balance, 2 * (bond - comp), "only the burnt rest stays");
     }
 
     // ---------------------------------------------------------------- settleDispute
 
     function test_settleDispute_twice_reverts() public checkFunds {
         uint256 taskId = _twoGroups();
-        uint256 gameId = market.openDispute(taskId, 0, 1);
-        _timeoutDefender(gameId);
+        uint256 gameId = market.openDispute(taskId, bob, alice);
+        _timeout(gameId);
         market.settleDispute(gameId);
         vm.expectRevert(abi.encodeWithSelector(TaskMarketDisputeAlreadySettled.selector, gameId));
         market.settleDispute(gameId);
@@ -572,7 +713,7 @@ contract TaskMarketTest is Test {
 
     function test_settleDispute_pending_reverts() public checkFunds {
         uint256 taskId = _twoGroups();
-        uint256 gameId = market.openDispute(taskId, 0, 1);
+        uint256 gameId = market.openDispute(taskId, bob, alice);
         vm.expectRevert(abi.encodeWithSelector(TaskMarketGamePending.selector, gameId));
         market.settleDispute(gameId);
     }
@@ -623,7 +764,7 @@ contract TaskMarketTest is Test {
 
     function test_finalize_activeGame_reverts() public checkFunds {
         uint256 taskId = _twoGroups();
-        market.openDispute(taskId, 0, 1);
+        market.openDispute(taskId, bob, alice);
         vm.warp(market.specOf(taskId).disputeDeadline + 1);
         vm.expectRevert(abi.encodeWithSelector(TaskMarketGamesActive.selector, taskId, uint32(1)));
         market.finalize(taskId);
@@ -713,17 +854,19 @@ contract TaskMarketTest is Test {
         _submit(taskId, bob, cheat); // group 0
         _submit(taskId, alice, honest); // group 1
         _submit(taskId, carol, honest);
-        uint256 gameId = market.openDispute(taskId, 0, 1);
+        uint256 gameId = market.openDispute(taskId, bob, alice);
 
         // The defender (bob) never moves.
-        _timeoutDefender(gameId);
+        _timeout(gameId);
         assertEq(uint8(game.outcome(gameId)), uint8(IDisputeGame.Outcome.ChallengerWins), "outcome");
         vm.expectEmit(true, true, false, true, address(market));
         emit ITaskMarket.DisputeSettled(taskId, gameId, IDisputeGame.Outcome.ChallengerWins);
         vm.expectEmit(true, true, false, true, address(market));
         emit ITaskMarket.BondSlashed(taskId, bob, bond);
         vm.expectEmit(true, true, false, true, address(market));
-        emit ITaskMarket.GroupEliminated(taskId, 0, bond);
+        emit ITaskMarket.TrainerEliminated(taskId, bob, 0, bond);
+        vm.expectEmit(true, true, false, true, address(market));
+        emit ITaskMarket.GroupEliminated(taskId, 0);
         vm.expectEmit(true, false, false, true, address(market));
         emit ITaskMarket.Credited(alice, comp);
         vm.expectEmit(true, true, true, true, address(market));
@@ -732,12 +875,16 @@ contract TaskMarketTest is Test {
 
         ITaskMarket.GroupView memory lost = market.groupOf(taskId, 0);
         assertTrue(lost.eliminated, "eliminated");
+        assertEq(lost.live, 0, "no live member");
         assertEq(lost.pool, bond - comp, "pool after compensation");
+        assertEq(market.trainerOf(taskId, bob).pool, bond - comp, "bob's pool");
+        assertEq(market.groupOf(taskId, 1).live, 2, "the winners' group untouched");
         assertTrue(market.disputeOf(gameId).settled, "settled");
         ITaskMarket.TaskView memory t = market.task(taskId);
         assertEq(t.liveGroups, 1, "one live group");
         assertEq(t.activeGames, 0, "no game");
         assertEq(market.creditOf(alice), comp, "compensation");
+        assertEq(market.creditOf(carol), 0, "carol did not play");
         _assertFunds();
 
         // One live group and every slot submitted: finalize at once; the pool's rest is burnt.
@@ -758,42 +905,229 @@ contract TaskMarketTest is Test {
         assertEq(address(market).balance, bond - comp, "only the burnt rest stays");
     }
 
-    function test_submit_eliminatedRoot_slashesAtOnce_succeeds() public checkFunds {
+    /// @dev group 0 = {bob, carol}, both cheats; group 1 = {alice}, honest. Each cheat answers for
+    ///      itself: alice must beat both (here in parallel), and is compensated for each game.
+    function test_settleDispute_twoCheatsInGroup_eachBeaten_succeeds() public checkFunds {
+        uint256 taskId = _postAndJoinAll();
+        uint256 bond = _bond(taskId);
+        uint256 comp = market.compensation(_spec());
+        _submit(taskId, bob, cheat); // group 0
+        _submit(taskId, alice, honest); // group 1
+        _submit(taskId, carol, cheat); // group 0
+        uint256 g1 = market.openDispute(taskId, bob, alice);
+        uint256 g2 = market.openDispute(taskId, carol, alice);
+        assertEq(market.task(taskId).activeGames, 2, "two games at once");
+        _timeout(g1);
+        _timeout(g2);
+
+        market.settleDispute(g1);
+        ITaskMarket.GroupView memory g0 = market.groupOf(taskId, 0);
+        assertEq(g0.live, 1, "carol still stands");
+        assertFalse(g0.eliminated, "group 0 live");
+        assertEq(market.task(taskId).liveGroups, 2, "two live groups");
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketGamesActive.selector, taskId, uint32(1)));
+        market.finalize(taskId);
+
+        vm.expectEmit(true, true, false, true, address(market));
+        emit ITaskMarket.TrainerEliminated(taskId, carol, 0, bond);
+        vm.expectEmit(true, true, false, true, address(market));
+        emit ITaskMarket.GroupEliminated(taskId, 0);
+        vm.expectEmit(true, true, true, true, address(market));
+        emit ITaskMarket.CompensationPaid(taskId, g2, alice, comp);
+        market.settleDispute(g2);
+        g0 = market.groupOf(taskId, 0);
+        assertEq(g0.live, 0, "no live member");
+        assertTrue(g0.eliminated, "group 0 eliminated");
+        assertEq(g0.pool, 2 * (bond - comp), "both cheats' pools");
+        assertEq(market.trainerOf(taskId, carol).pool, bond - comp, "carol's pool");
+        assertEq(market.task(taskId).liveGroups, 1, "one live group");
+        assertEq(market.creditOf(alice), 2 * comp, "compensated twice");
+
+        vm.expectEmit(true, false, false, true, address(market));
+        emit ITaskMarket.Burnt(taskId, 2 * (bond - comp));
+        vm.expectEmit(true, false, false, true, address(market));
+        emit ITaskMarket.TaskFinalized(taskId, 1, REWARD);
+        market.finalize(taskId);
+        assertEq(market.creditOf(alice), 2 * comp + bond + REWARD, "alice: compensations, bond, reward");
+        assertEq(market.creditOf(bob), 0, "bob: nothing");
+        assertEq(market.creditOf(carol), 0, "carol: nothing");
+        assertEq(market.totalBurnt(), 2 * (bond - comp), "burnt");
+    }
+
+    /// @dev The same two cheats, but alice beats only bob: carol still stands for group 0, so two
+    ///      groups are live at the deadline and the client is refunded; carol keeps her bond.
+    function test_finalize_oneCheatUnbeaten_refundsClient_succeeds() public checkFunds {
         uint256 taskId = _postAndJoinAll();
         uint256 bond = _bond(taskId);
         uint256 comp = market.compensation(_spec());
         _submit(taskId, bob, cheat);
         _submit(taskId, alice, honest);
-        uint256 gameId = market.openDispute(taskId, 0, 1);
-        _timeoutDefender(gameId);
+        _submit(taskId, carol, cheat);
+        uint256 gameId = market.openDispute(taskId, bob, alice);
+        _timeout(gameId);
         market.settleDispute(gameId);
 
-        vm.expectEmit(true, true, false, true, address(market));
-        emit ITaskMarket.BondSlashed(taskId, carol, bond);
-        _submit(taskId, carol, cheat);
-        assertEq(market.groupOf(taskId, 0).pool, 2 * bond - comp, "carol's bond joins the pool");
-        assertEq(market.task(taskId).liveGroups, 1, "still one live group");
-
+        vm.warp(market.specOf(taskId).disputeDeadline + 1);
+        vm.expectEmit(true, false, false, true, address(market));
+        emit ITaskMarket.TaskFinalized(taskId, -1, REWARD);
         market.finalize(taskId);
-        assertEq(market.creditOf(alice), comp + bond + REWARD, "alice alone wins");
-        assertEq(market.creditOf(carol), 0, "carol: nothing");
-        assertEq(market.totalBurnt(), 2 * bond - comp, "burnt");
+        assertEq(market.creditOf(client), REWARD, "client refunded");
+        assertEq(market.creditOf(alice), comp + bond, "alice: compensation, bond");
+        assertEq(market.creditOf(carol), bond, "carol: bond back");
+        assertEq(market.creditOf(bob), 0, "bob: nothing");
+        assertEq(market.totalBurnt(), bond - comp, "bob's rest burnt");
+    }
+
+    /// @dev group 0 falls with bob, its only member; carol then submits the same root: group 0 is
+    ///      live again and her bond stays hers (games judge trainers, not results).
+    function test_submit_eliminatedGroup_revives_succeeds() public checkFunds {
+        uint256 taskId = _postAndJoinAll();
+        uint256 bond = _bond(taskId);
+        uint256 comp = market.compensation(_spec());
+        _submit(taskId, bob, cheat);
+        _submit(taskId, alice, honest);
+        uint256 gameId = market.openDispute(taskId, bob, alice);
+        _timeout(gameId);
+        market.settleDispute(gameId);
+        assertTrue(market.groupOf(taskId, 0).eliminated, "group 0 eliminated");
+        assertEq(market.task(taskId).liveGroups, 1, "one live group");
+
+        vm.recordLogs();
+        vm.expectEmit(true, true, false, true, address(market));
+        emit ITaskMarket.ResultSubmitted(taskId, carol, 0, cheat.root, cheat.finalState());
+        _submit(taskId, carol, cheat);
+        Vm.Log[] memory logs = vm.getRecordedLogs();
+        assertEq(_count(logs, ITaskMarket.ResultSubmitted.selector), 1, "submitted");
+        assertEq(_count(logs, ITaskMarket.BondSlashed.selector), 0, "no slash on submit");
+        ITaskMarket.GroupView memory g0 = market.groupOf(taskId, 0);
+        assertEq(g0.members.length, 2, "members");
+        assertEq(g0.live, 1, "carol is live");
+        assertFalse(g0.eliminated, "group 0 revived");
+        assertEq(g0.pool, bond - comp, "bob's pool only");
+        ITaskMarket.TrainerView memory c = market.trainerOf(taskId, carol);
+        assertFalse(c.eliminated, "carol not eliminated");
+        assertEq(c.group, 0, "carol's group");
+        assertEq(c.pool, 0, "carol's bond is no pool");
+        assertEq(market.task(taskId).liveGroups, 2, "two live groups");
+        assertEq(market.totalBonds(), 2 * bond, "alice's and carol's bonds locked");
+
+        // Every slot submitted, but two live groups: the task waits for a game or the deadline.
+        ITaskMarket.TaskSpec memory s = market.specOf(taskId);
+        vm.expectRevert(
+            abi.encodeWithSelector(
+                TaskMarketFinalizeTooEarly.selector, taskId, block.timestamp, s.disputeDeadline, uint32(2)
+            )
+        );
+        market.finalize(taskId);
+        vm.warp(s.disputeDeadline + 1);
+        market.finalize(taskId);
+        assertEq(market.creditOf(client), REWARD, "client refunded");
+        assertEq(market.creditOf(alice), comp + bond, "alice: compensation, bond");
+        assertEq(market.creditOf(carol), bond, "carol: bond back");
+        assertEq(market.totalBurnt(), bond - comp, "bob's rest burnt");
+    }
+
+    /// @dev A revived group falls again with its new member: eliminated twice, counted once live.
+    function test_settleDispute_revivedGroupFallsAgain_succeeds() public checkFunds {
+        uint256 taskId = _postAndJoinAll();
+        uint256 bond = _bond(taskId);
+        uint256 comp = market.compensation(_spec());
+        _submit(taskId, bob, cheat);
+        _submit(taskId, alice, honest);
+        uint256 g1 = market.openDispute(taskId, bob, alice);
+        _timeout(g1);
+        market.settleDispute(g1);
+        _submit(taskId, carol, cheat);
+
+        uint256 g2 = market.openDispute(taskId, carol, alice);
+        _timeout(g2);
+        vm.expectEmit(true, true, false, true, address(market));
+        emit ITaskMarket.TrainerEliminated(taskId, carol, 0, bond);
+        vm.expectEmit(true, true, false, true, address(market));
+        emit ITaskMarket.GroupEliminated(taskId, 0);
+        market.settleDispute(g2);
+        assertEq(market.task(taskId).liveGroups, 1, "one live group");
+        assertTrue(market.groupOf(taskId, 0).eliminated, "group 0 eliminated again");
+
+        vm.expectEmit(true, false, false, true, address(market));
+        emit ITaskMarket.TaskFinalized(taskId, 1, REWARD);
+        market.finalize(taskId);
+        assertEq(market.creditOf(alice), 2 * comp + bond + REWARD, "alice: compensations, bond, reward");
+        assertEq(market.totalBurnt(), 2 * (bond - comp), "burnt");
     }
 
     function test_settleDispute_parallelLosses_poolCoversBoth_succeeds() public checkFunds {
         uint256 taskId = _threeGroups(); // bob: group 0 (cheat), alice: 1 (honest), carol: 2 (other)
         uint256 bond = _bond(taskId);
         uint256 comp = market.compensation(_spec());
-        uint256 g1 = market.openDispute(taskId, 0, 1);
-        uint256 g2 = market.openDispute(taskId, 0, 2);
-        _timeoutDefender(g1);
-        _timeoutDefender(g2);
+        uint256 g1 = market.openDispute(taskId, bob, alice);
+        uint256 g2 = market.openDispute(taskId, bob, carol);
+        _timeout(g1);
+        _timeout(g2);
         market.settleDispute(g1);
+        // bob is already out: his second loss slashes nothing more, it only spends his pool.
+        vm.recordLogs();
         market.settleDispute(g2);
+        Vm.Log[] memory logs = vm.getRecordedLogs();
+        assertEq(_count(logs, ITaskMarket.BondSlashed.selector), 0, "slashed once");
+        assertEq(_count(logs, ITaskMarket.TrainerEliminated.selector), 0, "eliminated once");
+        assertEq(_count(logs, ITaskMarket.GroupEliminated.selector), 0, "group eliminated once");
+        assertEq(_count(logs, ITaskMarket.CompensationPaid.selector), 1, "carol compensated");
         assertEq(market.creditOf(alice), comp, "alice compensated");
         assertEq(market.creditOf(carol), comp, "carol compensated");
-        assertEq(market.groupOf(taskId, 0).pool, bond - 2 * comp, "one bond covers both games");
+        assertEq(market.trainerOf(taskId, bob).pool, bond - 2 * comp, "one bond covers both games");
+        assertEq(market.groupOf(taskId, 0).pool, bond - 2 * comp, "the group's pool is bob's");
         assertEq(market.task(taskId).liveGroups, 2, "two live groups");
+        assertEq(market.totalBonds(), 2 * bond, "alice's and carol's bonds locked");
+    }
+
+    /// @dev Four trainers: bob, alice and carol share the honest root (group 0), dave cheats (group 1).
+    ///      bob, the group's first member, loses to dave; dave then loses to alice. The reward goes to
+    ///      the live members alice and carol, the remainder of the split to alice, the first live one.
+    function test_finalize_rewardToLiveMembers_remainderToFirstLive_succeeds() public checkFunds {
+        ITaskMarket.TaskSpec memory s = _spec();
+        s.slots = 4;
+        s.bond = market.minBond(s);
+        uint256 taskId = _post(s);
+        uint256 bond = s.bond;
+        uint256 comp = market.compensation(s);
+        address dave = makeAddr("dave");
+        vm.deal(dave, 100 ether);
+        _join(taskId, alice);
+        _join(taskId, bob);
+        _join(taskId, carol);
+        _join(taskId, dave);
+        _submit(taskId, bob, honest); // group 0
+        _submit(taskId, dave, cheat); // group 1
+        _submit(taskId, alice, honest); // group 0
+        _submit(taskId, carol, honest); // group 0
+
+        uint256 g1 = market.openDispute(taskId, bob, dave);
+        _timeout(g1); // bob never moves
+        market.settleDispute(g1);
+        uint256 g2 = market.openDispute(taskId, dave, alice);
+        _timeout(g2); // nor does dave
+        market.settleDispute(g2);
+        assertEq(market.groupOf(taskId, 0).live, 2, "alice and carol");
+        assertEq(market.task(taskId).liveGroups, 1, "one live group");
+
+        uint256 share = REWARD / 2;
+        uint256 remainder = REWARD - 2 * share;
+        assertEq(remainder, 1, "odd reward");
+        vm.expectEmit(true, false, false, true, address(market));
+        emit ITaskMarket.Credited(alice, bond + share + remainder);
+        vm.expectEmit(true, false, false, true, address(market));
+        emit ITaskMarket.Credited(carol, bond + share);
+        vm.expectEmit(true, false, false, true, address(market));
+        emit ITaskMarket.Burnt(taskId, 2 * (bond - comp));
+        vm.expectEmit(true, false, false, true, address(market));
+        emit ITaskMarket.TaskFinalized(taskId, 0, REWARD);
+        market.finalize(taskId);
+        assertEq(market.creditOf(alice), comp + bond + share + remainder, "alice: first live member");
+        assertEq(market.creditOf(carol), bond + share, "carol");
+        assertEq(market.creditOf(bob), 0, "bob: eliminated, nothing");
+        assertEq(market.creditOf(dave), comp, "dave: his g1 compensation only");
+        assertEq(market.totalBurnt(), 2 * (bond - comp), "bob's and dave's rests");
     }
 
     // ---------------------------------------------------------------- the oracle path
@@ -810,7 +1144,11 @@ contract TaskMarketTest is Test {
         uint256 comp = market.compensation(market.specOf(taskId));
         assertEq(bond, comp + ORACLE_FEE, "two slots: the bond covers one game");
         vm.expectEmit(true, true, false, true, address(market));
-        emit ITaskMarket.GroupEliminated(taskId, 0, bond);
+        emit ITaskMarket.BondSlashed(taskId, bob, bond);
+        vm.expectEmit(true, true, false, true, address(market));
+        emit ITaskMarket.TrainerEliminated(taskId, bob, 0, bond);
+        vm.expectEmit(true, true, false, true, address(market));
+        emit ITaskMarket.GroupEliminated(taskId, 0);
         vm.expectEmit(true, true, true, true, address(market));
         emit ITaskMarket.CompensationPaid(taskId, gameId, alice, comp);
         vm.expectEmit(true, true, false, true, address(oracle));
@@ -820,7 +1158,8 @@ contract TaskMarketTest is Test {
         market.settleDispute(gameId);
         assertTrue(oracle.question(qid).feePaid, "fee paid");
         assertEq(oracle.creditOf(oracle1), ORACLE_FEE, "the oracle is paid");
-        assertEq(market.groupOf(taskId, 0).pool, 0, "pool spent");
+        assertEq(market.trainerOf(taskId, bob).pool, 0, "pool spent");
+        assertEq(market.groupOf(taskId, 0).pool, 0, "group pool spent");
         assertEq(market.totalPools(), 0, "pools");
 
         market.finalize(taskId);
@@ -837,13 +1176,29 @@ contract TaskMarketTest is Test {
         assertEq(uint8(game.outcome(gameId)), uint8(IDisputeGame.Outcome.BothLose), "outcome");
 
         uint256 bond = _bond(taskId);
+        vm.recordLogs();
+        vm.expectEmit(true, true, false, true, address(market));
+        emit ITaskMarket.TrainerEliminated(taskId, bob, 0, bond);
+        vm.expectEmit(true, true, false, true, address(market));
+        emit ITaskMarket.GroupEliminated(taskId, 0);
+        vm.expectEmit(true, true, false, true, address(market));
+        emit ITaskMarket.TrainerEliminated(taskId, alice, 1, bond);
+        vm.expectEmit(true, true, false, true, address(market));
+        emit ITaskMarket.GroupEliminated(taskId, 1);
         vm.expectEmit(true, true, false, true, address(market));
         emit ITaskMarket.OracleFeePaid(taskId, gameId, qid, ORACLE_FEE);
         market.settleDispute(gameId);
-        assertEq(market.groupOf(taskId, 0).pool, bond - ORACLE_FEE, "the defender's pool pays the fee");
-        assertEq(market.groupOf(taskId, 1).pool, bond, "the challenger's pool is untouched");
+        Vm.Log[] memory logs = vm.getRecordedLogs();
+        assertEq(_count(logs, ITaskMarket.BondSlashed.selector), 2, "both slashed");
+        assertEq(_count(logs, ITaskMarket.CompensationPaid.selector), 0, "no compensation");
+        assertEq(market.trainerOf(taskId, bob).pool, bond - ORACLE_FEE, "the defender's pool pays the fee");
+        assertEq(market.trainerOf(taskId, alice).pool, bond, "the challenger's pool is untouched");
+        assertTrue(market.trainerOf(taskId, alice).eliminated, "alice eliminated");
+        assertEq(market.groupOf(taskId, 0).pool, bond - ORACLE_FEE, "group 0's pool");
+        assertEq(market.groupOf(taskId, 1).pool, bond, "group 1's pool");
         assertEq(market.task(taskId).liveGroups, 0, "both eliminated");
         assertEq(market.creditOf(alice), 0, "no compensation");
+        assertEq(market.creditOf(bob), 0, "no compensation");
 
         vm.expectEmit(true, false, false, true, address(market));
         emit ITaskMarket.Burnt(taskId, 2 * bond - ORACLE_FEE);
@@ -851,6 +1206,8 @@ contract TaskMarketTest is Test {
         emit ITaskMarket.TaskFinalized(taskId, -1, REWARD);
         market.finalize(taskId);
         assertEq(market.creditOf(client), REWARD, "client refunded");
+        assertEq(market.creditOf(alice), 0, "alice: nothing");
+        assertEq(market.creditOf(bob), 0, "bob: nothing");
         assertEq(market.totalBurnt(), 2 * bond - ORACLE_FEE, "both pools burnt");
     }
 
@@ -862,17 +1219,22 @@ contract TaskMarketTest is Test {
             uint8(oracle.question(qid).status), uint8(IRecomputeOracle.QuestionStatus.Abandoned), "abandoned"
         );
         game.resolveOracle(gameId);
+        vm.recordLogs();
         vm.expectEmit(true, true, false, true, address(market));
         emit ITaskMarket.DisputeSettled(taskId, gameId, IDisputeGame.Outcome.NoDecision);
         market.settleDispute(gameId);
+        Vm.Log[] memory logs = vm.getRecordedLogs();
+        assertEq(_count(logs, ITaskMarket.DisputeSettled.selector), 1, "settled");
+        assertEq(_count(logs, ITaskMarket.TrainerEliminated.selector), 0, "nobody eliminated");
+        assertEq(_count(logs, ITaskMarket.OracleFeePaid.selector), 0, "no fee");
         ITaskMarket.TaskView memory t = market.task(taskId);
-        assertEq(t.liveGroups, 2, "nobody eliminated");
+        assertEq(t.liveGroups, 2, "both groups live");
         assertEq(t.activeGames, 0, "no game");
+        assertFalse(market.trainerOf(taskId, bob).eliminated, "bob live");
+        assertFalse(market.trainerOf(taskId, alice).eliminated, "alice live");
         assertEq(market.totalPools(), 0, "no pool");
-        vm.expectRevert(
-            abi.encodeWithSelector(TaskMarketAlreadyPlayed.selector, taskId, uint32(1), uint32(0))
-        );
-        market.openDispute(taskId, 1, 0);
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketAlreadyPlayed.selector, taskId, alice, bob));
+        market.openDispute(taskId, alice, bob);
 
         uint256 bond = _bond(taskId);
         vm.warp(market.specOf(taskId).disputeDeadline + 1);
@@ -1033,12 +1395,26 @@ contract TaskMarketTest is Test {
         market.submit(taskId, other.root, other.finalState(), first, last);
     }
 
-    /// @dev Lets the defender's clock run out and ends the game against it.
-    function _timeoutDefender(uint256 gameId) internal {
+    /// @dev Lets the clock of the side to move run out and ends the game against it.
+    function _timeout(uint256 gameId) internal {
         IDisputeGame.GameView memory v = game.gameOf(gameId);
-        uint256 deadline = uint256(v.turnStartedAt) + v.clockLeft[0];
+        uint256 deadline = uint256(v.turnStartedAt) + v.clockLeft[uint8(v.toMove)];
         if (block.timestamp <= deadline) vm.warp(deadline + 1);
         game.timeout(gameId);
+    }
+
+    /// @dev The defender's first move on `list` (5 checkpoints: depth 3, arity 4, so the first level
+    ///      posts 4 nodes at height 1).
+    function _firstDescent(CheckpointLists.List storage list) internal view returns (bytes32[] memory) {
+        CheckpointLists.List memory l = list;
+        return l.nodesAt(1, 0, 4);
+    }
+
+    /// @dev How many of `logs` the market emitted with event selector `topic0`.
+    function _count(Vm.Log[] memory logs, bytes32 topic0) internal view returns (uint256 n) {
+        for (uint256 i; i < logs.length; ++i) {
+            if (logs[i].emitter == address(market) && logs[i].topics[0] == topic0) ++n;
+        }
     }
 
     // ---- a one-step, one-node task whose game reaches the oracle
@@ -1084,7 +1460,7 @@ contract TaskMarketTest is Test {
         _storeOneStep(honest, POST_HONEST);
         _submit(taskId, bob, cheat);
         _submit(taskId, alice, honest);
-        gameId = market.openDispute(taskId, 0, 1);
+        gameId = market.openDispute(taskId, bob, alice);
     }
 
     function _storeOneStep(CheckpointLists.List storage to, bytes32 post) internal {

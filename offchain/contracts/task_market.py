@@ -30,7 +30,7 @@ from offchain.contracts._base import (
     word,
     words,
 )
-from offchain.contracts.dispute_game import DISPUTE_GAME_ERRORS, Config, Outcome, Side
+from offchain.contracts.dispute_game import DISPUTE_GAME_ERRORS, Config, Outcome
 from offchain.contracts.recompute_oracle import RECOMPUTE_ORACLE_ERRORS
 
 if TYPE_CHECKING:
@@ -154,25 +154,41 @@ class TaskView:
 class GroupView:
     checkpoint_root: bytes
     final_state_root: bytes
-    members: tuple[ChecksumAddress, ...]  # in submission order; members[0] plays the group's games
-    eliminated: bool
-    pool: Wei
+    members: tuple[ChecksumAddress, ...]  # in submission order
+    live: int  # members not eliminated
+    eliminated: bool  # every member lost a game
+    pool: Wei  # what is left of its eliminated members' bonds
 
     @classmethod
     def from_abi(cls, v: Sequence[Any]) -> GroupView:
-        return cls(bytes(v[0]), bytes(v[1]), tuple(address(a) for a in v[2]), bool(v[3]), Wei(int(v[4])))
+        return cls(bytes(v[0]), bytes(v[1]), tuple(address(a) for a in v[2]), int(v[3]), bool(v[4]), Wei(int(v[5])))
+
+
+@dataclass(frozen=True, slots=True)
+class TrainerView:
+    joined: bool
+    submitted: bool
+    eliminated: bool
+    group: int
+    pool: Wei  # once eliminated: what is left of its bond
+
+    @classmethod
+    def from_abi(cls, v: Sequence[Any]) -> TrainerView:
+        return cls(bool(v[0]), bool(v[1]), bool(v[2]), int(v[3]), Wei(int(v[4])))
 
 
 @dataclass(frozen=True, slots=True)
 class DisputeView:
     task_id: TaskId
+    defender: ChecksumAddress
+    challenger: ChecksumAddress
     defender_group: int
     challenger_group: int
     settled: bool
 
     @classmethod
     def from_abi(cls, v: Sequence[Any]) -> DisputeView:
-        return cls(TaskId(int(v[0])), int(v[1]), int(v[2]), bool(v[3]))
+        return cls(TaskId(int(v[0])), address(v[1]), address(v[2]), int(v[3]), int(v[4]), bool(v[5]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -296,20 +312,21 @@ class TaskMarketDisputeClosed(TaskMarketError):
     """Disputes on this task closed at `disputeDeadline`; `finalize` it instead."""
 
 
-class TaskMarketUnknownGroup(TaskMarketError):
-    """The task has no such group (groups are numbered 0 .. groupCount - 1)."""
+class TaskMarketNotSubmitted(TaskMarketError):
+    """The trainer has not submitted a result to this task, so it cannot play a dispute on it."""
 
 
 class TaskMarketSameGroup(TaskMarketError):
-    """A group cannot dispute itself; pick two different groups."""
+    """Both trainers submitted the same result (`group`): there is nothing to dispute; pick trainers of
+    two different groups."""
 
 
-class TaskMarketGroupEliminated(TaskMarketError):
-    """The group lost a game and plays no more."""
+class TaskMarketTrainerEliminated(TaskMarketError):
+    """The trainer lost a game on this task and plays no more."""
 
 
 class TaskMarketAlreadyPlayed(TaskMarketError):
-    """These two groups already played each other (in either role)."""
+    """These two trainers already played each other on this task (in either role)."""
 
 
 class TaskMarketUnknownDispute(TaskMarketError):
@@ -387,9 +404,9 @@ class TaskMarketClient(ContractClient):
             task_id, checkpoints.root, checkpoints.final_root, checkpoints.first_proof, checkpoints.last_proof
         )
 
-    def open_dispute(self, task_id: int, defender_group: int, challenger_group: int) -> GameId:
-        """Opens the game between two live groups; the game id (from DisputeOpened)."""
-        receipt = self._send(self.contract.functions.openDispute(task_id, defender_group, challenger_group))
+    def open_dispute(self, task_id: int, defender: str, challenger: str) -> GameId:
+        """Opens the game between two trainers of different groups; the game id (from DisputeOpened)."""
+        receipt = self._send(self.contract.functions.openDispute(task_id, address(defender), address(challenger)))
         return GameId(int(self._event(receipt, "DisputeOpened")["gameId"]))
 
     def settle_dispute(self, game_id: int) -> Outcome:
@@ -425,6 +442,9 @@ class TaskMarketClient(ContractClient):
         """The trainer's group, or None if it has not submitted."""
         submitted, group = self._call(self.contract.functions.groupOfTrainer(task_id, address(trainer)))
         return int(group) if submitted else None
+
+    def trainer_of(self, task_id: int, trainer: str) -> TrainerView:
+        return TrainerView.from_abi(self._call(self.contract.functions.trainerOf(task_id, address(trainer))))
 
     def dispute_of(self, game_id: int) -> DisputeView:
         return DisputeView.from_abi(self._call(self.contract.functions.disputeOf(game_id)))
@@ -467,10 +487,6 @@ class TaskMarketClient(ContractClient):
 
     def oracle(self) -> ChecksumAddress:
         return address(self._call(self.contract.functions.oracle()))
-
-    def is_teammate(self, game_id: int, side: Side, account: str) -> bool:
-        """Whether `account` may move for `side` of the game besides its named player (a group member)."""
-        return bool(self._call(self.contract.functions.isTeammate(game_id, int(side), address(account))))
 
     # -- events ----------------------------------------------------------------------------
 

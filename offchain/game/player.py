@@ -37,8 +37,6 @@ PLAYING = frozenset(
     }
 )
 
-ZERO = bytes(32)
-
 
 class GamePlayer:
     """One side of game `game_id`, played by `client`'s account from `witness`."""
@@ -109,8 +107,9 @@ class GamePlayer:
         lo_proof: Sequence[bytes] = ()
         if self.side is Side.CHALLENGER:
             theirs = self.client.defender_roots(self.game_id)
-        elif view.agreed_root == ZERO:
-            # First round: open checkpoint j - 1 (the state at lo) in our own list.
+        elif view.hi - view.lo == self.cfg.checkpoint_interval:
+            # First round (the interval is still a whole checkpoint interval; later ones are shorter):
+            # open checkpoint j - 1, the state at lo, in our own list.
             lo_proof = self.witness.checkpoints.proof(view.hi // self.cfg.checkpoint_interval - 1)
         self._sent(self.client.bisect(self.game_id, mine, theirs, lo_proof))
         return f"bisection of steps {view.lo}..{view.hi}"

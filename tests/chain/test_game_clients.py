@@ -150,16 +150,16 @@ def test_a_dispute_is_played_down_to_one_step_then_timed_out(players: dict[str, 
     )
 
     # B defends its list, A challenges it.
-    game_id = anyone.market.open_dispute(task_id, 1, 0)
+    a_addr, b_addr = a.market.chain.address, b.market.chain.address
+    game_id = anyone.market.open_dispute(task_id, b_addr, a_addr)
     assert anyone.market.disputes(task_id)[-1].game_id == game_id
-    assert anyone.market.dispute_of(game_id) == tm.DisputeView(tm.TaskId(task_id), 1, 0, False)
+    assert anyone.market.dispute_of(game_id) == tm.DisputeView(tm.TaskId(task_id), b_addr, a_addr, 1, 0, False)
     game = anyone.game
     assert game.config_of(game_id) == spec.config()
     g = game.game_of(game_id)
     assert g.players == (b.market.chain.address, a.market.chain.address)
     assert g.owner == anyone.market.address and g.stage is Stage.CHECKPOINT_DESCENT and g.to_move is Side.DEFENDER
     assert g.checkpoint_roots == (lists["b"].root, lists["a"].root)
-    assert not anyone.market.is_teammate(game_id, Side.DEFENDER, a.market.chain.address)
 
     # Checkpoint descent: the defender posts its nodes, the challenger its own and the defender's.
     trees = {"b": lists["b"].tree, "a": lists["a"].tree}
@@ -223,12 +223,12 @@ def test_a_dispute_is_played_down_to_one_step_then_timed_out(players: dict[str, 
     # Settlement: B's group is eliminated, its bond pays A's compensation, the rest waits in its pool.
     comp = anyone.market.compensation(spec)
     assert 0 < comp < spec.bond
-    a_addr, b_addr = a.market.chain.address, b.market.chain.address
     credit_before = anyone.market.credit_of(a_addr)
     assert anyone.market.settle_dispute(game_id) is Outcome.CHALLENGER_WINS
     assert anyone.market.credit_of(a_addr) == credit_before + comp
     lost = anyone.market.group_of(task_id, 1)
-    assert lost.eliminated and lost.pool == spec.bond - comp and lost.members == (b_addr,)
+    assert lost.eliminated and lost.live == 0 and lost.pool == spec.bond - comp and lost.members == (b_addr,)
+    assert anyone.market.trainer_of(task_id, b_addr) == tm.TrainerView(True, True, True, 1, tm.Wei(spec.bond - comp))
     assert anyone.market.dispute_of(game_id).settled
     with pytest.raises(tm.TaskMarketDisputeAlreadySettled) as again:
         anyone.market.settle_dispute(game_id)
@@ -281,11 +281,16 @@ def test_bad_moves_raise_typed_exceptions(players: dict[str, Protocol]) -> None:
     assert bad_end.value.args.expected == lists["b"].root and bad_end.value.contract == "TaskMarket"
     a.market.submit_list(task_id, lists["a"])
     b.market.submit_list(task_id, lists["b"])
+    a_addr, b_addr = a.market.chain.address, b.market.chain.address
     with pytest.raises(tm.TaskMarketSameGroup):
-        anyone.market.open_dispute(task_id, 0, 0)
-    game_id = anyone.market.open_dispute(task_id, 0, 1)  # A defends, B challenges
-    with pytest.raises(tm.TaskMarketAlreadyPlayed):
-        anyone.market.open_dispute(task_id, 1, 0)
+        anyone.market.open_dispute(task_id, a_addr, a_addr)
+    with pytest.raises(tm.TaskMarketNotSubmitted) as absent:
+        anyone.market.open_dispute(task_id, a_addr, anyone.market.chain.address)
+    assert absent.value.args.trainer == anyone.market.chain.address
+    game_id = anyone.market.open_dispute(task_id, a_addr, b_addr)  # A defends, B challenges
+    with pytest.raises(tm.TaskMarketAlreadyPlayed) as played:
+        anyone.market.open_dispute(task_id, b_addr, a_addr)
+    assert (played.value.args.defender, played.value.args.challenger) == (b_addr, a_addr)
 
     n = lists["a"].count
     d = Descent.start(n, ARITY)

@@ -149,7 +149,8 @@ def test_the_honest_trainer_wins_a_real_dispute(
         actors[name].market.join(task_id)
         groups[name] = actors[name].market.submit_list(task_id, runs[name].checkpoints).group
     challenger = "cheater" if defender == "honest" else "honest"
-    game_id = anyone.market.open_dispute(task_id, groups[defender], groups[challenger])
+    address = {name: actors[name].market.chain.address for name in ("honest", "cheater")}
+    game_id = anyone.market.open_dispute(task_id, address[defender], address[challenger])
     players = {
         defender: GamePlayer(actors[defender].game, game_id, runs[defender], Side.DEFENDER),
         challenger: GamePlayer(actors[challenger].game, game_id, runs[challenger], Side.CHALLENGER),
@@ -186,9 +187,14 @@ def test_the_honest_trainer_wins_a_real_dispute(
     cfg = anyone.game.config_of(game_id)
     assert max(p.moves for p in players.values()) <= anyone.game.round_bound(cfg)
     assert sum(players["honest"].gas) <= anyone.game.honest_gas_bound(cfg)
+    for name, p in players.items():
+        gas = f"gas max {max(p.gas, default=0)}, total {sum(p.gas)}"
+        print(f"{kind.value}, {defender} defends: {name} {p.moves} moves, {gas}")
 
     assert anyone.market.settle_dispute(game_id) is outcome
     assert anyone.market.group_of(task_id, groups["cheater"]).eliminated
+    assert anyone.market.trainer_of(task_id, address["cheater"]).eliminated
+    assert not anyone.market.trainer_of(task_id, address["honest"]).eliminated
     fin = client.market.finalize(task_id)
     assert fin.winning_group == groups["honest"]
     assert anyone.market.task(task_id).status is TaskStatus.FINALIZED

@@ -45,8 +45,8 @@ pragma solidity ^0.8.28;
 ///         be proven by the defender (`prove*Input`, by the kind of input `k`'s reference); if all
 ///         inputs agree the recompute oracle is asked and `resolveOracle` decides.
 ///
-///         **Players.** Each side is a named player; when the owner is a contract implementing
-///         `IGameOwner`, any account it calls a teammate may also move for that side.
+///         **Players.** Each side is one account, and only it moves for that side: a game decides
+///         about the two accounts that played it (docs/game.md, "Why games are between trainers").
 ///
 ///         **Clocks.** Each side has `clock` seconds for the whole game; it runs while that side
 ///         must move. `timeout` ends the game against a side whose clock ran out. No clock runs

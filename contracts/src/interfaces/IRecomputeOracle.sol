@@ -112,7 +112,9 @@ interface IRecomputeOracle {
     function answer(uint256 questionId, bytes32[] calldata outputs) external;
 
     /// @notice Anyone, after the answer deadline passed unanswered: slashes the silent oracle
-    ///         (`silenceSlash()`, burnt) and re-assigns, or abandons after `maxAttempts()`.
+    ///         (`silenceSlash()`, burnt) and re-assigns, or abandons after `maxAttempts()` attempts or
+    ///         when a whole answer window no longer fits before `askedAt + maxAttempts * (answerWindow + 1) - 1`
+    ///         (the deadline prompt re-assignments reach).
     function reassign(uint256 questionId) external;
 
     /// @notice Anyone but the answering oracle, before the challenge deadline, with exactly

@@ -2,19 +2,19 @@
 pragma solidity ^0.8.28;
 
 import {IDisputeGame} from "./IDisputeGame.sol";
-import {IGameOwner} from "./IGameOwner.sol";
 import {IRecomputeOracle} from "./IRecomputeOracle.sol";
 
 /// @title ITaskMarket
 /// @notice Clients post training tasks with the reward escrowed; trainers join with a bond,
 ///         train, and submit their checkpoint-list root with its first and last openings.
-///         Submissions are grouped by checkpoint root; any two live groups can be sent to a dispute
-///         game (`openDispute`), all pairs in parallel. A group that loses a game is eliminated and
-///         every member's bond slashed. `finalize` pays the reward to the single surviving group
-///         or refunds the client. docs/game.md gives the money rules.
+///         Submissions are grouped by checkpoint root. Disputes are between two trainers of
+///         different groups (`openDispute`), all pairs in parallel; the loser is eliminated and its
+///         bond slashed. A group is eliminated when all its members are. `finalize` pays the reward
+///         to the members left of the single surviving group, or refunds the client.
+///         docs/game.md gives the money rules and why games are between trainers, not groups.
 /// @dev Funds: `address(this).balance == totalEscrow() + totalBonds() + totalPools() + totalCredits()
 ///      + totalBurnt()` at all times. Payments are pull-only (`withdraw`).
-interface ITaskMarket is IGameOwner {
+interface ITaskMarket {
     /// @notice A task as posted. `steps % checkpointInterval == 0`; the checkpoint list has
     ///         `steps / checkpointInterval + 1` CKPT records: `"CKPT" || u256(i c) || stateRoot`.
     struct TaskSpec {
@@ -58,16 +58,27 @@ interface ITaskMarket is IGameOwner {
     struct GroupView {
         bytes32 checkpointRoot;
         bytes32 finalStateRoot;
-        address[] members; // in submission order; members[0] plays the group's games
-        bool eliminated;
-        uint256 pool; // slashed bonds left to pay compensation and fees from
+        address[] members; // in submission order
+        uint32 live; // members not eliminated
+        bool eliminated; // every member lost a game (live == 0)
+        uint256 pool; // its eliminated members' slashed bonds left to pay compensation and fees from
     }
 
     struct DisputeView {
         uint256 taskId;
+        address defender;
+        address challenger;
         uint32 defenderGroup;
         uint32 challengerGroup;
         bool settled;
+    }
+
+    struct TrainerView {
+        bool joined;
+        bool submitted;
+        bool eliminated;
+        uint32 group;
+        uint256 pool; // once eliminated: its slashed bond left to pay compensation and fees from
     }
 
     event TaskPosted(uint256 indexed taskId, address indexed client, uint256 reward, TaskSpec spec);
@@ -88,7 +99,8 @@ interface ITaskMarket is IGameOwner {
         address challenger
     );
     event DisputeSettled(uint256 indexed taskId, uint256 indexed gameId, IDisputeGame.Outcome outcome);
-    event GroupEliminated(uint256 indexed taskId, uint32 indexed group, uint256 slashed);
+    event TrainerEliminated(uint256 indexed taskId, address indexed trainer, uint32 group, uint256 slashed);
+    event GroupEliminated(uint256 indexed taskId, uint32 indexed group);
     event BondSlashed(uint256 indexed taskId, address indexed trainer, uint256 amount);
     event CompensationPaid(
         uint256 indexed taskId, uint256 indexed gameId, address indexed winner, uint256 amount
@@ -116,16 +128,15 @@ interface ITaskMarket is IGameOwner {
         bytes32[] calldata lastProof
     ) external;
 
-    /// @notice Anyone, before `disputeDeadline`: opens the game between two live groups that have
-    ///         not played each other; their first members are the named players, and every member
-    ///         of a group may move for it (`isTeammate`), so one member that stops cannot lose the
-    ///         game for the others.
-    function openDispute(uint256 taskId, uint32 defenderGroup, uint32 challengerGroup)
+    /// @notice Anyone, before `disputeDeadline`: opens the game between two trainers of different
+    ///         groups, neither eliminated, that have not played each other. Each plays its own side:
+    ///         a game decides only about the two who played it.
+    function openDispute(uint256 taskId, address defender, address challenger)
         external
         returns (uint256 gameId);
 
-    /// @notice Anyone, once the game has ended: eliminates the loser(s), pays compensation and the
-    ///         oracle fee from the loser's pool.
+    /// @notice Anyone, once the game has ended: eliminates the loser(s), pays the oracle fee and the
+    ///         winner's compensation from the loser's slashed bond.
     function settleDispute(uint256 gameId) external;
 
     /// @notice Anyone, when no game is running and either the dispute deadline passed or a single
@@ -143,10 +154,11 @@ interface ITaskMarket is IGameOwner {
         external
         view
         returns (bool submitted, uint32 group);
+    function trainerOf(uint256 taskId, address trainer) external view returns (TrainerView memory);
     function disputeOf(uint256 gameId) external view returns (DisputeView memory);
     function taskCount() external view returns (uint256);
-    /// @notice `max(1, slots - 1) * (compensation(spec) + oracle fee)`: a member's bond covers every
-    ///         game its group can lose.
+    /// @notice `max(1, slots - 1) * (compensation(spec) + oracle fee)`: a trainer's bond covers every
+    ///         game it can lose (it can be challenged by every other trainer at once).
     function minBond(TaskSpec calldata spec) external view returns (uint256);
     /// @notice What a game's winner is paid: `game.honestGasBound(cfg) * gasPriceCap`.
     function compensation(TaskSpec calldata spec) external view returns (uint256);

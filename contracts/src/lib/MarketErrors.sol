@@ -79,18 +79,17 @@ error TaskMarketAlreadySubmitted(uint256 taskId, address trainer, uint32 group);
 /// @notice Disputes on task `taskId` closed at `disputeDeadline`; it is `timestamp`.
 error TaskMarketDisputeClosed(uint256 taskId, uint64 disputeDeadline, uint256 timestamp);
 
-/// @notice Task `taskId` has only `groupCount` groups; there is no group `group`.
-error TaskMarketUnknownGroup(uint256 taskId, uint32 group, uint32 groupCount);
+/// @notice `trainer` has not submitted a result to task `taskId`, so it cannot play a dispute.
+error TaskMarketNotSubmitted(uint256 taskId, address trainer);
 
-/// @notice A group cannot dispute itself (`group` of task `taskId`).
+/// @notice Both trainers submitted the same result (`group` of task `taskId`): nothing to dispute.
 error TaskMarketSameGroup(uint256 taskId, uint32 group);
 
-/// @notice Group `group` of task `taskId` lost a game and plays no more.
-error TaskMarketGroupEliminated(uint256 taskId, uint32 group);
+/// @notice `trainer` lost a game on task `taskId` and plays no more.
+error TaskMarketTrainerEliminated(uint256 taskId, address trainer);
 
-/// @notice Groups `defenderGroup` and `challengerGroup` of task `taskId` already played each other
-///         (in either role).
-error TaskMarketAlreadyPlayed(uint256 taskId, uint32 defenderGroup, uint32 challengerGroup);
+/// @notice `defender` and `challenger` already played each other on task `taskId` (in either role).
+error TaskMarketAlreadyPlayed(uint256 taskId, address defender, address challenger);
 
 // ---- settleDispute ---------------------------------------------------------------------------
 

@@ -17,8 +17,10 @@ import {
 /// @dev Stateless; created by DisputeGame in its constructor (a separate contract only to keep the
 ///      game under the code size limit). Reverts with the game's errors and MerkleLib's.
 contract BatchVerifier {
-    /// @notice Largest batch tensor (bytes) a batch-input proof may carry.
-    uint256 public constant MAX_BATCH_BYTES = 1 << 15;
+    /// @notice Largest batch tensor (bytes) a batch-input proof may carry: 24 KiB, so that the largest
+    ///      proof (about 1.5M gas, most of it the EIP-7623 calldata floor), the honest side's moves and
+    ///      opening the game stay under 3M gas together.
+    uint256 public constant MAX_BATCH_BYTES = 24 * 1024;
 
     bytes4 private constant EXMP = "EXMP";
     bytes4 private constant STEN = "STEN";

@@ -43,8 +43,9 @@ contract DisputeGame is IDisputeGame {
     ///         entry of the arity (the challenger passes back the defender's list beside its own).
     uint256 public constant MOVE_GAS_BASE = 60_000;
     uint256 public constant MOVE_GAS_PER_WIDTH = 2_600;
-    /// @notice Gas allowance of the largest decision proof (a batch input of `BatchVerifier.MAX_BATCH_BYTES`).
-    uint256 public constant PROOF_GAS = 2_500_000;
+    /// @notice Gas allowance of the largest decision proof (a batch input of `BatchVerifier.MAX_BATCH_BYTES`,
+    ///         about 1.5M gas).
+    uint256 public constant PROOF_GAS = 2_000_000;
     /// @notice Largest state (entries) a post-state descent handles: bounds its rounds.
     uint256 public constant MAX_STATE_ENTRIES = 1 << 16;
 
@@ -60,27 +61,31 @@ contract DisputeGame is IDisputeGame {
     uint256 private constant REF_CONST = 3;
     uint256 private constant REF_NODE = 4;
 
+    /// @dev The first slot holds everything a move always writes (turn, clocks, count), so a move
+    ///      that only posts a list updates one slot besides its list's hash.
     struct Game {
-        address owner;
         Stage stage;
         Outcome outcome;
         Side toMove;
         bool checkpointsOpened; // the first bisection round proved the roots at lo and hi
-        uint64 moves; // in the first slot, beside the turn, which every move writes anyway
-        address[2] players;
-        uint64[2] clockLeft;
+        uint32 moves;
+        uint64 defenderClock; // seconds left, not counting the running turn
+        uint64 challengerClock;
         uint64 turnStartedAt;
+        address owner;
+        address[2] players;
         uint64 height;
         uint64 position;
         uint64 lo;
         uint64 hi;
         uint64 leafCount;
         uint64 inputIndex;
+        uint64 arity; // the config's, beside the leaf count that every descent move reads
         bytes32[2] checkpointRoots;
         bytes32 agreedRoot;
         bytes32[2] current;
-        bytes32[2] post;
-        bytes32[2] traces;
+        bytes32 defenderTrace; // the defender's trace root: proofs open records in it (the
+        // challenger's is only emitted, nothing reads it)
         bytes32 pending;
         bytes32 descHash;
         bytes32[2] outputsHash;
@@ -136,10 +141,12 @@ contract DisputeGame is IDisputeGame {
         g.owner = msg.sender;
         g.stage = Stage.CheckpointDescent;
         g.players = [defender, challenger];
-        g.clockLeft = [cfg.clock, cfg.clock];
+        g.defenderClock = cfg.clock;
+        g.challengerClock = cfg.clock;
         g.turnStartedAt = uint64(block.timestamp);
         uint256 n = cfg.steps / cfg.checkpointInterval + 1;
         g.leafCount = uint64(n);
+        g.arity = cfg.arity;
         g.height = uint64(MerkleLib.depth(n));
         g.checkpointRoots = [defenderCheckpoints, challengerCheckpoints];
         g.current = [defenderCheckpoints, challengerCheckpoints];
@@ -148,8 +155,7 @@ contract DisputeGame is IDisputeGame {
         bytes32 preset = bytes32(uint256(1));
         g.pending = preset;
         g.agreedRoot = preset;
-        g.post = [preset, preset];
-        g.traces = [preset, preset];
+        g.defenderTrace = preset;
         g.descHash = preset;
         emit GameOpened(gameId, msg.sender, defender, challenger, defenderCheckpoints, challengerCheckpoints);
     }
@@ -203,13 +209,15 @@ contract DisputeGame is IDisputeGame {
         returns (uint256 w)
     {
         uint256 h = g.height;
-        uint256 t = _log2(_configs[gameId].arity);
+        uint256 t = _log2(g.arity);
         if (t > h) t = h;
         w = 1 << t;
         if (mine.length != w) revert DisputeGameWidth(mine.length, w);
         bytes32 folded = _fold(mine, h - t, g.position * w, g.leafCount);
         _checkMine(gameId, g, stage, side, folded, h == MerkleLib.depth(g.leafCount));
-        emit NodesPosted(gameId, side, stage, uint64(h), g.position, mine);
+        // Only the defender's list is published: the challenger must pass it back. The challenger's
+        // list is in its transaction's calldata for anyone who wants it.
+        if (side == Side.Defender) emit NodesPosted(gameId, side, stage, uint64(h), g.position, mine);
     }
 
     /// @dev Checks the mover's folded nodes against its current node (or its root, at the top).
@@ -220,8 +228,11 @@ contract DisputeGame is IDisputeGame {
         if (atTop) {
             bytes32 root = MerkleLib.listRoot(g.leafCount, folded);
             if (stage == Stage.TraceDescent) {
-                g.traces[s] = root;
-                emit TraceCommitted(gameId, side, root);
+                // Only the defender's trace root is kept (proofs open records in it) and published.
+                if (side == Side.Defender) {
+                    g.defenderTrace = root;
+                    emit TraceCommitted(gameId, side, root);
+                }
                 return;
             }
             folded = root;
@@ -261,7 +272,7 @@ contract DisputeGame is IDisputeGame {
         g.leafCount = count;
         g.height = uint64(MerkleLib.depth(count));
         g.position = 0;
-        g.current = g.post;
+        // `current` still holds the two post-state roots: the equal trace lists left it untouched.
         g.stage = Stage.PostStateDescent;
         _pass(g, Side.Defender);
         emit PostStateCountOpened(gameId, count);
@@ -278,7 +289,8 @@ contract DisputeGame is IDisputeGame {
     ) external {
         Game storage g = _begin(gameId, Stage.StepBisection);
         uint256 span = g.hi - g.lo;
-        uint256 w = _configs[gameId].arity < span ? _configs[gameId].arity : span;
+        uint256 arity = g.arity;
+        uint256 w = arity < span ? arity : span;
         if (mine.length != w + 1) revert DisputeGameWidth(mine.length, w + 1);
         Side side = _checkHiRoot(gameId, g, mine);
         if (side == Side.Defender) {
@@ -316,7 +328,7 @@ contract DisputeGame is IDisputeGame {
         } else if (hiRoot != own) {
             revert DisputeGameEndpointMismatch(hiRoot, own);
         }
-        emit RootsPosted(gameId, side, g.lo, g.hi, mine);
+        if (side == Side.Defender) emit RootsPosted(gameId, side, g.lo, g.hi, mine);
     }
 
     /// @dev The defender's root at lo: proven against its checkpoint list in the first round, else
@@ -348,13 +360,14 @@ contract DisputeGame is IDisputeGame {
             emit IntervalNarrowed(gameId, newLo, newHi);
             return;
         }
-        g.post = g.current;
+        // `current` now holds the two post-state roots; the trace descent's first level does not
+        // read it, and replaces it only if the traces differ (the post-state path needs it).
         uint256 m = _configs[gameId].nodeCount;
         g.leafCount = uint64(m);
         g.height = uint64(MerkleLib.depth(m));
         g.position = 0;
         g.stage = Stage.TraceDescent;
-        emit StepIsolated(gameId, newLo, g.agreedRoot, g.post[0], g.post[1]);
+        emit StepIsolated(gameId, newLo, g.agreedRoot, g.current[0], g.current[1]);
     }
 
     // ---- node reveal ---------------------------------------------------------------------
@@ -479,7 +492,7 @@ contract DisputeGame is IDisputeGame {
         if (r.a >= g.position) revert DisputeGameMalformed(3, r.a);
         _checkOutput(sourceRecord, r.a, r.b, r.value);
         MerkleLib.verify(
-            g.traces[0],
+            g.defenderTrace,
             _configs[gameId].nodeCount,
             r.a,
             MerkleLib.leafHashCalldata(sourceRecord),
@@ -535,7 +548,7 @@ contract DisputeGame is IDisputeGame {
         if (p.ref[0] == REF_NODE) {
             _checkOutput(p.sourceRecord, p.ref[1], p.ref[2], p.commitment);
             MerkleLib.verify(
-                g.traces[0],
+                g.defenderTrace,
                 cfg.nodeCount,
                 p.ref[1],
                 MerkleLib.leafHashCalldata(p.sourceRecord),
@@ -577,9 +590,10 @@ contract DisputeGame is IDisputeGame {
         Stage stage = g.stage;
         if (stage == Stage.Oracle || stage == Stage.Resolved) revert DisputeGameNotPlaying(gameId, stage);
         Side side = g.toMove;
-        uint256 deadline = uint256(g.turnStartedAt) + g.clockLeft[uint8(side)];
+        uint256 deadline = uint256(g.turnStartedAt) + _clock(g, side);
         if (block.timestamp <= deadline) revert DisputeGameClockRunning(gameId, deadline);
-        g.clockLeft[uint8(side)] = 0;
+        if (side == Side.Defender) g.defenderClock = 0;
+        else g.challengerClock = 0;
         _resolve(gameId, g, side == Side.Defender ? Outcome.ChallengerWins : Outcome.DefenderWins);
     }
 
@@ -600,7 +614,7 @@ contract DisputeGame is IDisputeGame {
         v.outcome = g.outcome;
         v.toMove = g.toMove;
         v.halfDone = g.toMove == Side.Challenger;
-        v.clockLeft = g.clockLeft;
+        v.clockLeft = [g.defenderClock, g.challengerClock];
         v.turnStartedAt = g.turnStartedAt;
         v.height = g.height;
         v.position = g.position;
@@ -609,7 +623,7 @@ contract DisputeGame is IDisputeGame {
         v.leafCount = g.leafCount;
         v.agreedRoot = g.agreedRoot;
         v.current = g.current;
-        v.traceRoots = g.traces;
+        v.defenderTrace = g.defenderTrace;
         v.inputIndex = g.inputIndex;
         v.questionId = g.questionId;
         v.moves = g.moves;
@@ -684,16 +698,21 @@ contract DisputeGame is IDisputeGame {
         side = g.toMove;
         address expected = g.players[uint8(side)];
         if (msg.sender != expected) revert DisputeGameNotYourTurn(gameId, msg.sender, expected);
-        uint256 deadline = uint256(g.turnStartedAt) + g.clockLeft[uint8(side)];
+        uint256 deadline = uint256(g.turnStartedAt) + _clock(g, side);
         if (block.timestamp > deadline) revert DisputeGameClockExpired(gameId, deadline);
     }
 
-    /// @dev Charges the mover's clock and hands the turn to `next`.
+    function _clock(Game storage g, Side side) private view returns (uint64) {
+        return side == Side.Defender ? g.defenderClock : g.challengerClock;
+    }
+
+    /// @dev Charges the mover's clock and hands the turn to `next` (one slot written).
     function _pass(Game storage g, Side next) private {
-        uint256 s = uint8(g.toMove);
-        // _authorize checked block.timestamp <= turnStartedAt + clockLeft, so this cannot underflow.
+        uint64 used = uint64(block.timestamp) - g.turnStartedAt;
+        // _authorize checked block.timestamp <= turnStartedAt + the mover's clock: no underflow.
         unchecked {
-            g.clockLeft[s] -= uint64(block.timestamp - g.turnStartedAt);
+            if (g.toMove == Side.Defender) g.defenderClock -= used;
+            else g.challengerClock -= used;
         }
         g.turnStartedAt = uint64(block.timestamp);
         g.toMove = next;

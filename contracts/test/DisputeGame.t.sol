@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 pragma solidity ^0.8.28;
 
-import {Test} from "forge-std/Test.sol";
+import {Test, Vm} from "forge-std/Test.sol";
 
 import {BatchVerifier} from "../src/BatchVerifier.sol";
 import {DisputeGame} from "../src/DisputeGame.sol";
@@ -977,14 +977,17 @@ contract DisputeGameTest is DisputeGameBase {
         game.descend(m.id, mine, new bytes32[](0));
         m.posted = mine;
         (bytes32[] memory mine2, bytes32[] memory theirs) = _descendArgs(m);
-        bytes32 challengerTrace = Players.traceTree(m.players[1], STEP).root;
-        vm.expectEmit(address(game));
-        emit IDisputeGame.TraceCommitted(m.id, IDisputeGame.Side.Challenger, challengerTrace);
+        // The challenger's trace root is not kept or published: nothing reads it (its first-level
+        // nodes are in its calldata).
+        vm.recordLogs();
         vm.prank(challenger);
         game.descend(m.id, mine2, theirs);
+        Vm.Log[] memory logs = vm.getRecordedLogs();
+        for (uint256 i; i < logs.length; ++i) {
+            assertTrue(logs[i].topics[0] != IDisputeGame.TraceCommitted.selector, "no TraceCommitted");
+        }
         IDisputeGame.GameView memory v = _view(m);
-        assertEq(v.traceRoots[0], defenderTrace, "defender's trace root");
-        assertEq(v.traceRoots[1], challengerTrace, "challenger's trace root");
+        assertEq(v.defenderTrace, defenderTrace, "defender's trace root");
 
         v = _playUntil(m, IDisputeGame.Stage.NodeReveal);
         assertEq(v.position, NODE, "the first differing node");
@@ -1550,7 +1553,7 @@ contract DisputeGameTest is DisputeGameBase {
         proof[1] = keccak256("forged sibling");
         bytes memory cd = _nodeProofData(m, src, proof);
         bytes32 computed = Trees.rootFrom(M, NODE - 1, Trees.leaf(src), proof);
-        vm.expectRevert(abi.encodeWithSelector(MerkleRootMismatch.selector, computed, v.traceRoots[0]));
+        vm.expectRevert(abi.encodeWithSelector(MerkleRootMismatch.selector, computed, v.defenderTrace));
         _call(defender, cd);
     }
 
@@ -1680,7 +1683,7 @@ contract DisputeGameTest is DisputeGameBase {
     function test_openPostStateCount_equalTraces_succeeds() public {
         Match memory m = _defended(Lie.PostStateM, NODE);
         IDisputeGame.GameView memory v = _playUntil(m, IDisputeGame.Stage.PostStateCount);
-        assertEq(v.traceRoots[0], v.traceRoots[1], "the same trace");
+        // PostStateCount is reached only when both first trace levels (hence both roots) are equal.
         assertEq(uint256(v.toMove), uint256(IDisputeGame.Side.Defender), "the defender opens the count");
         bytes32 top = Players.preTop(m.players[0], STEP);
         vm.expectEmit(address(game));
@@ -1854,7 +1857,7 @@ contract DisputeGameTest is DisputeGameBase {
         p.sourceSiblings[0] = keccak256("forged sibling");
         bytes memory cd = _postProofData(m, p);
         bytes32 computed = Trees.rootFrom(M, M - 1, Trees.leaf(p.sourceRecord), p.sourceSiblings);
-        vm.expectRevert(abi.encodeWithSelector(MerkleRootMismatch.selector, computed, v.traceRoots[0]));
+        vm.expectRevert(abi.encodeWithSelector(MerkleRootMismatch.selector, computed, v.defenderTrace));
         _call(defender, cd);
     }
 

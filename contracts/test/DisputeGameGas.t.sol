@@ -11,7 +11,7 @@ import {Lie, Players, Task} from "./utils/Player.sol";
 ///         arity 16, against a liar whose first wrong state is after step 4094 (the isolated step)
 ///         and whose trace of that step differs from node 4094 on (node 0 for the batch input):
 ///         checkpoint interval 64, 1 and 4096, each ending at the oracle and at a node-input proof,
-///         and the largest proof (a 32 KiB batch) at c = 64.
+///         and the largest proof (a 24 KiB batch) at c = 64.
 /// @dev Each test runs isolated (inline config `isolate = true`): every call is its own
 ///      transaction, so storage starts cold and `vm.lastCallGas()` is the transaction's gas used,
 ///      21,000 and calldata (or the EIP-7623 floor, `10 * tokens`) included. The figures go to
@@ -83,10 +83,10 @@ contract DisputeGameGasTest is DisputeGameBase {
         _measure("c4096_nodeInput", _task(4096, 2, 2), Lie.FirstInput, LATE_NODE);
     }
 
-    /// @notice The largest proof: a batch of 64 rows of float32[128] (32 KiB, `MAX_BATCH_BYTES`).
+    /// @notice The largest proof: a batch of 64 rows of float32[96] (24 KiB, `MAX_BATCH_BYTES`).
     /// forge-config: default.isolate = true
-    function test_gas_c64BatchInput32KiB_succeeds() public {
-        _measure("c64_batchInput32KiB", _task(64, 64, 128), Lie.FirstInput, 0);
+    function test_gas_c64BatchInput24KiB_succeeds() public {
+        _measure("c64_batchInput24KiB", _task(64, 64, 96), Lie.FirstInput, 0);
     }
 
     /// @notice Every descent and bisection move of the honest side costs at most 100,000 gas
@@ -184,7 +184,8 @@ contract DisputeGameGasTest is DisputeGameBase {
         console.log("  liar total", f.opponentTotal, "open", f.open);
         console.log("  honest total", f.total, "honestGasBound", honestBound);
 
-        assertLe(f.total, TOTAL_LIMIT, "honest total <= 3M gas");
+        console.log("  honest total with the open", f.total + f.open);
+        assertLe(f.total + f.open, TOTAL_LIMIT, "honest total, opening the game included, <= 3M gas");
         assertLe(f.total, honestBound, "honest total <= honestGasBound");
         // The liar plays the moves an honest challenger would (same sizes, same storage writes).
         assertLe(f.opponentTotal, honestBound, "a challenger's total <= honestGasBound");
@@ -200,6 +201,7 @@ contract DisputeGameGasTest is DisputeGameBase {
         vm.snapshotValue("DisputeGameGas", string.concat(name, "_proof"), f.proof);
         vm.snapshotValue("DisputeGameGas", string.concat(name, "_resolveOracle"), f.resolve);
         vm.snapshotValue("DisputeGameGas", string.concat(name, "_honestTotal"), f.total);
+        vm.snapshotValue("DisputeGameGas", string.concat(name, "_honestTotalWithOpen"), f.total + f.open);
         vm.snapshotValue("DisputeGameGas", string.concat(name, "_honestMoves"), f.moves);
         vm.snapshotValue("DisputeGameGas", string.concat(name, "_challengerMaxMove"), f.opponentMaxMove);
         vm.snapshotValue("DisputeGameGas", string.concat(name, "_challengerTotal"), f.opponentTotal);

@@ -134,7 +134,7 @@ class GameView:
     leaf_count: int
     agreed_root: bytes
     current: tuple[bytes, bytes]
-    trace_roots: tuple[bytes, bytes]
+    defender_trace: bytes  # the defender's trace root (the challenger's is not kept)
     input_index: int
     question_id: QuestionId
     moves: int
@@ -175,7 +175,7 @@ class GameView:
             leaf_count=int(v[13]),
             agreed_root=bytes(v[14]),
             current=(bytes(v[15][0]), bytes(v[15][1])),
-            trace_roots=(bytes(v[16][0]), bytes(v[16][1])),
+            defender_trace=bytes(v[16]),
             input_index=int(v[17]),
             question_id=QuestionId(int(v[18])),
             moves=int(v[19]),

@@ -114,7 +114,7 @@ interface IDisputeGame {
         bytes32 agreedRoot; // bisection: the root both agree on at lo; phase 2: the pre-state root
         bytes32[2] current; // descent: current nodes (then the differing leaves); bisection: roots at hi
         // (the post-state roots of the isolated step are in StepIsolated)
-        bytes32[2] traceRoots;
+        bytes32 defenderTrace; // the defender's trace root (both are in TraceCommitted)
         uint256 inputIndex; // InputProof: the disputed input
         uint256 questionId; // Oracle
         uint256 moves; // moves played so far
@@ -128,13 +128,15 @@ interface IDisputeGame {
         bytes32 defenderCheckpoints,
         bytes32 challengerCheckpoints
     );
-    /// @notice `side` posted `nodes` in a descent (its nodes at the level below the current node).
+    /// @notice The defender posted `nodes` in a descent (its nodes at the level below the current
+    ///         node), which the challenger passes back. The challenger's lists are not emitted.
     event NodesPosted(
         uint256 indexed gameId, Side side, Stage stage, uint64 height, uint64 position, bytes32[] nodes
     );
     /// @notice A descent level was settled: the first difference is at `position`, height `height`.
     event DescentNarrowed(uint256 indexed gameId, Stage stage, uint64 height, uint64 position);
-    /// @notice `side` posted state roots at the split points of `lo..hi`.
+    /// @notice The defender posted state roots at the split points of `lo..hi` (the challenger's
+    ///         are not emitted).
     event RootsPosted(uint256 indexed gameId, Side side, uint64 lo, uint64 hi, bytes32[] roots);
     /// @notice The bisection narrowed the interval to `lo..hi`.
     event IntervalNarrowed(uint256 indexed gameId, uint64 lo, uint64 hi);
@@ -142,7 +144,8 @@ interface IDisputeGame {
     event StepIsolated(
         uint256 indexed gameId, uint64 step, bytes32 preRoot, bytes32 defenderPost, bytes32 challengerPost
     );
-    /// @notice `side` committed its trace root of the isolated step.
+    /// @notice The defender committed its trace root of the isolated step (the challenger's is not
+    ///         kept: nothing reads it).
     event TraceCommitted(uint256 indexed gameId, Side side, bytes32 traceRoot);
     /// @notice Both traces agree: the post-states (of `count` entries) are descended.
     event PostStateCountOpened(uint256 indexed gameId, uint64 count);

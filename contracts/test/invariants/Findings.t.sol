@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: Apache-2.0
+pragma solidity ^0.8.28;
+
+import {Test} from "forge-std/Test.sol";
+
+import {DisputeGame} from "../../src/DisputeGame.sol";
+import {RecomputeOracle} from "../../src/RecomputeOracle.sol";
+import {TaskMarket} from "../../src/TaskMarket.sol";
+import {IDisputeGame} from "../../src/interfaces/IDisputeGame.sol";
+import {IRecomputeOracle} from "../../src/interfaces/IRecomputeOracle.sol";
+import {ITaskMarket} from "../../src/interfaces/ITaskMarket.sol";
+import {DisputeGameNotYourTurn} from "../../src/lib/GameErrors.sol";
+import {CheckpointLists} from "../utils/CheckpointLists.sol";
+import {Reference} from "../utils/Reference.sol";
+import {ProtocolModel} from "./ProtocolModel.sol";
+
+/// @title FindingsTest
+/// @notice The findings of the invariant campaign (PROPERTIES.md, "Findings"): each call sequence that
+///         broke a promise of docs/game.md, kept as a regression test of the rule that fixed it.
+contract FindingsTest is Test {
+    using CheckpointLists for CheckpointLists.List;
+
+    uint64 internal constant WINDOW = 1 hours;
+
+    RecomputeOracle internal recompute;
+    DisputeGame internal game;
+    TaskMarket internal market;
+
+    address internal honest = makeAddr("honest");
+    address internal sybil = makeAddr("sybil");
+    address internal cheater = makeAddr("cheater");
+
+    function setUp() public {
+        recompute = new RecomputeOracle(
+            0.01 ether, 1 ether, 0.1 ether, 0.1 ether, WINDOW, WINDOW, WINDOW, 1 days, 1, 2
+        );
+        game = new DisputeGame(recompute);
+        market = new TaskMarket(game, recompute);
+        for (uint256 i; i < 3; ++i) {
+            address o = makeAddr(string.concat("oracle", vm.toString(i)));
+            vm.deal(o, 1 ether);
+            vm.prank(o);
+            recompute.register{value: 1 ether}();
+        }
+    }
+
+    /// @notice Finding 1: `reassign` opened the next answer window at the time of the call, so a
+    ///         question poked late outlived `maxResolutionTime`, and its game `timeBound`. Windows are
+    ///         now anchored to the question: poked after every window has passed, it is abandoned.
+    function test_reassign_afterMaxResolutionTime_abandons_succeeds() public {
+        uint256 qid = _ask();
+        vm.warp(block.timestamp + recompute.maxResolutionTime() + 1);
+        recompute.reassign(qid); // anyone, long after the silent oracle's window
+        (IRecomputeOracle.QuestionStatus status,) = recompute.result(qid);
+        assertEq(uint8(status), uint8(IRecomputeOracle.QuestionStatus.Abandoned), "still open");
+    }
+
+    /// @notice Finding 1b: a fix that assigns only while `now + answerWindow` fits before
+    ///         `askedAt + maxAttempts * answerWindow` never reaches the last attempt, since a reassignment
+    ///         comes at the earliest one second after a deadline. Reassigned at that first second, the
+    ///         question goes to the next oracle.
+    function test_reassign_atFirstChance_drawsNextOracle_succeeds() public {
+        uint256 qid = _ask();
+        vm.warp(recompute.question(qid).deadline + 1);
+        recompute.reassign(qid);
+        IRecomputeOracle.Question memory q = recompute.question(qid);
+        assertEq(
+            uint8(q.status), uint8(IRecomputeOracle.QuestionStatus.Assigned), "abandoned with an attempt left"
+        );
+        assertEq(q.attempts, 2, "second attempt");
+    }
+
+    /// @notice Finding 2a: when `members[0]` played for its group, a sybil that submitted the honest
+    ///         root first threw the game and every honest member was slashed. Games are now between
+    ///         trainers: the sybil loses its own game alone, the honest trainer beats the cheater, keeps
+    ///         its bond, takes the reward and is paid the compensation (finding 3: it was paid to
+    ///         `members[0]`, whoever moved).
+    function test_settleDispute_sybilThrowsItsOwnGame_honestWins_succeeds() public {
+        (ProtocolModel.Run memory run, uint256 taskId) = _task();
+        CheckpointLists.List memory truth = _enterAll(run, taskId);
+        uint256 bond = market.specOf(taskId).bond;
+
+        uint256 thrown = market.openDispute(taskId, sybil, cheater); // the sybil never moves
+        vm.warp(block.timestamp + market.specOf(taskId).clock + 1);
+        game.timeout(thrown);
+        market.settleDispute(thrown);
+        assertTrue(market.trainerOf(taskId, sybil).eliminated, "the sybil lost");
+        assertFalse(market.trainerOf(taskId, honest).eliminated, "the honest trainer did not play");
+        assertEq(market.groupOf(taskId, 0).live, 1, "the true group lives on");
+
+        uint256 played = market.openDispute(taskId, honest, cheater);
+        bytes32[] memory nodes = ProtocolModel.nodesAt(truth.levels, 1, 0, 2);
+        vm.prank(honest);
+        game.descend(played, nodes, new bytes32[](0));
+        vm.warp(block.timestamp + market.specOf(taskId).clock + 1); // the cheater gives up
+        game.timeout(played);
+        market.settleDispute(played);
+        vm.warp(market.specOf(taskId).disputeDeadline + 1);
+        market.finalize(taskId);
+
+        uint256 compensation = market.compensation(market.specOf(taskId));
+        assertGt(compensation, 0);
+        assertEq(market.creditOf(honest), bond + 1 ether + compensation, "bond, reward and compensation");
+    }
+
+    /// @notice Finding 2b: when any member could move for its group, a sybil that copied the honest
+    ///         group's public root moved first in a bisection round and posted junk between the proven
+    ///         endpoints, committing the honest side to a state it could never defend. Only the
+    ///         trainer who plays a side moves for it now.
+    function test_bisect_sybilInHonestTrainersGame_reverts() public {
+        (ProtocolModel.Run memory run, uint256 taskId) = _task();
+        CheckpointLists.List memory truth = _enterAll(run, taskId);
+        ProtocolModel.Claims memory lie = _lie();
+        uint256 g = market.openDispute(taskId, honest, cheater);
+        bytes32[] memory mine = ProtocolModel.nodesAt(truth.levels, 1, 0, 2);
+        bytes32[] memory theirs =
+            ProtocolModel.nodesAt(ProtocolModel.checkpointList(run, lie).levels, 1, 0, 2);
+        vm.prank(honest);
+        game.descend(g, mine, new bytes32[](0));
+        vm.prank(cheater);
+        game.descend(g, theirs, mine);
+        mine = ProtocolModel.nodesAt(truth.levels, 0, 2, 2);
+        theirs = ProtocolModel.nodesAt(ProtocolModel.checkpointList(run, lie).levels, 0, 2, 2);
+        vm.prank(honest);
+        game.descend(g, mine, new bytes32[](0));
+        vm.prank(cheater);
+        game.descend(g, theirs, mine);
+        assertEq(uint8(game.gameOf(g).stage), uint8(IDisputeGame.Stage.StepBisection));
+
+        bytes32[] memory junk = new bytes32[](3);
+        (junk[0], junk[1], junk[2]) =
+        (ProtocolModel.trueRoot(run, 2), keccak256("junk"), ProtocolModel.trueRoot(run, 4));
+        bytes32[] memory loProof = truth.opening(1);
+        vm.expectRevert(abi.encodeWithSelector(DisputeGameNotYourTurn.selector, g, sybil, honest));
+        vm.prank(sybil);
+        game.bisect(g, junk, new bytes32[](0), loProof);
+    }
+
+    // ---- helpers -------------------------------------------------------------------------------
+
+    function _ask() internal returns (uint256) {
+        return recompute.ask(keccak256("program"), 0, new bytes32[](1), [makeAddr("a"), makeAddr("b")]);
+    }
+
+    /// @dev T = 4, c = 2 (checkpoints 0, 2, 4), two nodes, arity 2; the winner is compensated.
+    function _task() internal returns (ProtocolModel.Run memory run, uint256 taskId) {
+        run = ProtocolModel.Run({
+            steps: 4,
+            interval: 2,
+            nodes: 2,
+            arity: 2,
+            salt: "finding",
+            programHash: ProtocolModel.programHash(2)
+        });
+        ITaskMarket.TaskSpec memory spec;
+        spec.programHash = run.programHash;
+        spec.graphRoot = Reference.root(ProtocolModel.graphLeaves(run.nodes));
+        spec.datasetRoot = keccak256("dataset");
+        spec.initialStateRoot = ProtocolModel.trueRoot(run, 0);
+        spec.datasetSize = 16;
+        spec.steps = run.steps;
+        spec.checkpointInterval = run.interval;
+        spec.batchSize = 1;
+        spec.nodeCount = run.nodes;
+        spec.arity = run.arity;
+        spec.clock = 1 hours;
+        spec.slots = 3;
+        spec.gasPriceCap = 1 gwei;
+        spec.joinDeadline = uint64(block.timestamp + 1 hours);
+        spec.submitDeadline = spec.joinDeadline;
+        spec.disputeDeadline = spec.submitDeadline + 1 days;
+        spec.bond = market.minBond(spec);
+        taskId = market.postTask{value: 1 ether}(spec);
+    }
+
+    /// @dev The cheater lies about the final checkpoint.
+    function _lie() internal pure returns (ProtocolModel.Claims memory) {
+        return ProtocolModel.Claims({salt: "cheater", ckptMask: 1 << 2, bugMask: 1});
+    }
+
+    /// @dev The sybil submits the true list first (copied from the honest trainer's pending
+    ///      transaction), then the honest trainer, then the cheater its lie.
+    function _enterAll(ProtocolModel.Run memory run, uint256 taskId)
+        internal
+        returns (CheckpointLists.List memory truth)
+    {
+        ProtocolModel.Claims memory honestClaims;
+        truth = ProtocolModel.checkpointList(run, honestClaims);
+        _enter(taskId, sybil, truth);
+        _enter(taskId, honest, truth);
+        _enter(taskId, cheater, ProtocolModel.checkpointList(run, _lie()));
+    }
+
+    /// @dev Joins and submits `list`.
+    function _enter(uint256 taskId, address trainer, CheckpointLists.List memory list) internal {
+        uint256 bond = market.specOf(taskId).bond;
+        vm.deal(trainer, bond);
+        vm.startPrank(trainer);
+        market.join{value: bond}(taskId);
+        market.submit(taskId, list.root, list.finalState(), list.firstProof(), list.lastProof());
+        vm.stopPrank();
+    }
+}

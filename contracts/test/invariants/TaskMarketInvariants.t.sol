@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: Apache-2.0
+pragma solidity ^0.8.28;
+
+import {StdInvariant} from "forge-std/StdInvariant.sol";
+import {Test} from "forge-std/Test.sol";
+
+import {DisputeGame} from "../../src/DisputeGame.sol";
+import {RecomputeOracle} from "../../src/RecomputeOracle.sol";
+import {TaskMarket} from "../../src/TaskMarket.sol";
+import {IDisputeGame} from "../../src/interfaces/IDisputeGame.sol";
+import {IRecomputeOracle} from "../../src/interfaces/IRecomputeOracle.sol";
+import {ITaskMarket} from "../../src/interfaces/ITaskMarket.sol";
+import {MarketHandler} from "./MarketHandler.sol";
+
+/// @title TaskMarketInvariantsTest
+/// @notice Properties of the market, its games and its players under random task, dispute, game,
+///         oracle and payment traffic (MarketHandler; PROPERTIES.md).
+contract TaskMarketInvariantsTest is Test {
+    RecomputeOracle internal recompute;
+    DisputeGame internal game;
+    TaskMarket internal market;
+    MarketHandler internal handler;
+
+    function setUp() public {
+        recompute = new RecomputeOracle({
+            fee_: 0.01 ether,
+            minBond_: 1 ether,
+            challengeBond_: 0.1 ether,
+            silenceSlash_: 0.1 ether,
+            answerWindow_: 1 hours,
+            challengeWindow_: 1 hours,
+            voteWindow_: 1 hours,
+            exitDelay_: 1 days,
+            committeeSize_: 1,
+            maxAttempts_: 2
+        });
+        game = new DisputeGame(recompute);
+        market = new TaskMarket(game, recompute);
+        handler = new MarketHandler(market, game, recompute);
+        targetContract(address(handler));
+        bytes4[] memory selectors = new bytes4[](17);
+        selectors[0] = MarketHandler.postTask.selector;
+        selectors[1] = MarketHandler.join.selector;
+        selectors[2] = MarketHandler.join.selector;
+        selectors[3] = MarketHandler.submit.selector;
+        selectors[4] = MarketHandler.openDispute.selector;
+        selectors[5] = MarketHandler.openDispute.selector;
+        selectors[6] = MarketHandler.play.selector;
+        selectors[7] = MarketHandler.play.selector;
+        selectors[8] = MarketHandler.timeout.selector;
+        selectors[9] = MarketHandler.resolveOracle.selector;
+        selectors[10] = MarketHandler.settleDispute.selector;
+        selectors[11] = MarketHandler.finalize.selector;
+        selectors[12] = MarketHandler.withdraw.selector;
+        selectors[13] = MarketHandler.oracleStep.selector;
+        selectors[14] = MarketHandler.oracleRegister.selector;
+        selectors[15] = MarketHandler.warp.selector;
+        selectors[16] = MarketHandler.warp.selector;
+        targetSelector(StdInvariant.FuzzSelector({addr: address(handler), selectors: selectors}));
+    }
+
+    /// @notice Every wei the market holds is escrow, a bond, a pool, a credit or burnt.
+    /// forge-config: default.invariant.fail-on-revert = true
+    /// forge-config: ci.invariant.fail-on-revert = true
+    function invariant_market_fundsConserved() public view {
+        assertEq(
+            address(market).balance,
+            market.totalEscrow() + market.totalBonds() + market.totalPools() + market.totalCredits()
+                + market.totalBurnt(),
+            "balance != escrow + bonds + pools + credits + burnt"
+        );
+    }
+
+    /// @notice The totals are the sums of the ledgers they summarize: escrow the rewards of open
+    ///         tasks, bonds the bonds of their trainers not eliminated, pools what is left of the
+    ///         eliminated trainers' bonds, credits the actors' credits; and each open task's counts
+    ///         of live members, live groups and running games are right.
+    /// forge-config: default.invariant.fail-on-revert = true
+    /// forge-config: ci.invariant.fail-on-revert = true
+    function invariant_market_ledgersMatch() public view {
+        uint256[] memory tasks = handler.taskIds();
+        uint256 escrow;
+        uint256 bonds;
+        uint256 pools;
+        for (uint256 i; i < tasks.length; ++i) {
+            ITaskMarket.TaskView memory t = market.task(tasks[i]);
+            if (t.status != ITaskMarket.TaskStatus.Open) continue;
+            escrow += t.reward;
+            uint256 bonded = t.joined;
+            address[] memory joined = market.trainersOf(tasks[i]);
+            for (uint256 j; j < joined.length; ++j) {
+                ITaskMarket.TrainerView memory tr = market.trainerOf(tasks[i], joined[j]);
+                pools += tr.pool;
+                if (tr.eliminated) --bonded;
+            }
+            bonds += bonded * market.specOf(tasks[i]).bond;
+            _checkLiveCounts(tasks[i], t);
+        }
+        assertEq(market.totalEscrow(), escrow, "escrow != rewards of open tasks");
+        assertEq(market.totalBonds(), bonds, "bonds != bonds of live trainers of open tasks");
+        assertEq(market.totalPools(), pools, "pools != pools of open tasks");
+        address[] memory trainers = handler.trainers();
+        address[] memory clients = handler.clients();
+        uint256 credits;
+        for (uint256 i; i < trainers.length; ++i) {
+            credits += market.creditOf(trainers[i]);
+        }
+        for (uint256 i; i < clients.length; ++i) {
+            credits += market.creditOf(clients[i]);
+        }
+        assertEq(market.totalCredits(), credits, "credits != sum of credits");
+    }
+
+    /// @dev A group's `live` counts its members not eliminated, the task's `liveGroups` its groups
+    ///      with one, and `activeGames` its games not settled.
+    function _checkLiveCounts(uint256 taskId, ITaskMarket.TaskView memory t) internal view {
+        uint256 liveGroups;
+        for (uint32 g; g < t.groupCount; ++g) {
+            ITaskMarket.GroupView memory group = market.groupOf(taskId, g);
+            uint256 live;
+            for (uint256 k; k < group.members.length; ++k) {
+                if (!market.trainerOf(taskId, group.members[k]).eliminated) ++live;
+            }
+            assertEq(group.live, live, "group.live != members not eliminated");
+            if (live != 0) ++liveGroups;
+        }
+        assertEq(t.liveGroups, liveGroups, "liveGroups != groups with a live member");
+        uint256[] memory ids = handler.gameIds();
+        uint256 active;
+        for (uint256 k; k < ids.length; ++k) {
+            ITaskMarket.DisputeView memory d = market.disputeOf(ids[k]);
+            if (d.taskId == taskId && !d.settled) ++active;
+        }
+        assertEq(t.activeGames, active, "activeGames != games not settled");
+    }
+
+    /// @notice From `openedAt + timeBound(cfg)` on, every game has ended or one call ends it: `timeout`,
+    ///         or `resolveOracle` once the oracle is moved on as anyone may (`reassign`, `settle`).
+    /// @dev Tried on a snapshot that is thrown away.
+    /// forge-config: default.invariant.fail-on-revert = true
+    /// forge-config: ci.invariant.fail-on-revert = true
+    function invariant_game_terminates() public {
+        uint256[] memory ids = handler.gameIds();
+        for (uint256 i; i < ids.length; ++i) {
+            (uint256 openedAt, uint256 timeBound,,) = handler.ghostOf(ids[i]);
+            if (block.timestamp < openedAt + timeBound) continue;
+            if (game.gameOf(ids[i]).stage == IDisputeGame.Stage.Resolved) continue;
+            uint256 snapshot = vm.snapshotState();
+            bool ended = _tryEnd(ids[i]);
+            vm.revertToState(snapshot);
+            assertTrue(ended, string.concat("game ", vm.toString(ids[i]), " outlived its time bound"));
+        }
+    }
+
+    /// @notice No side of any game moves more than `roundBound(cfg)` times (proofs included).
+    /// forge-config: default.invariant.fail-on-revert = true
+    /// forge-config: ci.invariant.fail-on-revert = true
+    function invariant_game_movesBounded() public view {
+        uint256[] memory ids = handler.gameIds();
+        for (uint256 i; i < ids.length; ++i) {
+            (,, uint256 roundBound, uint256[2] memory moves) = handler.ghostOf(ids[i]);
+            assertLe(moves[0], roundBound, "defender moves > roundBound");
+            assertLe(moves[1], roundBound, "challenger moves > roundBound");
+            assertLe(game.gameOf(ids[i]).moves, moves[0] + moves[1], "game counts moves nobody made");
+        }
+    }
+
+    /// @notice An honest trainer never ends with less ether than it put in: what it took out, plus
+    ///         its credit, plus the bonds of its unfinished tasks, covers its deposits; it is never
+    ///         eliminated, and every honest move is accepted. An honest client gets a correct
+    ///         result (the true list's group) or its reward back.
+    /// forge-config: default.invariant.fail-on-revert = true
+    /// forge-config: ci.invariant.fail-on-revert = true
+    function invariant_honest_neverLoses() public view {
+        assertEq(
+            handler.honestMoveFailures(),
+            0,
+            string.concat("honest move refused: ", vm.toString(handler.lastFailure()))
+        );
+        assertEq(handler.clientViolations(), 0, "client neither refunded nor given the true result");
+        address[] memory trainers = handler.trainers();
+        for (uint256 i; i < trainers.length; ++i) {
+            address trainer = trainers[i];
+            if (!handler.isHonest(trainer)) continue;
+            uint256[] memory tasks = handler.tasksOf(trainer);
+            uint256 locked;
+            for (uint256 j; j < tasks.length; ++j) {
+                assertFalse(market.trainerOf(tasks[j], trainer).eliminated, "honest trainer eliminated");
+                if (market.task(tasks[j]).status == ITaskMarket.TaskStatus.Open) {
+                    locked += market.specOf(tasks[j]).bond;
+                }
+            }
+            assertGe(
+                handler.withdrawn(trainer) + market.creditOf(trainer) + locked,
+                handler.deposited(trainer),
+                "honest trainer lost ether"
+            );
+        }
+    }
+
+    /// @notice The handler's scripts are sound: no scripted cheater move was refused either.
+    function afterInvariant() public view {
+        assertEq(
+            handler.scriptedMoveFailures(),
+            0,
+            string.concat("scripted move refused: ", vm.toString(handler.lastFailure()))
+        );
+    }
+
+    /// @dev Ends the game with one call, after moving its oracle question on as anyone may.
+    function _tryEnd(uint256 gameId) internal returns (bool) {
+        IDisputeGame.GameView memory v = game.gameOf(gameId);
+        if (v.stage != IDisputeGame.Stage.Oracle) {
+            try game.timeout(gameId) {
+                return true;
+            } catch {
+                return false;
+            }
+        }
+        for (uint256 k; k < 8; ++k) {
+            IRecomputeOracle.QuestionStatus status = recompute.question(v.questionId).status;
+            if (status == IRecomputeOracle.QuestionStatus.Assigned) {
+                try recompute.reassign(v.questionId) {}
+                catch {
+                    break;
+                }
+            } else if (
+                status == IRecomputeOracle.QuestionStatus.Answered
+                    || status == IRecomputeOracle.QuestionStatus.Challenged
+            ) {
+                try recompute.settle(v.questionId) {}
+                catch {
+                    break;
+                }
+            } else {
+                break;
+            }
+        }
+        try game.resolveOracle(gameId) {
+            return true;
+        } catch {
+            return false;
+        }
+    }
+}

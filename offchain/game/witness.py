@@ -25,14 +25,14 @@ from offchain.contracts.dispute_game import BatchProof, EntryProof, PostStatePro
 from offchain.game.descent import LeafTree
 from offchain.game.errors import GameError
 from offchain.game.records import CheckpointList, RefKind
-from trainer.commit import MerkleTree, commit_tensor, name_hash, record_leaf
-from trainer.commit.records import STATE_ENTRY_TAG, canonical_names
+from trainer.commit import MerkleTree, name_hash
+from trainer.commit.records import canonical_names, state_commitments, state_tree_from_commitments
 from trainer.data.dataset import Dataset
 from trainer.data.keyed import batch_indices
 from trainer.interp import Interpreter
 from trainer.interp.interpreter import Trace
 from trainer.program import Program
-from trainer.program.program import OUTPUT_KIND_CODES, PROGRAM_OUTPUT_TAG, InputRef, NodeRef, OutputKind
+from trainer.program.program import InputRef, NodeRef, OutputKind
 from trainer.repops import KERNELS, OpSpec
 from trainer.runner.runner import RunConfig
 
@@ -69,12 +69,15 @@ class Deviation:
     delta: float = 1e-3
 
 
-def state_entries(state: Mapping[str, torch.Tensor]) -> tuple[list[str], list[bytes], list[bytes]]:
-    """Names in canonical order, their tensor commitments and their STEN leaves."""
-    names = canonical_names(list(state))
-    commitments = [commit_tensor(state[n].contiguous()) for n in names]
-    leaves = [record_leaf(STATE_ENTRY_TAG, [name_hash(n), c]) for n, c in zip(names, commitments, strict=True)]
-    return names, commitments, leaves
+def state_entries(state: Mapping[str, torch.Tensor]) -> tuple[list[str], dict[str, bytes], MerkleTree]:
+    """Names in canonical order, their tensor commitments, and the tree of their STEN leaves."""
+    commitments = state_commitments({n: t.contiguous() for n, t in state.items()})
+    names, tree = state_tree_from_commitments(commitments)
+    return names, commitments, tree
+
+
+def _leaves(tree: MerkleTree) -> LeafTree:
+    return LeafTree([tree.leaf(i) for i in range(tree.count)])
 
 
 @dataclass
@@ -163,7 +166,7 @@ class RunWitness:
 
     def root(self, step: int) -> bytes:
         if step not in self._roots:
-            self._roots[step] = MerkleTree(state_entries(self.state(step))[2]).root
+            self._roots[step] = state_entries(self.state(step))[2].root
         return self._roots[step]
 
     @cached_property
@@ -181,7 +184,7 @@ class RunWitness:
         return LeafTree([r.leaf for r in self.trace(step).records])
 
     def state_tree(self, step: int) -> LeafTree:
-        return LeafTree(state_entries(self.state(step))[2])
+        return _leaves(state_entries(self.state(step))[2])
 
     # -- proofs ----------------------------------------------------------------------------
 
@@ -199,10 +202,10 @@ class RunWitness:
         return (p.graph_root, p.inputs_root, p.outputs_root, p.constants_root)
 
     def _entry_proof(self, state: Mapping[str, torch.Tensor], name: str) -> EntryProof:
-        names, _, leaves = state_entries(state)
+        names, _, tree = state_entries(state)
         if name not in names:
             raise GameError(f"the state has no entry {name!r}")
-        return EntryProof.of(MerkleTree(leaves).open(names.index(name)))
+        return EntryProof.of(tree.open(names.index(name)))
 
     def state_input_proof(self, step: int, name: str) -> EntryProof:
         """Opening of entry `name` in the (agreed) state before `step`."""
@@ -230,8 +233,7 @@ class RunWitness:
         field_sibs: list[bytes] = []
         field_count = 0
         for i, ex in zip(idx, examples, strict=True):
-            names, _, leaves = state_entries(ex)
-            ex_tree = MerkleTree(leaves)
+            names, _, ex_tree = state_entries(ex)
             ex_roots.append(ex_tree.root)
             ds_sibs.extend(tree.open(i).siblings)
             k = names.index(name)
@@ -252,19 +254,12 @@ class RunWitness:
     def post_state_proof(self, step: int, entry: int) -> PostStateProof:
         """Why entry `entry` of the state after `step` is what the agreed trace outputs."""
         post_names, post_commitments, _ = state_entries(self.state(step + 1))
-        pre_names, pre_commitments, pre_leaves = state_entries(self.state(step))
+        pre_names, pre_commitments, pre_tree = state_entries(self.state(step))
         name = post_names[entry]
         if pre_names[entry] != name:
             raise GameError(f"entry {entry} is {name!r} after step {step} but {pre_names[entry]!r} before")
         p = self.program
         outputs = list(p.outputs)
-        out_leaves = [
-            record_leaf(
-                PROGRAM_OUTPUT_TAG,
-                [OUTPUT_KIND_CODES[o.kind], name_hash(o.name), o.type.type_hash(), *p.ref_words(o.ref)],
-            )
-            for o in outputs
-        ]
         k = next(i for i, o in enumerate(outputs) if o.name == name and o.kind is OutputKind.STATE)
         out = outputs[k]
         ref = tuple(w if isinstance(w, int) else int.from_bytes(w, "big") for w in p.ref_words(out.ref))
@@ -279,15 +274,15 @@ class RunWitness:
             raise GameError(f"state output {name!r} refers to kind {ref[0]}, which no proof covers")
         return PostStateProof(
             name_hash=name_hash(name),
-            commitment=post_commitments[entry],
-            pre_siblings=tuple(MerkleTree(pre_leaves).open(entry).siblings),
-            pre_commitment=pre_commitments[entry],
+            commitment=post_commitments[name],
+            pre_siblings=tuple(pre_tree.open(entry).siblings),
+            pre_commitment=pre_commitments[name],
             program_roots=self.program_roots,
             output_count=len(outputs),
             output_index=k,
             type_hash=out.type.type_hash(),
             ref=(ref[0], ref[1], ref[2]),
-            output_siblings=tuple(MerkleTree(out_leaves).open(k).siblings),
+            output_siblings=tuple(p.outputs_tree.open(k).siblings),
             source_record=source_record,
             source_siblings=tuple(source_sibs),
             source_entry=source_entry,

@@ -316,7 +316,8 @@ class Program:
         ).root
 
     @cached_property
-    def outputs_root(self) -> bytes:
+    def outputs_tree(self) -> MerkleTree:
+        """The POUT leaves of the outputs, in program order (a dispute opens state outputs in it)."""
         return MerkleTree(
             [
                 record_leaf(
@@ -325,7 +326,11 @@ class Program:
                 )
                 for o in self.outputs
             ]
-        ).root
+        )
+
+    @property
+    def outputs_root(self) -> bytes:
+        return self.outputs_tree.root
 
     @cached_property
     def constants_root(self) -> bytes:

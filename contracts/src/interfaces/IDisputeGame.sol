@@ -38,7 +38,8 @@ pragma solidity ^0.8.28;
 ///         round is played even when `c = 1` (`w = 1`, roots at lo and hi), as it proves the endpoints.
 ///
 ///         **Phase 2.** The trace descent's first move of each side commits its trace root of step
-///         `s`. If both trace roots are equal, the post-states are descended instead (the
+///         `s` (the contract keeps only the defender's, which proofs open records in). If both first
+///         levels are equal (equal trace roots), the post-states are descended instead (the
 ///         defender first calls `openPostStateCount`) and the defender must then `provePostState`.
 ///         Otherwise `revealNode` opens both NODE records at the first differing node `d`
 ///         (with the descriptor, proven against the graph root); the first differing input `k` must

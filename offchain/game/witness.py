@@ -90,6 +90,8 @@ class RunWitness:
     _states: dict[int, State] = field(default_factory=dict, repr=False)
     _roots: dict[int, bytes] = field(default_factory=dict, repr=False)
     _traces: dict[int, Trace] = field(default_factory=dict, repr=False)
+    losses: dict[int, float] = field(default_factory=dict, repr=False)  # step -> loss, for steps it ran
+    steps_run: int = field(default=0, repr=False)  # steps computed (state replays and traces) so far
 
     def __post_init__(self) -> None:
         self._states[0] = dict(self.initial)
@@ -147,7 +149,9 @@ class RunWitness:
         return self._input_from(step, self.state(step))
 
     def _run_step(self, step: int, state: State) -> State:
-        new_state, _ = self._interpreter_at(step).run(self._input_from(step, state), self.batch(step))
+        new_state, loss = self._interpreter_at(step).run(self._input_from(step, state), self.batch(step))
+        self.losses[step] = float(loss)
+        self.steps_run += 1
         return self._tamper(new_state) if self._deviates(step, DeviationKind.POST_STATE) else new_state
 
     def state(self, step: int) -> State:
@@ -164,6 +168,13 @@ class RunWitness:
                     self._states[s + 1] = state
         return self._states[step]
 
+    def keep(self, step: int, state: State) -> None:
+        """Seed the replay with a state known to be the claimed state after `step` (e.g. a stored checkpoint)."""
+        self._states[step] = dict(state)
+
+    def kept(self, step: int) -> bool:
+        return step in self._states
+
     def root(self, step: int) -> bytes:
         if step not in self._roots:
             self._roots[step] = state_entries(self.state(step))[2].root
@@ -177,6 +188,7 @@ class RunWitness:
         """The trace of step `step`, as this trainer computed it."""
         if step not in self._traces:
             _, _, trace = self._interpreter_at(step).trace(self.step_input(step), self.batch(step))
+            self.steps_run += 1
             self._traces[step] = trace
         return self._traces[step]
 

@@ -1,0 +1,164 @@
+"""What every agent shares: a home folder, a recording chain connection, a tick, a loop.
+
+An agent is a loop of `tick()`s. A tick reads the chain (and the agent's own records),
+does at most a bounded piece of work (one checkpoint interval of training, one game move,
+one transaction), and says whether it is `busy` (tick again now) or idle, waiting for
+new events or for a chain time (`Tick.until`). Decisions are derived from chain state on
+every tick, so a tick that died half-way (a killed process, a dropped RPC connection) is
+simply taken again: a transaction that did land shows up in the state, one that did not
+is sent again.
+
+`run_forever` is the loop of a standalone agent (`refereed trainer run` and friends);
+`offchain.agents.devnet.Devnet` runs several in one process against a local chain.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from typing import Protocol as TypingProtocol
+
+from web3.contract.contract import ContractConstructor, ContractFunction
+
+from offchain.agents.db import AgentDB
+from offchain.chain.build import Artifact
+from offchain.chain.client import ChainClient, Receipt
+from offchain.chain.deploy import Deployment
+from offchain.chain.errors import ChainUnreachableError
+from offchain.contracts.protocol import Protocol
+from offchain.store import Store
+
+
+@dataclass(frozen=True, slots=True)
+class Tick:
+    busy: bool
+    until: int | None = None  # when idle: the chain time (unix s) it waits for, if any
+    done: bool = False  # nothing left to do, ever (for this agent's configured work)
+
+
+BUSY = Tick(True)
+
+
+def idle(until: int | None = None) -> Tick:
+    return Tick(False, until)
+
+
+DONE = Tick(False, None, True)
+
+
+class Observer(TypingProtocol):
+    """Where agents report what they do (the CLI and the demo draw it; tests collect it)."""
+
+    def event(self, agent: str, message: str) -> None: ...
+
+    def progress(self, agent: str, task_id: int, done: int, total: int, loss: float | None) -> None: ...
+
+
+class PrintObserver:
+    def event(self, agent: str, message: str) -> None:
+        print(f"[{agent}] {message}", flush=True)
+
+    def progress(self, agent: str, task_id: int, done: int, total: int, loss: float | None) -> None:
+        if done == total or done % max(1, total // 8) == 0:
+            print(f"[{agent}] task {task_id}: step {done}/{total}, loss {loss}", flush=True)
+
+
+class AgentCrashed(BaseException):
+    """Raised by a crash hook to stop an agent dead, as a kill would (tests only)."""
+
+
+class RecordingChain(ChainClient):
+    """A `ChainClient` that journals every mined transaction (function, gas, fee) in the agent's db.
+
+    `crash_after`, when set, is called with each receipt before it is journaled: a test raises
+    `AgentCrashed` from it to kill the agent right after a transaction landed and before the
+    agent wrote down anything about it.
+    """
+
+    def __init__(self, rpc_url: str, private_key: str, db: AgentDB, **kwargs: Any) -> None:
+        super().__init__(rpc_url, private_key, **kwargs)
+        self.db = db
+        self.crash_after: Callable[[Receipt, str], None] | None = None
+
+    def send(
+        self,
+        fn_call: ContractFunction | ContractConstructor,
+        *,
+        value: int = 0,
+        gas: int | None = None,
+        contract_name: str | None = None,
+    ) -> Receipt:
+        receipt = super().send(fn_call, value=value, gas=gas, contract_name=contract_name)
+        what = getattr(fn_call, "fn_name", "constructor")
+        name = contract_name or self.name_of(getattr(fn_call, "address", None)) or "?"
+        if self.crash_after is not None:
+            self.crash_after(receipt, what)
+        self.db.log("tx", f"{name}.{what}", gas=receipt.gas_used, fee=receipt.fee, tx=receipt.tx_hash)
+        return receipt
+
+
+class Agent:
+    """Base of the four agents: `home/agent.db`, a private store `home/store`, the public store."""
+
+    role = "agent"
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        rpc_url: str,
+        private_key: str,
+        deployment: Deployment,
+        artifacts: dict[str, Artifact],
+        home: Path,
+        public: Store,
+        observer: Observer | None = None,
+    ) -> None:
+        self.name = name
+        self.home = Path(home)
+        self.home.mkdir(parents=True, exist_ok=True)
+        self.db = AgentDB(self.home / "agent.db")
+        self.chain = RecordingChain(rpc_url, private_key, self.db, artifacts=artifacts.values())
+        self.protocol = Protocol.from_deployment(self.chain, deployment, artifacts)
+        self.public = public
+        self.private = Store(self.home / "store")
+        self.observer: Observer = observer or PrintObserver()
+
+    @property
+    def address(self) -> str:
+        return self.chain.address
+
+    def say(self, message: str) -> None:
+        self.db.log("note", message)
+        self.observer.event(self.name, message)
+
+    def chain_time(self) -> int:
+        return int(self.chain.read(lambda: self.chain.w3.eth.get_block("latest")["timestamp"], "eth_getBlock"))
+
+    def tick(self) -> Tick:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        self.db.close()
+
+    def run_forever(self, *, poll: float = 1.0, stop: Callable[[], bool] = lambda: False) -> None:
+        """Tick until `stop()`; an unreachable RPC is retried with backoff, never fatal."""
+        backoff = poll
+        while not stop():
+            try:
+                t = self.tick()
+                backoff = poll
+            except ChainUnreachableError as e:
+                self.observer.event(self.name, f"RPC unreachable ({e.detail}); retrying in {backoff:.1f} s")
+                time.sleep(backoff)
+                backoff = min(backoff * 2, 30.0)
+                continue
+            if t.busy:
+                continue
+            if t.until is not None:
+                time.sleep(max(0.05, min(poll, t.until - time.time())))
+            else:
+                time.sleep(poll)

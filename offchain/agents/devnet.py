@@ -1,0 +1,119 @@
+"""Several agents in one process against a local anvil, with chain time fast-forwarded when all wait.
+
+`Devnet.run(until)` ticks every agent in turn (training, game moves and answers interleave).
+When a whole round finds every agent idle, nobody can act before some chain time: the
+devnet moves anvil's clock to the earliest time an agent waits for (`evm_increaseTime`,
+then a block), which stands in for the hours a real deployment's windows last. On a real
+chain the agents run alone (`Agent.run_forever`) and simply wait.
+
+Faults are first-class: an unreachable RPC during a tick is retried on the next round
+(the tick's decisions are re-read from the chain), and an agent that dies (`AgentCrashed`)
+is dropped and, if `restart` returns one, replaced by a fresh agent over the same home
+folder, which carries on from the chain and its records.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from offchain.agents.base import Agent, AgentCrashed, Observer, PrintObserver
+from offchain.chain.client import ChainClient
+from offchain.chain.errors import ChainUnreachableError
+from offchain.errors import OffchainError
+
+
+class Stalled(OffchainError):
+    """Every agent is idle, none waits for a time, and the goal is not reached."""
+
+
+class Devnet:
+    def __init__(
+        self,
+        rpc_url: str,
+        agents: list[Agent],
+        *,
+        warp: bool = True,
+        observer: Observer | None = None,
+        restart: Callable[[Agent], Agent | None] | None = None,
+    ) -> None:
+        self.chain = ChainClient(rpc_url)
+        self.agents = list(agents)
+        self.warp = warp
+        self.observer: Observer = observer or PrintObserver()
+        self.restart = restart
+        self.warped_s = 0  # chain seconds skipped
+        self.rounds = 0
+        self.rpc_failures = 0
+        self.crashes: list[str] = []
+
+    def now(self) -> int:
+        return int(self.chain.read(lambda: self.chain.w3.eth.get_block("latest")["timestamp"], "eth_getBlock"))
+
+    def advance(self, seconds: int) -> None:
+        w3 = self.chain.w3
+        self.chain.read(lambda: w3.provider.make_request("evm_increaseTime", [int(seconds)]), "evm_increaseTime")  # type: ignore[arg-type]
+        self.chain.read(lambda: w3.provider.make_request("evm_mine", []), "evm_mine")  # type: ignore[arg-type]
+        self.warped_s += int(seconds)
+
+    def run(
+        self,
+        until: Callable[[], bool],
+        *,
+        timeout_s: float = 600.0,
+        on_round: Callable[[], None] | None = None,
+    ) -> None:
+        """Tick the agents until `until()`; Stalled or TimeoutError if it cannot get there."""
+        deadline = time.monotonic() + timeout_s
+        while not until():
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"the agents did not reach the goal in {timeout_s:.0f} s: {self.describe()}")
+            self.rounds += 1
+            busy, waits, unreachable = False, [], False
+            for agent in list(self.agents):
+                try:
+                    t = agent.tick()
+                except ChainUnreachableError as e:
+                    self.rpc_failures += 1
+                    unreachable = True
+                    self.observer.event(agent.name, f"RPC unreachable ({e.detail}); will retry")
+                    continue
+                except AgentCrashed:
+                    self._crashed(agent)
+                    busy = True
+                    continue
+                if t.busy:
+                    busy = True
+                elif t.until is not None and not t.done:
+                    waits.append(t.until)
+            if on_round is not None:
+                on_round()
+            if busy:
+                continue
+            if unreachable:
+                time.sleep(0.5)
+                continue
+            if until():
+                return
+            if not waits:
+                raise Stalled(f"every agent is idle and none waits for a time: {self.describe()}")
+            if not self.warp:
+                time.sleep(0.5)
+                continue
+            target = min(waits)
+            now = self.now()
+            self.advance(max(1, target - now))
+
+    def _crashed(self, agent: Agent) -> None:
+        self.crashes.append(agent.name)
+        self.agents.remove(agent)
+        self.observer.event(agent.name, "crashed")
+        agent.close()
+        if self.restart is not None:
+            fresh = self.restart(agent)
+            if fresh is not None:
+                self.agents.append(fresh)
+                self.observer.event(fresh.name, "restarted from its records")
+
+    def describe(self) -> str:
+        return ", ".join(f"{a.name} ({a.role})" for a in self.agents) or "no agents"

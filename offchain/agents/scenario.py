@@ -1,0 +1,234 @@
+"""A whole protocol run with agents: one client, k trainers, oracles, a watcher, on one chain.
+
+`Scenario` gives each party its own key (anvil's dev accounts, in the order client,
+trainers, oracles, watcher) and its own home folder (`<folder>/<name>/`, holding its
+SQLite records and private store); all share one public store (`<folder>/public/`), the
+stand-in for the network's content-addressed storage. `run()` drives them with a
+`Devnet` until the task is finalized and every party has withdrawn what it was credited,
+and returns what happened, read back from the chain and the agents' journals.
+
+The demo and the adversary tests are both a `Scenario`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from offchain.agents.base import Agent, Observer, PrintObserver
+from offchain.agents.client import ClientAgent, TaskOrder
+from offchain.agents.devnet import Devnet
+from offchain.agents.oracle import OracleAgent
+from offchain.agents.strategy import Strategy
+from offchain.agents.trainer import TrainerAgent
+from offchain.agents.watcher import WatcherAgent
+from offchain.chain.anvil import DevAccount
+from offchain.chain.build import Artifact
+from offchain.chain.client import ChainClient
+from offchain.chain.deploy import Deployment
+from offchain.contracts.dispute_game import Outcome
+from offchain.contracts.protocol import Protocol
+from offchain.contracts.task_market import TaskStatus
+from offchain.store import Store
+
+
+@dataclass(frozen=True)
+class TrainerRole:
+    name: str
+    strategy: Strategy
+
+
+@dataclass(frozen=True)
+class OracleRole:
+    name: str
+    liar: bool = False
+
+
+@dataclass
+class GameResult:
+    game_id: int
+    defender: str  # agent names
+    challenger: str
+    outcome: Outcome
+    moves: int
+    step: int | None  # the step the game isolated, if it got that far
+
+
+@dataclass
+class ScenarioResult:
+    task_id: int
+    status: TaskStatus
+    winning_group: int | None
+    games: list[GameResult]
+    eliminated: dict[str, bool]  # trainer name -> eliminated
+    balances_before: dict[str, int]  # wei, every party
+    balances_after: dict[str, int]
+    gas: dict[str, int]  # gas used by each party's transactions
+    fees: dict[str, int]  # wei spent on gas
+    bond: int
+    reward: int
+    wall_s: float
+    warped_s: int
+    crashes: list[str] = field(default_factory=list)
+    rpc_failures: int = 0
+
+    def net(self, name: str) -> int:
+        """Balance change of `name` over the run (wei), gas included."""
+        return self.balances_after[name] - self.balances_before[name]
+
+
+class Scenario:
+    def __init__(
+        self,
+        *,
+        rpc_url: str,
+        accounts: Sequence[DevAccount],
+        deployment: Deployment,
+        artifacts: dict[str, Artifact],
+        folder: Path,
+        order: TaskOrder,
+        trainers: Sequence[TrainerRole],
+        oracles: Sequence[OracleRole] = (OracleRole("oracle"),),
+        observer: Observer | None = None,
+        agent_rpc_url: str | None = None,
+    ) -> None:
+        need = 2 + len(trainers) + len(oracles)
+        if len(accounts) < need:
+            raise ValueError(f"the scenario needs {need} funded accounts, the chain has {len(accounts)}")
+        self.rpc_url = rpc_url
+        self.agent_rpc_url = agent_rpc_url or rpc_url  # e.g. through a proxy that drops connections
+        self.deployment = deployment
+        self.artifacts = artifacts
+        self.folder = Path(folder)
+        self.public = Store(self.folder / "public")
+        self.observer: Observer = observer or PrintObserver()
+        self.order = order
+        self.trainer_roles = list(trainers)
+        self.oracle_roles = list(oracles)
+        self.keys: dict[str, DevAccount] = {}
+        names = ["client", *(t.name for t in trainers), *(o.name for o in oracles), "watcher"]
+        for i, name in enumerate(names):
+            self.keys[name] = accounts[i + 1]
+        self.client = self._make("client")
+        self.trainers = {t.name: self._make(t.name) for t in trainers}
+        self.oracles = {o.name: self._make(o.name) for o in oracles}
+        self.watcher = self._make("watcher")
+        self.devnet: Devnet | None = None
+
+    def _make(self, name: str) -> Agent:
+        common: dict[str, Any] = {
+            "rpc_url": self.agent_rpc_url,
+            "private_key": self.keys[name].private_key,
+            "deployment": self.deployment,
+            "artifacts": self.artifacts,
+            "home": self.folder / name,
+            "public": self.public,
+            "observer": self.observer,
+        }
+        if name == "client":
+            return ClientAgent(name, order=self.order, **common)
+        if name == "watcher":
+            return WatcherAgent(name, **common)
+        for t in self.trainer_roles:
+            if t.name == name:
+                return TrainerAgent(name, strategy=t.strategy, **common)
+        for o in self.oracle_roles:
+            if o.name == name:
+                return OracleAgent(name, liar=o.liar, **common)
+        raise KeyError(name)
+
+    def restart(self, agent: Agent) -> Agent:
+        """A fresh agent over the same home folder (what a supervisor does after a crash)."""
+        fresh = self._make(agent.name)
+        if agent.name in self.trainers:
+            self.trainers[agent.name] = fresh  # type: ignore[assignment]
+        return fresh
+
+    @property
+    def agents(self) -> list[Agent]:
+        return [self.client, *self.trainers.values(), *self.oracles.values(), self.watcher]
+
+    def protocol(self) -> Protocol:
+        return Protocol.from_deployment(ChainClient(self.rpc_url), self.deployment, self.artifacts)
+
+    def balances(self) -> dict[str, int]:
+        chain = ChainClient(self.rpc_url)
+        return {name: int(chain.balance(acct.address)) for name, acct in self.keys.items()}
+
+    def finished(self) -> bool:
+        """The task is finalized and nobody has anything left to withdraw."""
+        task_id = self.client.task_id  # type: ignore[attr-defined]
+        if task_id is None:
+            return False
+        p = self.protocol()
+        if p.market.task(task_id).status is not TaskStatus.FINALIZED:
+            return False
+        return all(p.market.credit_of(self.keys[n].address) == 0 for n in ("client", *self.trainers))
+
+    def run(
+        self,
+        *,
+        timeout_s: float = 600.0,
+        on_round: Callable[[], None] | None = None,
+        restart: bool = True,
+    ) -> ScenarioResult:
+        before = self.balances()
+        t0 = time.perf_counter()
+        self.devnet = Devnet(
+            self.rpc_url,
+            self.agents,
+            observer=self.observer,
+            restart=self.restart if restart else None,
+        )
+        self.devnet.run(self.finished, timeout_s=timeout_s, on_round=on_round)
+        wall = time.perf_counter() - t0
+        return self.result(before, wall)
+
+    def result(self, before: dict[str, int], wall_s: float) -> ScenarioResult:
+        p = self.protocol()
+        task_id = self.client.task_id  # type: ignore[attr-defined]
+        assert task_id is not None
+        by_address = {acct.address: name for name, acct in self.keys.items()}
+        games = []
+        for d in p.market.disputes(task_id):
+            view = p.game.game_of(d.game_id)
+            isolated = p.game.step_isolated(d.game_id)
+            games.append(
+                GameResult(
+                    d.game_id,
+                    by_address.get(d.defender, d.defender),
+                    by_address.get(d.challenger, d.challenger),
+                    p.game.outcome(d.game_id),
+                    view.moves,
+                    isolated.step if isolated else None,
+                )
+            )
+        fin = [e for e in p.market._logs("TaskFinalized", {"taskId": task_id})]
+        gas: dict[str, int] = {}
+        fees: dict[str, int] = {}
+        for name in self.keys:
+            agent = next((a for a in self.agents if a.name == name), None)
+            actions = agent.db.actions() if agent is not None else []
+            gas[name] = sum(a.gas for a in actions)
+            fees[name] = sum(a.fee for a in actions)
+        spec = p.market.spec_of(task_id)
+        return ScenarioResult(
+            task_id=task_id,
+            status=p.market.task(task_id).status,
+            winning_group=int(fin[0]["winningGroup"]) if fin else None,
+            games=games,
+            eliminated={n: p.market.trainer_of(task_id, self.keys[n].address).eliminated for n in self.trainers},
+            balances_before=before,
+            balances_after=self.balances(),
+            gas=gas,
+            fees=fees,
+            bond=int(spec.bond),
+            reward=int(self.order.reward),
+            wall_s=wall_s,
+            warped_s=self.devnet.warped_s if self.devnet else 0,
+            crashes=list(self.devnet.crashes) if self.devnet else [],
+            rpc_failures=self.devnet.rpc_failures if self.devnet else 0,
+        )

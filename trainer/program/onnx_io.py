@@ -397,8 +397,8 @@ def from_onnx(model: onnx.ModelProto, *, expected_hash: bytes | None = None) -> 
     """
     try:
         onnx.checker.check_model(model)
-    except onnx.checker.ValidationError as e:
-        raise ProgramFormatError(f"the ONNX model is invalid: {e}") from None
+    except (onnx.checker.ValidationError, UnicodeDecodeError) as e:  # a damaged string field fails to decode
+        raise ProgramFormatError(f"the ONNX model is invalid: {type(e).__name__}: {e}") from None
     try:
         program = _read(model)
     except ProgramFormatError:

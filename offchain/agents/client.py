@@ -138,7 +138,8 @@ class ClientAgent(Agent):
         if rec is not None and "from_block" in rec:
             # A post may have landed before a crash: adopt it rather than post twice.
             for e in market._logs("TaskPosted", {"client": self.address}, from_block=int(rec["from_block"])):
-                if bytes(e["spec"][0]) == bytes.fromhex(rec["program_hash"]):
+                # (web3 decodes the event's spec struct by field name, not position: read it back typed)
+                if market.spec_of(int(e["taskId"])).program_hash == bytes.fromhex(rec["program_hash"]):
                     self.db.update("order", "task", task_id=int(e["taskId"]))
                     self.say(f"task {int(e['taskId'])}: found the task posted before the restart")
                     return BUSY

@@ -108,12 +108,26 @@ class Devnet:
         self.crashes.append(agent.name)
         self.agents.remove(agent)
         self.observer.event(agent.name, "crashed")
+        agent.db.log("note", "crashed")  # the journal shows the crash (the demo's report reads it)
         agent.close()
         if self.restart is not None:
-            fresh = self.restart(agent)
+            fresh = self._retrying(lambda: self.restart(agent))  # type: ignore[misc]
             if fresh is not None:
                 self.agents.append(fresh)
+                fresh.db.log("note", "restarted from its records")
                 self.observer.event(fresh.name, "restarted from its records")
+
+    def _retrying(self, fn: Callable[[], Agent | None], attempts: int = 20) -> Agent | None:
+        """`fn()`, retried while the RPC is unreachable (a fresh agent reads the chain id when it connects)."""
+        for attempt in range(attempts):
+            try:
+                return fn()
+            except ChainUnreachableError:
+                self.rpc_failures += 1
+                if attempt == attempts - 1:
+                    raise
+                time.sleep(0.5)
+        return None
 
     def describe(self) -> str:
         return ", ".join(f"{a.name} ({a.role})" for a in self.agents) or "no agents"

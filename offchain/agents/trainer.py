@@ -217,7 +217,9 @@ class TrainerAgent(Agent):
             return None
         witness = self.strategy.witness(materials.program, materials.dataset, materials.config, materials.initial)
         recorded = self.db.checkpoints(task_id)
-        if not recorded:
+        if recorded:  # an earlier instance of this agent ran it: a restart
+            self.say(f"task {task_id}: resumed the run from its records (checkpoints at steps {sorted(recorded)})")
+        else:
             self.db.put_checkpoint(task_id, 0, self.private.put_state(materials.initial))
             recorded = self.db.checkpoints(task_id)
         lost = []
@@ -320,11 +322,21 @@ class TrainerAgent(Agent):
                 try:
                     what = player.move()
                 except ContractRevert as e:
+                    if game.game_of(game_id).moves != view.moves:
+                        # The game moved on before this move got in: a copy of it already landed (a send whose
+                        # answer was lost, delivered again) or a clock ran out. Not a refusal of our move.
+                        self.say(
+                            f"game {game_id}: our move came after the game had moved on ({e.error_name or e}): "
+                            "it had already landed, or a clock ran out; not counted as refused"
+                        )
+                        return BUSY
                     failures = int(rec.get("failures", 0)) + 1
                     status = "stuck" if failures >= MAX_MOVE_FAILURES else "playing"
                     self.db.update("game", game_id, failures=failures, status=status)
                     self.say(f"game {game_id}: the contract refused our move ({e.error_name or e}); attempt {failures}")
                     return BUSY if status == "playing" else idle()
+                if what is None:  # the turn passed between our two reads of the game
+                    return BUSY
                 self.db.update("game", game_id, moves=int(rec.get("moves", 0)) + 1, failures=0)
                 self.say(f"game {game_id}: {what}")
                 return BUSY

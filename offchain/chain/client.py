@@ -57,6 +57,7 @@ _UNREACHABLE: Final = (
     requests.exceptions.ConnectionError,
     requests.exceptions.Timeout,
     requests.exceptions.HTTPError,
+    requests.exceptions.ChunkedEncodingError,  # an answer cut off mid-body
     ProviderConnectionError,
     BadResponseFormat,
     ConnectionError,

@@ -3,6 +3,18 @@
     refereed devnet [--port 8545]        a local anvil chain, until Ctrl-C
     refereed deploy --rpc URL [--key K]  deploy the protocol, write deployments/<chainId>.json
     refereed commit PATH                 commitment of a tensor or state dict saved with torch.save
+    refereed task post [--steps ...]     post the MLP-on-digits task with its reward; prints the task id
+    refereed task show ID                a task's spec, status, groups, trainers and games
+    refereed task finalize ID            pay the task out (and withdraw the caller's credit)
+    refereed trainer run                 a trainer agent: join, train, submit, defend, withdraw; until Ctrl-C
+    refereed oracle run                  an oracle agent: register, answer, challenge, vote; until Ctrl-C
+    refereed watch                       the watcher agent, with a live view of every game's moves
+
+The agent commands work against any RPC (`--rpc`, default the local anvil). Keys come from
+`--key` or REFEREED_KEY; on anvil's chain (31337) each role defaults to a dev account
+(client 1, trainer 2, oracle 5, watcher 6; `--account I` picks another). The deployment is
+read from deployments/<chainId>.json, an agent keeps its records in `--home` (default
+.refereed/<role>-<address>/), and all share the public store `--store` (.refereed/public).
 
 Errors a user can fix print one line on stderr and exit 1 (chain) or 2 (bad input).
 """
@@ -12,6 +24,7 @@ from __future__ import annotations
 import signal
 import sys
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 from typing import Annotated, Any, NoReturn
@@ -206,6 +219,470 @@ def _dense(t: Any, where: str) -> Any:
     if t.layout != torch.strided:
         raise UnsupportedTensorError(f"{where} has layout {t.layout}; only dense tensors can be committed")
     return t.contiguous()
+
+
+# -- agents ------------------------------------------------------------------------------------
+
+DEFAULT_RPC = "http://127.0.0.1:8545"
+DEV_ACCOUNT = {"client": 1, "trainer": 2, "oracle": 5, "watcher": 6}  # anvil's dev accounts, by role
+MAX_BATCH = 96  # digits: 64 float32 a example, and a batch proof carries at most 24 KiB
+
+task_app = typer.Typer(help="Post, inspect and finalize tasks.", no_args_is_help=True)
+trainer_app = typer.Typer(help="Run a trainer agent.", no_args_is_help=True)
+oracle_app = typer.Typer(help="Run a recompute-oracle agent.", no_args_is_help=True)
+app.add_typer(task_app, name="task")
+app.add_typer(trainer_app, name="trainer")
+app.add_typer(oracle_app, name="oracle")
+
+Rpc = Annotated[str, typer.Option(help="JSON-RPC URL of the chain")]
+Key = Annotated[
+    str | None,
+    typer.Option(
+        envvar="REFEREED_KEY",
+        help="private key (hex); default on chain 31337 only: the role's anvil dev account",
+        show_default=False,
+    ),
+]
+Account = Annotated[
+    int | None,
+    typer.Option("--account", help="on chain 31337: use anvil's dev account I instead of the role's", min=0),
+]
+Home = Annotated[
+    Path | None, typer.Option(help="the agent's records and private store (default .refereed/<role>-<address>)")
+]
+StoreDir = Annotated[Path, typer.Option("--store", help="the public store shared by every party")]
+Deployments = Annotated[
+    Path | None, typer.Option("--deployments", help="folder of <chainId>.json (default: deployments/ in the repo)")
+]
+
+
+@dataclass
+class _Session:
+    """What every agent command needs: a key, the deployment, the contracts' ABIs, folders."""
+
+    rpc: str
+    key: str
+    address: str
+    chain_id: int
+    deployment: Any
+    artifacts: dict[str, Any]
+    home: Path
+    public: Any
+
+
+def _session(
+    role: str,
+    rpc: str,
+    key: str | None,
+    account: int | None,
+    home: Path | None,
+    store: Path,
+    deployments: Path | None,
+) -> _Session:
+    """Resolves the key (or fails with a line and 2), the deployment (or 1); chain errors exit 1."""
+    from eth_account import Account as EthAccount
+
+    from offchain.chain.anvil import dev_accounts
+    from offchain.chain.build import compile_contracts
+    from offchain.chain.client import ChainClient
+    from offchain.chain.deploy import load_deployment
+    from offchain.chain.errors import ChainError
+    from offchain.store import Store
+
+    try:
+        probe = ChainClient(rpc)
+        if key is None:
+            if probe.chain_id != ANVIL_CHAIN_ID:
+                _fail(f"chain {probe.chain_id} is not a local anvil chain: pass --key or set REFEREED_KEY", EXIT_INPUT)
+            index = DEV_ACCOUNT[role] if account is None else account
+            key = dev_accounts(index + 1)[index].private_key
+        elif account is not None:
+            _fail("--account picks an anvil dev key; it cannot go with --key / REFEREED_KEY", EXIT_INPUT)
+        try:
+            address = EthAccount.from_key(key).address
+        except (ValueError, TypeError) as e:
+            _fail(f"--key / REFEREED_KEY is not a valid secp256k1 private key ({e})", EXIT_INPUT)
+        deployment = load_deployment(probe.chain_id, deployments)
+        artifacts = compile_contracts()
+    except ChainError as e:
+        _fail(str(e), EXIT_CHAIN)
+    folder = home if home is not None else Path(".refereed") / f"{role}-{address}"
+    return _Session(rpc, key, address, probe.chain_id, deployment, artifacts, folder, Store(store))
+
+
+def _reader(rpc: str, deployments: Path | None) -> Any:
+    """The protocol's clients without a key, for reads."""
+    from offchain.chain.build import compile_contracts
+    from offchain.chain.client import ChainClient
+    from offchain.chain.deploy import load_deployment
+    from offchain.chain.errors import ChainError
+    from offchain.contracts.protocol import Protocol
+
+    try:
+        chain = ChainClient(rpc)
+        return Protocol.from_deployment(chain, load_deployment(chain.chain_id, deployments), compile_contracts())
+    except ChainError as e:
+        _fail(str(e), EXIT_CHAIN)
+
+
+class _StopFlag:
+    """Ctrl-C (or SIGTERM) asks an agent loop to stop after its current tick; a second one stops it at once."""
+
+    def __init__(self) -> None:
+        self.asked = False
+        self._previous: dict[int, Any] = {}
+
+    def __enter__(self) -> _StopFlag:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            self._previous[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        if self.asked:
+            raise _Stop
+        self.asked = True
+        typer.echo("stopping after this step (Ctrl-C again to stop now)", err=True)
+
+    def __call__(self) -> bool:
+        return self.asked
+
+
+def _run_agent(agent: Any, out: Console, poll: float, every: Any = None) -> None:
+    """`agent.run_forever` until Ctrl-C; `every()` is called once per loop (a live view's refresh)."""
+    from offchain.chain.errors import ChainError
+
+    with _StopFlag() as stop:
+
+        def stopping() -> bool:
+            if every is not None:
+                every()
+            return stop()
+
+        try:
+            agent.run_forever(poll=poll, stop=stopping)
+        except (_Stop, KeyboardInterrupt):
+            pass
+        except ChainError as e:
+            _fail(str(e), EXIT_CHAIN)
+        finally:
+            close = getattr(agent.observer, "close", None)
+            if callable(close):
+                close()  # the progress bars
+            agent.close()
+    out.print(f"{agent.name} stopped; its records are in {agent.home}")
+
+
+def _agent_kwargs(s: _Session, observer: Any) -> dict[str, Any]:
+    return {
+        "rpc_url": s.rpc,
+        "private_key": s.key,
+        "deployment": s.deployment,
+        "artifacts": s.artifacts,
+        "home": s.home,
+        "public": s.public,
+        "observer": observer,
+    }
+
+
+@task_app.command("post")
+def task_post(
+    rpc: Rpc = DEFAULT_RPC,
+    key: Key = None,
+    account: Account = None,
+    home: Home = None,
+    store: StoreDir = Path(".refereed/public"),
+    deployments: Deployments = None,
+    steps: Annotated[int, typer.Option(help="training steps T", min=1)] = 256,
+    interval: Annotated[int, typer.Option(help="checkpoint interval c (divides T)", min=1)] = 16,
+    batch: Annotated[int, typer.Option(help=f"batch size (1..{MAX_BATCH})", min=1)] = 64,
+    seed: Annotated[int, typer.Option(help="the run's seed (batches and initial state)")] = 1,
+    reward: Annotated[float, typer.Option(help="reward in ETH, escrowed when posting")] = 1.0,
+    slots: Annotated[int, typer.Option(help="trainers at most", min=1)] = 3,
+    arity: Annotated[int, typer.Option(help="arity N of the games (a power of two, 2..64)")] = 4,
+    clock: Annotated[int, typer.Option(help="seconds per side per game", min=1)] = 3600,
+    join_window: Annotated[int, typer.Option(help="seconds to join after posting", min=1)] = 600,
+    submit_window: Annotated[int, typer.Option(help="seconds to submit after posting", min=1)] = 3600,
+    dispute_window: Annotated[int, typer.Option(help="seconds to dispute after posting", min=1)] = 7200,
+) -> None:
+    """Post the MLP-on-digits task with its reward in escrow; prints the task id (last line)."""
+    from offchain.agents.client import ClientAgent, TaskOrder
+    from offchain.agents.view import RichObserver
+    from offchain.chain.errors import ChainError
+    from trainer.workloads import mlp_digits
+
+    if steps % interval:
+        _fail(f"--interval {interval} does not divide --steps {steps}", EXIT_INPUT)
+    if batch > MAX_BATCH:
+        _fail(f"--batch {batch}: a batch proof carries at most 24 KiB, {MAX_BATCH} digits", EXIT_INPUT)
+    if reward <= 0:
+        _fail("--reward must be more than 0 ETH", EXIT_INPUT)
+    if arity < 2 or arity > 64 or arity & (arity - 1):
+        _fail(f"--arity {arity} is not a power of two in 2..64", EXIT_INPUT)
+    if not join_window <= submit_window <= dispute_window:
+        _fail("the windows must grow: --join-window <= --submit-window <= --dispute-window", EXIT_INPUT)
+    s = _session("client", rpc, key, account, home, store, deployments)
+    out = _out()
+    order = TaskOrder(
+        mlp_digits(steps=steps, checkpoint_interval=interval, batch_size=batch, seed=seed),
+        reward=int(reward * 10**18),
+        slots=slots,
+        arity=arity,
+        clock=clock,
+        join_window=join_window,
+        submit_window=submit_window,
+        dispute_window=dispute_window,
+    )
+    agent = ClientAgent("client", order=order, **_agent_kwargs(s, RichObserver(out)))
+    try:
+        rec = agent.db.get("order", "task")
+        if rec is not None and "task_id" in rec:
+            # This home posted before: start a new order. (An order without an id is a post that may
+            # have landed before a crash: the agent looks for it on chain rather than post twice.)
+            agent.db.put("order", "task", {})
+        for _ in range(5):
+            if agent.task_id is not None:
+                break
+            agent.tick()
+        task_id = agent.task_id
+    except ChainError as e:
+        _fail(str(e), EXIT_CHAIN)
+    finally:
+        agent.close()
+    if task_id is None:
+        _fail("the task was not posted (see above)", EXIT_CHAIN)
+    out.print(task_id)
+
+
+@task_app.command("show")
+def task_show(
+    task_id: Annotated[int, typer.Argument(help="the task's id")],
+    rpc: Rpc = DEFAULT_RPC,
+    deployments: Deployments = None,
+) -> None:
+    """Print a task's spec, status, groups, trainers and games."""
+    from offchain.chain.errors import ChainError
+    from offchain.contracts.task_market import TaskStatus
+
+    p = _reader(rpc, deployments)
+    out = _out()
+    try:
+        task = p.market.task(task_id)
+        if task.status is TaskStatus.NONE:
+            count = p.market.task_count()
+            _fail(f"there is no task {task_id} on chain {p.market.chain.chain_id} (tasks 1..{count})", EXIT_INPUT)
+        spec = p.market.spec_of(task_id)
+        now = int(p.market.chain.w3.eth.get_block("latest")["timestamp"])
+        trainers = p.market.trainers_of(task_id)
+        views = {t: p.market.trainer_of(task_id, t) for t in trainers}
+        groups = [p.market.group_of(task_id, g) for g in range(task.group_count)]
+        disputes = p.market.disputes(task_id)
+        games = [(d, p.game.game_of(d.game_id), p.market.dispute_of(d.game_id)) for d in disputes]
+    except ChainError as e:
+        _fail(str(e), EXIT_CHAIN)
+
+    def when(t: int) -> str:
+        return f"{t} ({'in ' + str(t - now) + ' s' if t >= now else str(now - t) + ' s ago'})"
+
+    head = Table(title=f"task {task_id}: {task.status.name.lower()}", show_header=False)
+    head.add_column(style="bold")
+    head.add_column(no_wrap=True)
+    for k, v in (
+        ("client", task.client),
+        ("reward", f"{task.reward / 10**18:.6f} ETH"),
+        ("steps", f"{spec.steps} (checkpoint every {spec.checkpoint_interval}, batch {spec.batch_size})"),
+        ("program", f"0x{spec.program_hash.hex()} ({spec.node_count} operators per step)"),
+        ("dataset", f"0x{spec.dataset_root.hex()} ({spec.dataset_size} examples), seed {spec.seed}"),
+        ("initial state", f"0x{spec.initial_state_root.hex()}"),
+        ("games", f"arity {spec.arity}, clock {spec.clock} s per side"),
+        ("trainers", f"{task.joined} joined, {task.submitted} submitted of {spec.slots} slots"),
+        ("bond", f"{spec.bond / 10**18:.6f} ETH each"),
+        ("join by", when(spec.join_deadline)),
+        ("submit by", when(spec.submit_deadline)),
+        ("dispute by", when(spec.dispute_deadline)),
+        ("groups", f"{task.group_count} ({task.live_groups} live), {task.active_games} games running"),
+    ):
+        head.add_row(k, v)
+    out.print(head)
+    if trainers:
+        table = Table("trainer", "joined", "submitted", "group", "eliminated", title="trainers")
+        for t, v in views.items():
+            group = str(v.group) if v.submitted else ""
+            table.add_row(t, _yes(v.joined), _yes(v.submitted), group, _yes(v.eliminated))
+        out.print(table)
+    if groups:
+        table = Table("group", "checkpoint root", "members", "live", "eliminated", title="groups")
+        for i, g in enumerate(groups):
+            table.add_row(str(i), f"0x{g.checkpoint_root.hex()}", str(len(g.members)), str(g.live), _yes(g.eliminated))
+        out.print(table)
+    if games:
+        table = Table("game", "defender", "challenger", "stage", "moves", "outcome", "settled", title="games")
+        for d, view, dv in games:
+            table.add_row(
+                str(d.game_id),
+                f"{d.defender} (group {d.defender_group})",
+                f"{d.challenger} (group {d.challenger_group})",
+                view.stage.name.lower(),
+                str(view.moves),
+                view.outcome.name.lower(),
+                _yes(dv.settled),
+            )
+        out.print(table)
+
+
+def _yes(b: bool) -> str:
+    return "yes" if b else "no"
+
+
+@task_app.command("finalize")
+def task_finalize(
+    task_id: Annotated[int, typer.Argument(help="the task's id")],
+    rpc: Rpc = DEFAULT_RPC,
+    key: Key = None,
+    account: Account = None,
+    deployments: Deployments = None,
+    withdraw: Annotated[bool, typer.Option(help="then withdraw the caller's credit at the market")] = True,
+) -> None:
+    """Finalize a task: its reward goes to the winning group (or back to the client); anyone may call it."""
+    from offchain.chain.client import ChainClient
+    from offchain.chain.errors import ChainError
+    from offchain.contracts.protocol import Protocol
+    from offchain.contracts.task_market import TaskMarketError, TaskStatus
+
+    s = _session("client", rpc, key, account, None, Path(".refereed/public"), deployments)
+    out = _out()
+    try:
+        p = Protocol.from_deployment(ChainClient(rpc, s.key, artifacts=s.artifacts.values()), s.deployment, s.artifacts)
+        if p.market.task(task_id).status is TaskStatus.NONE:
+            _fail(f"there is no task {task_id} on chain {s.chain_id} (tasks 1..{p.market.task_count()})", EXIT_INPUT)
+        try:
+            fin = p.market.finalize(task_id)
+        except TaskMarketError as e:
+            _fail(f"task {task_id} cannot be finalized: {e}", EXIT_CHAIN)
+        who = "refunded to the client" if fin.winning_group < 0 else f"credited to group {fin.winning_group}"
+        out.print(f"task {task_id} finalized: the reward of {fin.reward / 10**18:.6f} ETH is {who}")
+        if withdraw and p.market.credit_of(s.address) > 0:
+            w = p.market.withdraw()
+            out.print(f"{s.address} withdrew {w.amount / 10**18:.6f} ETH")
+    except ChainError as e:
+        _fail(str(e), EXIT_CHAIN)
+
+
+@trainer_app.command("run")
+def trainer_run(
+    rpc: Rpc = DEFAULT_RPC,
+    key: Key = None,
+    account: Account = None,
+    home: Home = None,
+    store: StoreDir = Path(".refereed/public"),
+    deployments: Deployments = None,
+    task: Annotated[list[int] | None, typer.Option(help="only these tasks (repeatable); default: any task")] = None,
+    poll: Annotated[float, typer.Option(help="seconds between looks at the chain when idle", min=0.05)] = 1.0,
+    cheat: Annotated[
+        str | None,
+        typer.Option(help="TESTING ONLY: cheat with this adversary from the catalogue (needs one --task)", hidden=True),
+    ] = None,
+) -> None:
+    """Run a trainer: join tasks, train with RepOps, self-audit, submit, defend in games, withdraw; until Ctrl-C."""
+    from offchain.agents.strategy import HONEST, Strategy
+    from offchain.agents.task import TaskRejected, run_config
+    from offchain.agents.trainer import TrainerAgent
+    from offchain.agents.view import RichObserver
+    from offchain.chain.errors import ChainError
+
+    strategy: Strategy = HONEST
+    if cheat is not None:
+        from offchain.agents.adversaries import CATALOGUE
+
+        if cheat not in CATALOGUE:
+            _fail(f"--cheat {cheat!r} is not in the catalogue: {', '.join(sorted(CATALOGUE))}", EXIT_INPUT)
+        if not task or len(task) != 1:
+            _fail("--cheat needs exactly one --task: the cheat is placed by the task's run", EXIT_INPUT)
+        p = _reader(rpc, deployments)
+        try:
+            strategy = CATALOGUE[cheat].strategy(run_config(p.market.spec_of(task[0])))
+        except TaskRejected as e:
+            _fail(f"task {task[0]}: {e}", EXIT_INPUT)
+        except ChainError as e:
+            _fail(str(e), EXIT_CHAIN)
+    s = _session("trainer", rpc, key, account, home, store, deployments)
+    out = _out()
+    name = "trainer" if cheat is None else f"cheater ({cheat})"
+    try:
+        agent = TrainerAgent(
+            name, strategy=strategy, task_ids=set(task) if task else None, **_agent_kwargs(s, RichObserver(out))
+        )
+    except ChainError as e:
+        _fail(str(e), EXIT_CHAIN)
+    out.print(f"{name} {s.address} on chain {s.chain_id}; records in {s.home}. Ctrl-C stops.")
+    _run_agent(agent, out, poll)
+
+
+@oracle_app.command("run")
+def oracle_run(
+    rpc: Rpc = DEFAULT_RPC,
+    key: Key = None,
+    account: Account = None,
+    home: Home = None,
+    store: StoreDir = Path(".refereed/public"),
+    deployments: Deployments = None,
+    poll: Annotated[float, typer.Option(help="seconds between looks at the chain when idle", min=0.05)] = 1.0,
+    liar: Annotated[bool, typer.Option(help="TESTING ONLY: answer and vote wrong outputs", hidden=True)] = False,
+) -> None:
+    """Run a recompute oracle: register with a bond, answer questions, challenge wrong answers, vote; until Ctrl-C."""
+    from offchain.agents.oracle import OracleAgent
+    from offchain.agents.view import RichObserver
+    from offchain.chain.errors import ChainError
+
+    s = _session("oracle", rpc, key, account, home, store, deployments)
+    out = _out()
+    try:
+        agent = OracleAgent("oracle", liar=liar, **_agent_kwargs(s, RichObserver(out)))
+    except ChainError as e:
+        _fail(str(e), EXIT_CHAIN)
+    out.print(f"oracle {s.address} on chain {s.chain_id}; records in {s.home}. Ctrl-C stops.")
+    _run_agent(agent, out, poll)
+
+
+@app.command()
+def watch(
+    rpc: Rpc = DEFAULT_RPC,
+    key: Key = None,
+    account: Account = None,
+    home: Home = None,
+    store: StoreDir = Path(".refereed/public"),
+    deployments: Deployments = None,
+    task: Annotated[list[int] | None, typer.Option(help="only these tasks (repeatable); default: every task")] = None,
+    from_block: Annotated[
+        int | None, typer.Option(help="show the transactions from this block on (default: from now)", min=1)
+    ] = None,
+    poll: Annotated[float, typer.Option(help="seconds between looks at the chain when idle", min=0.05)] = 1.0,
+) -> None:
+    """Run the watcher (open games where submissions differ, time out, settle) and show every game's moves live."""
+    from offchain.agents.view import GameFeed, RichObserver, render
+    from offchain.agents.watcher import WatcherAgent
+    from offchain.chain.errors import ChainError
+
+    s = _session("watcher", rpc, key, account, home, store, deployments)
+    out = _out()
+    observer = RichObserver(out, feed_shown=True)
+    try:
+        agent = WatcherAgent("watcher", task_ids=set(task) if task else None, **_agent_kwargs(s, observer))
+        head = agent.chain.block_number()
+        feed = GameFeed(agent.protocol, {s.address: "watcher"}, from_block=from_block or head + 1)
+    except ChainError as e:
+        _fail(str(e), EXIT_CHAIN)
+
+    def show() -> None:
+        for line in feed.poll():
+            if line.kind in ("move", "open", "timeout", "resolve", "settle", "oracle", "task", "payout", "failed"):
+                out.print(render(line))
+
+    out.print(f"watcher {s.address} on chain {s.chain_id}, from block {feed.next_block}. Ctrl-C stops.")
+    _run_agent(agent, out, poll, every=show)
 
 
 if __name__ == "__main__":  # pragma: no cover - `python -m offchain.cli`

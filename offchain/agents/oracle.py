@@ -9,10 +9,16 @@ challenges one it can prove wrong (it is then excluded from the committee); draw
 committee, it votes what it computed. Once a window has passed it settles the question.
 
 `liar=True` makes the catalogue's lying oracle: it answers (and votes) a wrong output.
+
+`registers_after_question=True` is a test arrangement: the oracle registers only once some
+question has been assigned, so that an oracle registered before it (the lying one of the
+catalogue's `lying-oracle` entry) is the one drawn for the first question, and it is there
+to challenge the answer and to sit on the committee. A real oracle registers at once.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 from pathlib import Path
 from typing import Any
@@ -20,7 +26,7 @@ from typing import Any
 from offchain.agents.base import BUSY, Agent, Tick, idle
 from offchain.chain.build import Artifact
 from offchain.chain.deploy import Deployment
-from offchain.contracts.recompute_oracle import QuestionStatus
+from offchain.contracts.recompute_oracle import QuestionStatus, RecomputeOracleAlreadyVoted
 from offchain.game.player import recompute
 from offchain.store import Store, StoreError
 from trainer.interp import Interpreter
@@ -44,6 +50,7 @@ class OracleAgent(Agent):
         home: Path,
         public: Store,
         liar: bool = False,
+        registers_after_question: bool = False,
         **kwargs: Any,
     ) -> None:
         super().__init__(
@@ -57,12 +64,15 @@ class OracleAgent(Agent):
             **kwargs,
         )
         self.liar = liar
+        self.registers_after_question = registers_after_question
         self._interpreters: dict[bytes, Interpreter] = {}
         self.nodes_recomputed = 0
 
     def tick(self) -> Tick:
         oracle = self.protocol.oracle
         if not self.db.get("oracle", "registered"):
+            if self.registers_after_question and not oracle._logs("QuestionAssigned"):
+                return idle()
             if not oracle.is_active(self.address):
                 oracle.register()
                 self.say(f"registered as an oracle with a bond of {oracle.min_bond() / 1e18:.2f} ETH")
@@ -79,6 +89,12 @@ class OracleAgent(Agent):
                 return t
             if t.until is not None:
                 waits.append(t.until)
+        if not waits:
+            credit = oracle.credit_of(self.address)
+            if credit > 0:  # fees, a challenger's reward and its bond back
+                w = oracle.withdraw()
+                self.say(f"withdrew {w.amount / 1e18:.6f} ETH of fees and rewards")
+                return BUSY
         return idle(min(waits) if waits else None)
 
     def _discover(self) -> None:
@@ -137,11 +153,13 @@ class OracleAgent(Agent):
                     return idle(q.deadline)
                 if self.liar:
                     outputs = _wrong(outputs)
-                oracle.vote(qid, outputs)
+                with contextlib.suppress(RecomputeOracleAlreadyVoted):  # it landed, but its answer was lost
+                    oracle.vote(qid, outputs)
                 self.db.update("question", qid, voted=True)
                 self.say(f"question {qid}: voted on the challenged answer")
                 return BUSY
-            if now > q.deadline:
+            votes = len(oracle._logs("CommitteeVoted", {"questionId": qid}))
+            if now > q.deadline or votes >= len(committee):
                 oracle.settle(qid)
                 self.say(f"question {qid}: the committee's vote is counted")
                 return BUSY

@@ -7,11 +7,16 @@ stand-in for the network's content-addressed storage. `run()` drives them with a
 `Devnet` until the task is finalized and every party has withdrawn what it was credited,
 and returns what happened, read back from the chain and the agents' journals.
 
+`ScenarioResult.journal` merges every party's journal (each transaction and note, with its
+wall time) and `ScenarioResult.phases` cuts the run into phases by it (post, join, train,
+audit and submit, dispute, finalize and withdraw), in seconds from the run's start.
+
 The demo and the adversary tests are both a `Scenario`.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -57,6 +62,37 @@ class GameResult:
     step: int | None  # the step the game isolated, if it got that far
 
 
+@dataclass(frozen=True, slots=True)
+class JournalEntry:
+    """One line of a party's journal (`AgentDB.actions`): a mined transaction or a note."""
+
+    at: float  # unix seconds, wall clock
+    agent: str
+    kind: str  # "tx" or "note"
+    detail: str  # "TaskMarket.join" for a transaction; the note's text
+    gas: int
+    fee: int  # wei
+    tx: str
+
+    @property
+    def function(self) -> str:
+        """The function a transaction called ("join"), "" for a note."""
+        return self.detail.rpartition(".")[2] if self.kind == "tx" else ""
+
+
+@dataclass(frozen=True, slots=True)
+class Phase:
+    """A stretch of the run, in wall seconds from its start."""
+
+    name: str
+    start: float
+    end: float
+
+    @property
+    def seconds(self) -> float:
+        return self.end - self.start
+
+
 @dataclass
 class ScenarioResult:
     task_id: int
@@ -74,6 +110,9 @@ class ScenarioResult:
     warped_s: int
     crashes: list[str] = field(default_factory=list)
     rpc_failures: int = 0
+    started_at: float = 0.0  # unix seconds when run() started
+    journal: list[JournalEntry] = field(default_factory=list)  # every party's, by time
+    phases: list[Phase] = field(default_factory=list)
 
     def net(self, name: str) -> int:
         """Balance change of `name` over the run (wei), gas included."""
@@ -94,6 +133,7 @@ class Scenario:
         oracles: Sequence[OracleRole] = (OracleRole("oracle"),),
         observer: Observer | None = None,
         agent_rpc_url: str | None = None,
+        defender: str = "first",
     ) -> None:
         need = 2 + len(trainers) + len(oracles)
         if len(accounts) < need:
@@ -106,6 +146,7 @@ class Scenario:
         self.public = Store(self.folder / "public")
         self.observer: Observer = observer or PrintObserver()
         self.order = order
+        self.defender = defender  # which group the watcher makes defend: the first to submit, or the last
         self.trainer_roles = list(trainers)
         self.oracle_roles = list(oracles)
         self.keys: dict[str, DevAccount] = {}
@@ -117,6 +158,7 @@ class Scenario:
         self.oracles = {o.name: self._make(o.name) for o in oracles}
         self.watcher = self._make("watcher")
         self.devnet: Devnet | None = None
+        self._started_at = 0.0  # unix seconds when run() started
 
     def _make(self, name: str) -> Agent:
         common: dict[str, Any] = {
@@ -131,13 +173,15 @@ class Scenario:
         if name == "client":
             return ClientAgent(name, order=self.order, **common)
         if name == "watcher":
-            return WatcherAgent(name, **common)
+            return WatcherAgent(name, defender=self.defender, **common)
         for t in self.trainer_roles:
             if t.name == name:
                 return TrainerAgent(name, strategy=t.strategy, **common)
         for o in self.oracle_roles:
             if o.name == name:
-                return OracleAgent(name, liar=o.liar, **common)
+                # a role may ask for an oracle that registers late (adversaries.LateOracleRole)
+                late = bool(getattr(o, "registers_after_question", False))
+                return OracleAgent(name, liar=o.liar, registers_after_question=late, **common)
         raise KeyError(name)
 
     def restart(self, agent: Agent) -> Agent:
@@ -168,6 +212,26 @@ class Scenario:
             return False
         return all(p.market.credit_of(self.keys[n].address) == 0 for n in ("client", *self.trainers))
 
+    def journal(self) -> list[JournalEntry]:
+        """Every party's journal, merged and in time order."""
+        out = []
+        for agent in self.agents:
+            for a in agent.db.actions():
+                out.append(JournalEntry(a.at, agent.name, a.kind, a.detail, a.gas, a.fee, a.tx))
+        out.sort(key=lambda e: e.at)
+        return out
+
+    def steps_replayed(self) -> dict[str, int]:
+        """Steps each trainer's `RunWitness` has computed so far (training, and replays for its games).
+
+        A trainer drops a run's witness once the task is done, so read this while it runs
+        (e.g. from `run`'s `on_round`); a trainer without a live run counts 0.
+        """
+        return {
+            name: sum(run.witness.steps_run for run in agent._runs.values())  # type: ignore[attr-defined]
+            for name, agent in self.trainers.items()
+        }
+
     def run(
         self,
         *,
@@ -176,6 +240,7 @@ class Scenario:
         restart: bool = True,
     ) -> ScenarioResult:
         before = self.balances()
+        self._started_at = time.time()
         t0 = time.perf_counter()
         self.devnet = Devnet(
             self.rpc_url,
@@ -215,6 +280,8 @@ class Scenario:
             gas[name] = sum(a.gas for a in actions)
             fees[name] = sum(a.fee for a in actions)
         spec = p.market.spec_of(task_id)
+        started_at = self._started_at or time.time() - wall_s
+        journal = self.journal()
         return ScenarioResult(
             task_id=task_id,
             status=p.market.task(task_id).status,
@@ -231,4 +298,39 @@ class Scenario:
             warped_s=self.devnet.warped_s if self.devnet else 0,
             crashes=list(self.devnet.crashes) if self.devnet else [],
             rpc_failures=self.devnet.rpc_failures if self.devnet else 0,
+            started_at=started_at,
+            journal=journal,
+            phases=phases(journal, started_at, started_at + wall_s),
         )
+
+
+def phases(journal: list[JournalEntry], start: float, end: float) -> list[Phase]:
+    """The run's phases, found in the parties' journals (seconds from `start`); a phase that did not
+    happen (no game: no dispute) is left out.
+
+    post: until the task is posted; join: until the last trainer joined; train: until the last
+    trainer finished training; submit: self-audits and submissions, until the last one;
+    dispute: from the first game opened to the last withdrawal; finalize: from finalization to
+    the last withdrawal.
+    """
+
+    def times(fn: str) -> list[float]:
+        return [e.at - start for e in journal if e.kind == "tx" and e.function == fn]
+
+    posted, joins, submits = times("postTask"), times("join"), times("submit")
+    opened, finalized, withdrawn = times("openDispute"), times("finalize"), times("withdraw")
+    trained = [e.at - start for e in journal if e.kind == "note" and re.match(r"task \d+: trained ", e.detail)]
+    out: list[Phase] = []
+
+    def add(name: str, a: float | None, b: float | None) -> None:
+        if a is not None and b is not None:
+            out.append(Phase(name, round(a, 3), round(max(a, b), 3)))
+
+    last = end - start
+    add("post", 0.0, min(posted, default=None))
+    add("join", min(posted, default=None), max(joins, default=None))
+    add("train", max(joins, default=None), max(trained, default=None))
+    add("submit", max(trained, default=None), max(submits, default=None))
+    add("dispute", min(opened, default=None), max(withdrawn, default=last) if opened else None)
+    add("finalize", min(finalized, default=None), max(withdrawn, default=last) if finalized else None)
+    return out

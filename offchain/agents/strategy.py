@@ -4,7 +4,9 @@ A trainer agent does the protocol's bookkeeping (join, checkpoint, submit, publi
 settle, withdraw); a `Strategy` decides what run it claims and whether it plays on. The
 honest strategy claims the RepOps run, self-audits it before submitting, and makes every
 move. The cheaters of `offchain.agents.adversaries` claim another run (a `RunWitness`
-subclass or a `Deviation`), skip the audit, or stop moving.
+subclass or a `Deviation`), skip the audit, or stop moving. A trainer agent asks `joins`
+before joining a task, `witness` for the run it trains and defends (again after a restart),
+and `will_move` before each move of a game.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ class Strategy:
     summary = "trains with RepOps, self-audits sampled intervals, submits, plays every move"
     audits = True  # replay sampled checkpoint intervals before submitting
     audit_samples = 2
+    deviates_at: int | None = None  # a cheater: the first step whose claimed post-state is wrong (None: no one step)
 
     @property
     def honest(self) -> bool:

@@ -163,11 +163,15 @@ class TrainerAgent(Agent):
             return BUSY
 
         waits: list[int] = []
-        for d in market.disputes(task_id, from_block=int(rec.get("posted_block", 0))):
-            if self.address not in (d.defender, d.challenger):
-                continue
+        mine = [d for d in market.disputes(task_id) if self.address in (d.defender, d.challenger)]
+        # Start after the game moved last, so that parallel games take turns.
+        last = int(rec.get("last_game", -1))
+        mine.sort(key=lambda d: (d.game_id <= last, d.game_id))
+        for d in mine:
             t = self._play(task_id, run, d.game_id, Side.DEFENDER if d.defender == self.address else Side.CHALLENGER)
             if t.busy:
+                if len(mine) > 1:
+                    self.db.update("task", task_id, last_game=d.game_id)
                 return t
             if t.until is not None:
                 waits.append(t.until)
@@ -200,7 +204,7 @@ class TrainerAgent(Agent):
             self.db.update("task", task_id, status="rejected", reason=str(e))
             return BUSY
         receipt = self.protocol.market.join(task_id)
-        self.db.update("task", task_id, status="joined", posted_block=0, joined_block=receipt.block_number)
+        self.db.update("task", task_id, status="joined", joined_block=receipt.block_number)
         self.say(f"task {task_id}: joined with a bond of {spec.bond / 1e18:.4f} ETH")
         return BUSY
 
@@ -261,7 +265,8 @@ class TrainerAgent(Agent):
         loss = w.losses.get(target - 1)
         self.observer.progress(self.name, task_id, target, spec.steps, loss)
         if target == spec.steps:
-            self.say(f"task {task_id}: trained {spec.steps} steps, last loss {loss:.4f}")
+            last = "unknown" if loss is None else f"{loss:.4f}"
+            self.say(f"task {task_id}: trained {spec.steps} steps, last loss {last}")
         return BUSY
 
     def audit_steps(self, task_id: int, spec: TaskSpec) -> list[int]:

@@ -2,7 +2,8 @@
 
 For each open task it reads the submissions: trainers whose checkpoint roots differ are in
 different groups, and the watcher opens a game for every pair of live trainers from
-different groups that have not played each other (the earlier group defends). Per-trainer
+different groups that have not played each other (the earlier group defends, or with
+`defender="last"` the later one; the rules are the same for both sides). Per-trainer
 games are what the market needs: a trainer is eliminated only by losing a game itself, so
 every member of a wrong group must be beaten, and each trainer's bond covers `slots - 1`
 games. The games of one task run in parallel.
@@ -42,6 +43,7 @@ class WatcherAgent(Agent):
         home: Path,
         public: Store,
         task_ids: set[int] | None = None,
+        defender: str = "first",
         **kwargs: Any,
     ) -> None:
         super().__init__(
@@ -55,6 +57,9 @@ class WatcherAgent(Agent):
             **kwargs,
         )
         self.task_ids = task_ids
+        if defender not in ("first", "last"):
+            raise ValueError(f"defender must be 'first' or 'last' (which group defends), not {defender!r}")
+        self.defender = defender
 
     def tick(self) -> Tick:
         market = self.protocol.market
@@ -91,6 +96,8 @@ class WatcherAgent(Agent):
         for ga, a in live:
             for gb, b in live:
                 if ga < gb and frozenset((a, b)) not in played:
+                    if self.defender == "last":
+                        a, b = b, a
                     game_id = market.open_dispute(task_id, a, b)
                     self.say(
                         f"task {task_id}: groups {ga} and {gb} disagree: opened game {game_id}, "

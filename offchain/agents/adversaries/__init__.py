@@ -6,6 +6,12 @@ scenario casts it with `cast(adversary, k)`: k trainers of which `cheaters` chea
 oracles the scenario needs (with the liar first when `lying_oracle`).
 
     refereed demo --cheat <name>     any entry, by its name
+
+`decided_by` says what ended the games against honest trainers in the agent tests
+(tests/agents/test_adversaries.py), where every cheater submits first (it skips the audit)
+and so defends: "oracle" when the recompute oracle's answer decided; "<kind> proof" or
+"node reveal" when the cheater's move at that stage was refused (it cannot back its claim)
+and it lost on time; "timeout" when it stopped moving of its own accord.
 """
 
 from __future__ import annotations
@@ -13,12 +19,47 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from offchain.agents.adversaries._strategies import (
+    Cheater,
+    DeviatingStrategy,
+    EagerKernels,
+    ForgedRoots,
+    Lazy,
+    OneUlp,
+    PoisonedBatch,
+    RefusesToMove,
+    WrongGraph,
+    WrongInput,
+    WrongLearningRate,
+)
 from offchain.agents.scenario import OracleRole, TrainerRole
 from offchain.agents.strategy import HONEST, Strategy
-from offchain.game.witness import Deviation, DeviationKind, RunWitness, State
-from trainer.data.dataset import Dataset
-from trainer.program import Program
+from offchain.game.witness import Deviation, DeviationKind
 from trainer.runner.runner import RunConfig
+
+__all__ = [
+    "CATALOGUE",
+    "DEFAULT",
+    "Adversary",
+    "Cheater",
+    "DeviatingStrategy",
+    "EagerKernels",
+    "ForgedRoots",
+    "LateOracleRole",
+    "Lazy",
+    "OneUlp",
+    "PoisonedBatch",
+    "RefusesToMove",
+    "WrongGraph",
+    "WrongInput",
+    "WrongLearningRate",
+    "cast",
+    "early_step",
+    "late_step",
+    "register",
+]
+
+LYING_ORACLE_HONEST_ORACLES = 4  # a committee of 3 that excludes the liar and the challenger
 
 
 @dataclass(frozen=True)
@@ -34,23 +75,32 @@ class Adversary:
         return self.make(config)
 
 
-class DeviatingStrategy(Strategy):
-    """A trainer that leaves the honest run at one step (`offchain.game.witness.Deviation`) and defends it."""
+@dataclass(frozen=True)
+class LateOracleRole(OracleRole):
+    """An honest oracle that registers only once a question has been assigned (a test
+    arrangement: `OracleAgent(registers_after_question=True)`), so the liar is drawn first."""
 
-    audits = False  # an audit would catch it; a cheater does not look
+    registers_after_question: bool = True
 
-    def __init__(self, name: str, deviation: Deviation) -> None:
-        self.name = name
-        self.deviation = deviation
-        self.summary = f"{deviation.kind.value} deviation at step {deviation.step}"
 
-    def witness(self, program: Program, dataset: Dataset, config: RunConfig, initial: State) -> RunWitness:
-        return RunWitness(program, dataset, config, initial, self.deviation)
+def early_step(config: RunConfig) -> int:
+    """A step in the first checkpoint interval (not its first step, when c > 1)."""
+    return min(config.steps - 1, config.checkpoint_interval // 2)
 
 
 def late_step(config: RunConfig) -> int:
     """A step in the second half of the run, inside a checkpoint interval (not its first step)."""
     return min(config.steps - 1, config.steps // 2 + config.checkpoint_interval // 2 + 1)
+
+
+def last_step(config: RunConfig) -> int:
+    return config.steps - 1
+
+
+def middle_checkpoint(config: RunConfig) -> int:
+    """The last checkpoint step in the first half of the run (0 if none)."""
+    c = config.checkpoint_interval
+    return (config.steps // 2) // c * c
 
 
 CATALOGUE: dict[str, Adversary] = {}
@@ -63,6 +113,8 @@ def register(adversary: Adversary) -> Adversary:
     return adversary
 
 
+PROOF_REFUSED = "refused, it loses on time"
+
 register(
     Adversary(
         "faulty-kernel",
@@ -71,14 +123,124 @@ register(
         decided_by="oracle",
     )
 )
+register(
+    Adversary(
+        "one-ulp",
+        "the state one step hands on has one parameter element moved by one ulp",
+        lambda c: OneUlp("one-ulp", late_step(c)),
+        decided_by=f"post-state proof ({PROOF_REFUSED})",
+    )
+)
+register(
+    Adversary(
+        "lazy",
+        "skips the work: from one step on it hands on the state it was given",
+        lambda c: Lazy("lazy", early_step(c)),
+        decided_by=f"post-state proof ({PROOF_REFUSED})",
+    )
+)
+register(
+    Adversary(
+        "poisoned-batch",
+        "trains on other data (the batches of another seed) from one step on",
+        lambda c: PoisonedBatch("poisoned-batch", early_step(c)),
+        decided_by=f"batch input proof ({PROOF_REFUSED})",
+    )
+)
+register(
+    Adversary(
+        "wrong-lr",
+        "trains the task's model with the learning rate times 1.01 (a program of its own)",
+        lambda c: WrongLearningRate("wrong-lr", 1.01),
+        decided_by=f"node reveal (the descriptor of its lr node is not in the task's graph: {PROOF_REFUSED})",
+    )
+)
+register(
+    Adversary(
+        "eager-kernels",
+        "trains with torch's eager ATen kernels instead of RepOps (its bits differ from step 0)",
+        lambda c: EagerKernels("eager-kernels"),
+        decided_by="oracle",
+    )
+)
+register(
+    Adversary(
+        "forged-roots",
+        "honest up to a checkpoint, then submits roots of states it never trained to",
+        lambda c: ForgedRoots("forged-roots", middle_checkpoint(c)),
+        decided_by="timeout (it has no state inside the disputed interval: it stops at the step bisection)",
+    )
+)
+register(
+    Adversary(
+        "wrong-graph",
+        "computes one node of one step with another op (an add for a sub), and says so in its trace",
+        lambda c: WrongGraph("wrong-graph", late_step(c)),
+        decided_by=f"node reveal (its descriptor is not in the task's graph: {PROOF_REFUSED})",
+    )
+)
+register(
+    Adversary(
+        "wrong-input",
+        "one node of one step reads another node's output (skips the activation)",
+        lambda c: WrongInput("wrong-input", early_step(c)),
+        decided_by=f"node input proof ({PROOF_REFUSED})",
+    )
+)
+register(
+    Adversary(
+        "refuses-to-move",
+        "a faulty kernel at one step, and it stops moving after 3 moves of a game",
+        lambda c: RefusesToMove("refuses-to-move", Deviation(late_step(c), DeviationKind.KERNEL), moves=3),
+        decided_by="timeout (it stops moving in the trace descent)",
+    )
+)
+register(
+    Adversary(
+        "copy-then-diverge",
+        "the honest run up to the last step, whose parameter update uses a faulty kernel",
+        lambda c: DeviatingStrategy(
+            "copy-then-diverge", Deviation(last_step(c), DeviationKind.KERNEL, "aten.sub.Tensor")
+        ),
+        decided_by="oracle",
+    )
+)
+register(
+    Adversary(
+        "lying-oracle",
+        "a faulty kernel, and the oracle drawn to answer lies; an honest oracle challenges it",
+        lambda c: DeviatingStrategy("faulty-kernel", Deviation(late_step(c), DeviationKind.KERNEL)),
+        lying_oracle=True,
+        decided_by="oracle (the liar's answer is challenged and overturned by the committee)",
+    )
+)
+register(
+    Adversary(
+        "colluding",
+        "two trainers submit the same wrong run (a tampered state input at one step)",
+        lambda c: DeviatingStrategy("colluding", Deviation(early_step(c), DeviationKind.STATE_INPUT)),
+        cheaters=2,
+        decided_by=f"state input proof ({PROOF_REFUSED})",
+    )
+)
 
-DEFAULT = "faulty-kernel"
+DEFAULT = "eager-kernels"
+"""The demo's cheat: the most realistic one that the oracle decides. Eager kernels differ from
+RepOps at every step of the MLP (53 of 86 nodes a step: addmm, mm, gelu, erf, exp, log-softmax,
+sums), and the first node that differs always has inputs both sides agree on, so the game goes
+to the oracle."""
 
 
 def cast(
     adversary: Adversary, k: int = 3, config: RunConfig | None = None
 ) -> tuple[list[TrainerRole], list[OracleRole]]:
-    """The trainers (honest ones first) and oracles of a k-trainer scenario against `adversary`."""
+    """The trainers (honest ones first) and oracles of a k-trainer scenario against `adversary`.
+
+    With `lying_oracle` the liar comes first and four honest oracles follow, each a
+    `LateOracleRole` (it registers once a question is assigned, so the liar answers the first
+    one); a challenge then finds a committee of three that is neither the liar nor the
+    challenger.
+    """
     if not 1 <= adversary.cheaters < k:
         raise ValueError(f"{adversary.name}: {adversary.cheaters} cheaters need k > {adversary.cheaters}, not {k}")
     if config is None:
@@ -89,5 +251,8 @@ def cast(
         TrainerRole(f"cheater-{i + 1}" if adversary.cheaters > 1 else "cheater", cheat)
         for i in range(adversary.cheaters)
     ]
-    oracles = [OracleRole("oracle")]
+    oracles: list[OracleRole] = [OracleRole("oracle")]
+    if adversary.lying_oracle:
+        oracles = [OracleRole("oracle-liar", liar=True)]
+        oracles += [LateOracleRole(f"oracle-{i + 1}") for i in range(LYING_ORACLE_HONEST_ORACLES)]
     return honest + cheaters, oracles

@@ -1,0 +1,209 @@
+"""The catalogue's cheating strategies: which wrong run each claims, and how it plays.
+
+Every cheater skips the self-audit (a RepOps replay would catch every one of them) and
+names `deviates_at`, the step whose claimed post-state is the first one that is wrong
+(None when the claim is not wrong at one step), which is the step a game isolates.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+from offchain.agents.adversaries._witnesses import (
+    EagerWitness,
+    ForgedWitness,
+    LazyWitness,
+    OneUlpWitness,
+    PoisonedBatchWitness,
+    RewiredWitness,
+    replace_input,
+    replace_op,
+    skipped_input,
+    swapped_op,
+)
+from offchain.agents.strategy import Strategy
+from offchain.contracts.dispute_game import GameView, Stage
+from offchain.game.errors import GameError
+from offchain.game.witness import Deviation, DeviationKind, RunWitness, State
+from trainer.data.dataset import Dataset
+from trainer.program import Program, SGDConfig, capture
+from trainer.runner.runner import RunConfig
+from trainer.workloads import Workload, mlp_digits
+
+
+class Cheater(Strategy):
+    """A strategy that claims a run other than the RepOps run of the task."""
+
+    audits = False  # an audit would catch it; a cheater does not look
+
+    def __init__(self, name: str, summary: str, deviates_at: int | None) -> None:
+        self.name = name
+        self.summary = summary
+        self.deviates_at = deviates_at
+
+
+class DeviatingStrategy(Cheater):
+    """A trainer that leaves the honest run at one step (`offchain.game.witness.Deviation`) and defends it."""
+
+    def __init__(self, name: str, deviation: Deviation) -> None:
+        super().__init__(name, f"{deviation.kind.value} deviation at step {deviation.step}", deviation.step)
+        self.deviation = deviation
+
+    def witness(self, program: Program, dataset: Dataset, config: RunConfig, initial: State) -> RunWitness:
+        return RunWitness(program, dataset, config, initial, self.deviation)
+
+
+class RefusesToMove(DeviatingStrategy):
+    """A deviating trainer that stops moving after `moves` moves of a game and lets its clock run out."""
+
+    def __init__(self, name: str, deviation: Deviation, moves: int = 3) -> None:
+        super().__init__(name, deviation)
+        self.moves = moves
+        self.summary += f", stops moving after {moves} moves"
+
+    def will_move(self, game_id: int, view: GameView, moves_made: int) -> bool:
+        return moves_made < self.moves
+
+
+class OneUlp(Cheater):
+    """The state after step `step` has `target` moved by one ulp (one element, or all of it)."""
+
+    def __init__(self, name: str, step: int, target: str = "", *, whole_tensor: bool = False) -> None:
+        where = "every element" if whole_tensor else "one element"
+        super().__init__(name, f"one ulp added to {where} of {target or 'the last parameter'} after step {step}", step)
+        self.deviation = Deviation(step, DeviationKind.POST_STATE, target)
+        self.whole_tensor = whole_tensor
+
+    def witness(self, program: Program, dataset: Dataset, config: RunConfig, initial: State) -> RunWitness:
+        return OneUlpWitness(program, dataset, config, initial, self.deviation, whole_tensor=self.whole_tensor)
+
+
+class Lazy(Cheater):
+    def __init__(self, name: str, step: int) -> None:
+        super().__init__(name, f"copies the state instead of training from step {step} on", step)
+
+    def witness(self, program: Program, dataset: Dataset, config: RunConfig, initial: State) -> RunWitness:
+        return LazyWitness(program, dataset, config, initial, lazy_from=self.deviates_at or 0)
+
+
+class PoisonedBatch(Cheater):
+    def __init__(self, name: str, step: int, seed_offset: int = 1) -> None:
+        super().__init__(name, f"trains on the batches of seed + {seed_offset} from step {step} on", step)
+        self.seed_offset = seed_offset
+
+    def witness(self, program: Program, dataset: Dataset, config: RunConfig, initial: State) -> RunWitness:
+        return PoisonedBatchWitness(
+            program,
+            dataset,
+            config,
+            initial,
+            poisoned_from=self.deviates_at or 0,
+            other_seed=config.seed + self.seed_offset,
+        )
+
+
+class EagerKernels(Cheater):
+    """Trains with torch's eager ATen kernels. With `audits=True` it is an honest trainer with
+    the wrong kernels: its own RepOps self-audit catches it before it submits."""
+
+    def __init__(self, name: str, *, audits: bool = False) -> None:
+        super().__init__(name, "trains with torch's eager ATen kernels instead of RepOps", 0)
+        self.audits = audits
+
+    def witness(self, program: Program, dataset: Dataset, config: RunConfig, initial: State) -> RunWitness:
+        return EagerWitness(program, dataset, config, initial)
+
+
+def mlp_digits_for(config: RunConfig) -> Workload:
+    return mlp_digits(config.steps, config.checkpoint_interval, config.batch_size, config.seed)
+
+
+class WrongLearningRate(Cheater):
+    """Trains the program captured from the task's model with the learning rate times `factor`.
+
+    The learning rate is not a tensor of the program: capture records it as the scalar
+    argument of the optimizer update's `aten.mul.Tensor` nodes (`p - lr * buf`), so it is in
+    those nodes' descriptors, the graph root and the program hash. The cheater claims the run
+    of its own program for the task's: the first node whose descriptor differs cannot be
+    opened in the task's graph root.
+    """
+
+    def __init__(self, name: str, factor: float = 1.01, workload: Callable[[RunConfig], Workload] = mlp_digits_for):
+        super().__init__(name, f"trains with the learning rate times {factor}", 0)
+        self.factor = factor
+        self.workload = workload
+        self._programs: dict[bytes, Program] = {}
+
+    def program(self, task: Program, config: RunConfig, initial: State) -> Program:
+        """The task's step recaptured with the wrong learning rate (it must be the same model)."""
+        if task.program_hash not in self._programs:
+            w = self.workload(config)
+            optimizer = w.step.optimizer
+            if not isinstance(optimizer, SGDConfig):
+                raise GameError(f"{self.name} rebuilds SGD steps only, not {type(optimizer).__name__}")
+            step = dataclasses.replace(w.step, optimizer=dataclasses.replace(optimizer, lr=optimizer.lr * self.factor))
+            wrong = capture(step, initial, w.dataset.batch(config.seed, 0, config.batch_size))
+            same = (task.inputs, task.outputs, task.constants) == (wrong.inputs, wrong.outputs, wrong.constants)
+            if not same or [(n.op, n.inputs) for n in task.nodes] != [(n.op, n.inputs) for n in wrong.nodes]:
+                raise GameError(f"{self.name}: the task's program is not the {w.name} step it knows how to rebuild")
+            self._programs[task.program_hash] = wrong
+        return self._programs[task.program_hash]
+
+    def witness(self, program: Program, dataset: Dataset, config: RunConfig, initial: State) -> RunWitness:
+        return RunWitness(self.program(program, config, initial), dataset, config, initial)
+
+
+class WrongGraph(Cheater):
+    """At one step, one node (the first subtraction of two node outputs) is computed as an
+    addition, and its record names that descriptor, which the task's graph root does not hold."""
+
+    def __init__(self, name: str, step: int) -> None:
+        super().__init__(name, f"computes one node of step {step} with another op (add for sub)", step)
+
+    def witness(self, program: Program, dataset: Dataset, config: RunConfig, initial: State) -> RunWitness:
+        node = swapped_op(program)
+        rewired = replace_op(program, node, "aten.add.Tensor")
+        return RewiredWitness(
+            program, dataset, config, initial, at_step=self.deviates_at or 0, rewired=rewired, node=node
+        )
+
+
+class WrongInput(Cheater):
+    """At one step, one node reads another node's output than its graph says (it skips a node),
+    and its record names the task's descriptor: its claimed input cannot be proven."""
+
+    def __init__(self, name: str, step: int) -> None:
+        super().__init__(name, f"feeds one node of step {step} another node's output (skips an activation)", step)
+
+    def witness(self, program: Program, dataset: Dataset, config: RunConfig, initial: State) -> RunWitness:
+        node, k, source = skipped_input(program)
+        rewired = replace_input(program, node, k, source)
+        return RewiredWitness(
+            program,
+            dataset,
+            config,
+            initial,
+            at_step=self.deviates_at or 0,
+            rewired=rewired,
+            node=node,
+            claims_task_descriptors=True,
+        )
+
+
+class ForgedRoots(Cheater):
+    """Trains honestly up to checkpoint step `honest_until`, then submits roots of random states.
+
+    It holds no state between its forged checkpoints, so it plays the checkpoint descent (its
+    roots are all it has) and stops when the game asks for anything else: its clock runs out.
+    """
+
+    def __init__(self, name: str, honest_until: int) -> None:
+        super().__init__(name, f"honest up to step {honest_until}, then checkpoint roots it never computed", None)
+        self.honest_until = honest_until
+
+    def witness(self, program: Program, dataset: Dataset, config: RunConfig, initial: State) -> RunWitness:
+        return ForgedWitness(program, dataset, config, initial, forged_from=self.honest_until)
+
+    def will_move(self, game_id: int, view: GameView, moves_made: int) -> bool:
+        return view.stage is Stage.CHECKPOINT_DESCENT

@@ -1,0 +1,404 @@
+"""Every entry of the adversary catalogue, played by agents against honest trainers on anvil.
+
+Each case runs a whole `Scenario` (a client, k = 3 trainers cast by `cast`, the oracles the
+entry needs, a watcher) on a fresh deployment and checks that the honest group is paid,
+that every game an honest trainer plays is won by it, that every cheater is eliminated and
+loses at least its bond, that the game isolated the step the cheater deviated at, and that
+the game was decided where the catalogue says (`decided_by`), as seen by following each
+game's stage round by round. The unit cases check each cheater's claimed roots against the
+honest run, bit for bit, without a chain.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from offchain.agents.adversaries import CATALOGUE, DEFAULT, Adversary, Cheater, EagerKernels, ForgedRoots, cast
+from offchain.agents.adversaries._witnesses import RewiredWitness
+from offchain.agents.client import TaskOrder
+from offchain.agents.scenario import OracleRole, Scenario, ScenarioResult, TrainerRole
+from offchain.agents.strategy import HONEST
+from offchain.chain.anvil import Anvil
+from offchain.chain.build import Artifact
+from offchain.chain.client import ChainClient
+from offchain.chain.deploy import Deployment, deploy_all
+from offchain.contracts.dispute_game import Outcome, Stage
+from offchain.contracts.protocol import Protocol
+from offchain.contracts.task_market import TaskStatus
+from offchain.game.records import RefKind
+from offchain.game.witness import RunWitness
+from trainer.workloads import Workload, mlp_digits
+
+pytestmark = pytest.mark.anvil
+
+ETHER = 10**18
+STEPS, INTERVAL, BATCH, SEED = 8, 4, 8, 11
+K = 3
+REFUSED = re.compile(r"the contract refused our move \((\w+)\); attempt \d+")
+
+
+@dataclass(frozen=True)
+class Case:
+    """What a game against the entry's cheater looks like."""
+
+    decided_in: Stage  # the stage a game was in when it ended
+    refused: bool = False  # the cheater's move there was refused (it cannot back its claim)
+    check: Callable[[Scenario, ScenarioResult], None] | None = None
+
+
+def liar_slashed(scenario: Scenario, result: ScenarioResult) -> None:
+    """The liar answered the first question; an honest oracle challenged it and the committee
+    overturned it: the liar's whole bond is slashed, and half of it, with the challenge bond
+    back, is credited to the challenger. Every answer the liar gave was overturned."""
+    oracle = scenario.protocol().oracle
+    liar = scenario.keys["oracle-liar"].address
+    honest_oracles = {scenario.keys[n].address for n in scenario.oracles} - {liar}
+    assert oracle._logs("QuestionAssigned")[0]["oracle"] == liar, "the liar is drawn for the first question"
+    lies = [e for e in oracle._logs("QuestionAnswered") if e["oracle"] == liar]
+    assert lies, "the liar never answered"
+    challenges = {int(e["questionId"]): e for e in oracle._logs("AnswerChallenged")}
+    for lie in lies:
+        qid = int(lie["questionId"])
+        assert qid in challenges, f"nobody challenged the liar's answer to question {qid}"
+        assert challenges[qid]["challenger"] in honest_oracles
+        assert set(challenges[qid]["committee"]) <= honest_oracles
+        settled = oracle._logs("QuestionSettled", {"questionId": qid})
+        assert settled and bytes(settled[0]["outputsHash"]) != bytes(lie["outputsHash"]), "the lie stood"
+    slashed = oracle._logs("OracleSlashed", {"oracle": liar})
+    bond = oracle.min_bond()
+    assert sum(int(e["amount"]) for e in slashed) == bond and oracle.bond_of(liar) == 0
+    assert not oracle.is_active(liar)
+    first = challenges[int(lies[0]["questionId"])]["challenger"]
+    credited = sum(int(e["amount"]) for e in oracle._logs("Credited", {"account": first}))
+    assert credited >= bond // 2 + oracle.challenge_bond()
+    assert not oracle._logs("OracleSlashed", {"oracle": first}) and oracle.bond_of(first) == bond
+
+
+CASES: dict[str, Case] = {
+    "faulty-kernel": Case(Stage.ORACLE),
+    "one-ulp": Case(Stage.POST_STATE_PROOF, refused=True),
+    "lazy": Case(Stage.POST_STATE_PROOF, refused=True),
+    "poisoned-batch": Case(Stage.INPUT_PROOF, refused=True),
+    "wrong-lr": Case(Stage.NODE_REVEAL, refused=True),
+    "eager-kernels": Case(Stage.ORACLE),
+    "forged-roots": Case(Stage.STEP_BISECTION),
+    "wrong-graph": Case(Stage.NODE_REVEAL, refused=True),
+    "wrong-input": Case(Stage.INPUT_PROOF, refused=True),
+    "refuses-to-move": Case(Stage.TRACE_DESCENT),
+    "copy-then-diverge": Case(Stage.ORACLE),
+    "lying-oracle": Case(Stage.ORACLE, check=liar_slashed),
+    "colluding": Case(Stage.INPUT_PROOF, refused=True),
+}
+
+
+def parties(adversary: Adversary, workload: Workload) -> int:
+    trainers, oracles = cast(adversary, K, workload.config)
+    return 2 + len(trainers) + len(oracles)  # with the client and the watcher
+
+
+# -- fixtures ------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def workload() -> Workload:
+    return mlp_digits(steps=STEPS, checkpoint_interval=INTERVAL, batch_size=BATCH, seed=SEED)
+
+
+@pytest.fixture(scope="module")
+def node(workload: Workload) -> Iterator[Anvil]:
+    """One anvil for the module, with a funded account for the deployer and every party."""
+    most = max(parties(a, workload) for a in CATALOGUE.values())
+    with Anvil(accounts=1 + most) as n:
+        yield n
+
+
+@pytest.fixture
+def deployment(node: Anvil, artifacts: dict[str, Artifact]) -> Deployment:
+    """A fresh deployment per test: no test sees another's tasks, games or oracles."""
+    deployer = ChainClient(node.rpc_url, node.accounts[0].private_key, artifacts=artifacts.values())
+    return deploy_all(deployer, artifacts=artifacts, write=False)
+
+
+@pytest.fixture(scope="module")
+def honest(workload: Workload) -> RunWitness:
+    return RunWitness(workload.program, workload.dataset, workload.config, workload.initial_state())
+
+
+@pytest.fixture(scope="module")
+def measured() -> Iterator[list[str]]:
+    """Per-entry wall time, games, moves and gas, printed as a table after the module (-s)."""
+    rows: list[str] = []
+    yield rows
+    if rows:
+        print(
+            "\nentry               wall  warped  games  moves per game  gas honest (each)   gas cheater   "
+            "ended in          refused with"
+        )
+        print("\n".join(rows))
+
+
+def notes(scenario: Scenario, name: str) -> list[str]:
+    """The notes in party `name`'s journal (what it said it did), in order."""
+    agents = {a.name: a for a in scenario.agents}
+    return [a.detail for a in agents[name].db.actions() if a.kind == "note"]
+
+
+def refusals(scenario: Scenario, name: str) -> list[str]:
+    """The custom errors of the moves the contracts refused `name` (not counting moves that came late)."""
+    return [m.group(1) for n in notes(scenario, name) if (m := REFUSED.search(n))]
+
+
+class Stages:
+    """Called after every devnet round: the last stage each game was seen in before it resolved."""
+
+    def __init__(self, protocol: Protocol) -> None:
+        self.game = protocol.game
+        self.last: dict[int, Stage] = {}
+
+    def __call__(self) -> None:
+        for game_id in range(1, self.game.game_count() + 1):
+            stage = self.game.game_of(game_id).stage
+            if stage is not Stage.RESOLVED:
+                self.last[game_id] = stage
+
+
+def decided_by(protocol: Protocol, game_id: int, stage: Stage) -> str:
+    """The words `Adversary.decided_by` starts with for a game that ended in `stage`."""
+    if stage is Stage.ORACLE:
+        return "oracle"
+    if stage is Stage.INPUT_PROOF:
+        disputed = protocol.game.input_disputed(game_id)
+        assert disputed is not None
+        return f"{RefKind(disputed.ref_kind).name.lower()} input proof"
+    if stage is Stage.POST_STATE_PROOF:
+        return "post-state proof"
+    if stage is Stage.NODE_REVEAL:
+        return "node reveal"
+    return "timeout"
+
+
+def make_scenario(
+    node: Anvil,
+    deployment: Deployment,
+    artifacts: dict[str, Artifact],
+    folder: Path,
+    workload: Workload,
+    trainers: list[TrainerRole],
+    oracles: list[OracleRole],
+    slots: int = K,
+) -> Scenario:
+    return Scenario(
+        rpc_url=node.rpc_url,
+        accounts=node.accounts,
+        deployment=deployment,
+        artifacts=artifacts,
+        folder=folder,
+        order=TaskOrder(workload, reward=3 * ETHER, slots=slots),
+        trainers=trainers,
+        oracles=oracles,
+    )
+
+
+# -- the catalogue on anvil -------------------------------------------------------------------
+
+
+def test_every_entry_has_a_case() -> None:
+    assert sorted(CASES) == sorted(CATALOGUE), "each catalogue entry needs a Case here, and each Case an entry"
+    assert DEFAULT in CATALOGUE and CASES[DEFAULT].decided_in is Stage.ORACLE, "the demo's default reaches the oracle"
+
+
+@pytest.mark.parametrize("name", sorted(CATALOGUE))
+def test_the_honest_group_wins_against(
+    name: str,
+    node: Anvil,
+    deployment: Deployment,
+    artifacts: dict[str, Artifact],
+    workload: Workload,
+    tmp_path: Path,
+    measured: list[str],
+) -> None:
+    adversary, case = CATALOGUE[name], CASES[name]
+    trainers, oracles = cast(adversary, K, workload.config)
+    scenario = make_scenario(node, deployment, artifacts, tmp_path, workload, trainers, oracles)
+    p = scenario.protocol()
+    stages = Stages(p)
+    result = scenario.run(timeout_s=240, on_round=stages)
+
+    honest = [t.name for t in trainers if t.strategy is HONEST]
+    cheaters = [t.name for t in trainers if t.strategy is not HONEST]
+    strategy = trainers[-1].strategy
+    assert isinstance(strategy, Cheater)
+    assert result.crashes == [] and result.rpc_failures == 0
+
+    # The task is paid to the honest group.
+    task = result.task_id
+    group = {n: p.market.trainer_of(task, scenario.keys[n].address).group for n in honest + cheaters}
+    assert len({group[n] for n in honest}) == 1 and all(group[c] != group[honest[0]] for c in cheaters)
+    assert result.status is TaskStatus.FINALIZED and result.winning_group == group[honest[0]]
+
+    # One game per (cheater, honest) pair, each won by the honest side, on the step the cheater deviated at.
+    assert len(result.games) == len(cheaters) * len(honest)
+    for g in result.games:
+        assert {g.defender, g.challenger} & set(honest) and {g.defender, g.challenger} & set(cheaters)
+        winner = g.defender if g.outcome is Outcome.DEFENDER_WINS else g.challenger
+        assert g.outcome in (Outcome.DEFENDER_WINS, Outcome.CHALLENGER_WINS) and winner in honest, g
+        assert g.step == strategy.deviates_at, f"game {g.game_id} isolated step {g.step}"
+        stage = stages.last[g.game_id]
+        assert stage is case.decided_in, f"game {g.game_id} ended in {stage.name}"
+        words = decided_by(p, g.game_id, stage)
+        assert adversary.decided_by.startswith(words), f"{name}: decided by {words!r}, not {adversary.decided_by!r}"
+    refused = {c: refusals(scenario, c) for c in cheaters}
+    for c in cheaters:
+        assert bool(refused[c]) is case.refused, f"{c}: refused {refused[c]}"
+    assert not any(refusals(scenario, h) for h in honest), "an honest move was refused"
+
+    # The cheaters lose their bond; the honest trainers get their share of the reward and their gas back.
+    for c in cheaters:
+        assert result.eliminated[c]
+        assert result.net(c) <= -result.bond, f"{c}: {result.net(c)}"
+    for h in honest:
+        assert not result.eliminated[h]
+        assert result.net(h) >= result.reward // len(honest) - result.fees[h], f"{h}: {result.net(h)}"
+    if case.check is not None:
+        case.check(scenario, result)
+
+    moves = ",".join(str(g.moves) for g in result.games)
+    honest_gas = "/".join(f"{result.gas[h] / 1e6:.2f}M" for h in honest)
+    cheater_gas = "/".join(f"{result.gas[c] / 1e6:.2f}M" for c in cheaters)
+    errors = ",".join(sorted({e for c in cheaters for e in refused[c]})) or "-"
+    row = (
+        f"{name:18s} {result.wall_s:5.1f}s {result.warped_s:6d}s  {len(result.games):5d}  {moves:15s} "
+        f"{honest_gas:19s} {cheater_gas:13s} {stages.last[result.games[0].game_id].name:17s} {errors}"
+    )
+    measured.append(row)
+    print(f"ADVERSARY {row}")
+
+
+def test_an_eager_trainer_that_audits_does_not_submit(
+    node: Anvil,
+    deployment: Deployment,
+    artifacts: dict[str, Artifact],
+    workload: Workload,
+    tmp_path: Path,
+) -> None:
+    """Eager kernels are caught by the trainer's own RepOps self-audit: it does not submit (and
+    forfeits its bond), and says why; the honest trainer is paid alone, without a game."""
+    trainers = [TrainerRole("honest-1", HONEST), TrainerRole("eager", EagerKernels("eager", audits=True))]
+    scenario = make_scenario(node, deployment, artifacts, tmp_path, workload, trainers, [OracleRole("oracle")], slots=2)
+    result = scenario.run(timeout_s=120)
+    p = scenario.protocol()
+    eager = p.market.trainer_of(result.task_id, scenario.keys["eager"].address)
+    assert eager.joined and not eager.submitted
+    said = notes(scenario, "eager")
+    assert any("SELF-AUDIT FAILED" in m and "not submitting" in m for m in said), said
+    assert not any(": submitted " in m for m in said)
+    assert result.games == [] and result.status is TaskStatus.FINALIZED
+    assert result.net("eager") <= -result.bond
+    assert result.net("honest-1") >= result.reward - result.fees["honest-1"]
+
+
+# -- the cheaters' runs, without a chain ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(CATALOGUE))
+def test_the_claimed_roots_differ_from_the_cheat_step_on(name: str, workload: Workload, honest: RunWitness) -> None:
+    """State roots (bytes) equal the honest run's up to the cheat step and differ after it."""
+    strategy = CATALOGUE[name].strategy(workload.config)
+    assert isinstance(strategy, Cheater) and not strategy.audits
+    cheat = strategy.witness(workload.program, workload.dataset, workload.config, workload.initial_state())
+    checkpoints = list(range(0, STEPS + 1, INTERVAL))
+    if isinstance(strategy, ForgedRoots):  # it has its checkpoints only
+        last_same, steps = strategy.honest_until, checkpoints
+    else:
+        assert strategy.deviates_at is not None
+        last_same, steps = strategy.deviates_at, list(range(STEPS + 1))
+    assert [cheat.root(s) == honest.root(s) for s in steps] == [s <= last_same for s in steps]
+    same = [bytes(r) == bytes(h) for r, h in zip(cheat.checkpoints.roots, honest.checkpoints.roots, strict=True)]
+    assert same == [s <= last_same for s in checkpoints]
+
+
+@pytest.mark.parametrize(("name", "claims_task_descriptor"), [("wrong-graph", False), ("wrong-input", True)])
+def test_a_rewired_node_is_the_first_difference_of_its_step(
+    name: str, claims_task_descriptor: bool, workload: Workload, honest: RunWitness
+) -> None:
+    strategy = CATALOGUE[name].strategy(workload.config)
+    cheat = strategy.witness(workload.program, workload.dataset, workload.config, workload.initial_state())
+    assert isinstance(cheat, RewiredWitness) and cheat.rewired is not None
+    step = cheat.at_step
+    mine, theirs = cheat.trace(step).records, honest.trace(step).records
+    first = next(i for i, (a, b) in enumerate(zip(mine, theirs, strict=True)) if a != b)
+    assert first == cheat.node
+    same_descriptor = mine[first].descriptor_hash == workload.program.descriptor_hash(first)
+    assert same_descriptor is claims_task_descriptor
+    if claims_task_descriptor:  # the claimed inputs differ: a node input proof decides
+        assert mine[first].inputs != theirs[first].inputs
+    else:  # the descriptor is its own: it is not in the task's graph
+        assert cheat.rewired.graph_root != workload.program.graph_root
+        assert mine[first].inputs == theirs[first].inputs
+
+
+def test_eager_kernels_differ_from_repops_at_every_step(workload: Workload, honest: RunWitness) -> None:
+    """From the same pre-state, the ATen trace of every step differs from the RepOps trace; its
+    first differing node has the same inputs in both (so a game over it goes to the oracle)."""
+    eager = EagerKernels("eager").witness(workload.program, workload.dataset, workload.config, workload.initial_state())
+    for step in range(STEPS):
+        state, batch = honest.state(step), honest.batch(step)
+        _, _, mine = eager.interpreter.trace(state, batch)
+        theirs = honest.trace(step)
+        differ = [i for i, (a, b) in enumerate(zip(mine.records, theirs.records, strict=True)) if a != b]
+        assert differ, f"step {step}: ATen and RepOps agree on every node"
+        first = differ[0]
+        assert mine.records[first].inputs == theirs.records[first].inputs
+        assert mine.records[first].outputs != theirs.records[first].outputs
+
+
+# The cheaters skip the audit, submit first and so defend when the earlier group defends. With the
+# later group defending, the honest trainer itself has to prove its claims through its agent.
+HONEST_PROVES = {
+    "one-ulp": Stage.POST_STATE_PROOF,  # it opens the post-state entry and its source in the agreed trace
+    "poisoned-batch": Stage.INPUT_PROOF,  # it opens its batch, row by row, in the dataset
+    "wrong-input": Stage.INPUT_PROOF,  # it opens the source node's record in its trace
+}
+
+
+@pytest.mark.parametrize("name", sorted(HONEST_PROVES))
+def test_the_honest_defender_proves_its_claims(
+    name: str,
+    node: Anvil,
+    deployment: Deployment,
+    artifacts: dict[str, Artifact],
+    workload: Workload,
+    tmp_path: Path,
+) -> None:
+    trainers, oracles = cast(CATALOGUE[name], 2, workload.config)
+    scenario = Scenario(
+        rpc_url=node.rpc_url,
+        accounts=node.accounts,
+        deployment=deployment,
+        artifacts=artifacts,
+        folder=tmp_path,
+        order=TaskOrder(workload, reward=3 * ETHER, slots=2),
+        trainers=trainers,
+        oracles=oracles,
+        defender="last",
+    )
+    p = scenario.protocol()
+    stages = Stages(p)
+    result = scenario.run(timeout_s=240, on_round=stages)
+
+    [game] = result.games
+    assert (game.defender, game.challenger) == ("honest-1", "cheater"), "the later group (honest) defends"
+    assert game.outcome is Outcome.DEFENDER_WINS, game
+    assert stages.last[game.game_id] is HONEST_PROVES[name], stages.last[game.game_id].name
+    assert not refusals(scenario, "honest-1"), "an honest proof was refused"
+    assert game.step == trainers[-1].strategy.deviates_at
+    assert result.eliminated == {"honest-1": False, "cheater": True}
+    assert result.net("cheater") <= -result.bond
+    assert result.net("honest-1") >= result.reward - result.fees["honest-1"]
+    proved = [n for n in notes(scenario, "honest-1") if n.startswith(f"game {game.game_id}: proved ")]
+    assert proved, "the honest defender's journal shows no proof"

@@ -17,14 +17,10 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from offchain.agents.base import BUSY, DONE, Agent, Tick, idle
-from offchain.chain.build import Artifact
-from offchain.chain.deploy import Deployment
 from offchain.contracts.task_market import TaskSpec, TaskStatus, Wei
-from offchain.store import Store
 from trainer.workloads import Workload
 
 GWEI = 10**9
@@ -50,25 +46,10 @@ class ClientAgent(Agent):
         self,
         name: str,
         *,
-        rpc_url: str,
-        private_key: str,
-        deployment: Deployment,
-        artifacts: dict[str, Artifact],
-        home: Path,
-        public: Store,
         order: TaskOrder | None = None,
         **kwargs: Any,
     ) -> None:
-        super().__init__(
-            name,
-            rpc_url=rpc_url,
-            private_key=private_key,
-            deployment=deployment,
-            artifacts=artifacts,
-            home=home,
-            public=public,
-            **kwargs,
-        )
+        super().__init__(name, **kwargs)  # rpc_url, private_key, deployment, artifacts, home, public, observer
         self.order = order
 
     @property

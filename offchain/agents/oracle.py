@@ -20,15 +20,12 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-from pathlib import Path
 from typing import Any
 
 from offchain.agents.base import BUSY, Agent, Tick, idle
-from offchain.chain.build import Artifact
-from offchain.chain.deploy import Deployment
 from offchain.contracts.recompute_oracle import QuestionStatus, RecomputeOracleAlreadyVoted
 from offchain.game.player import recompute
-from offchain.store import Store, StoreError
+from offchain.store import StoreError
 from trainer.interp import Interpreter
 
 
@@ -43,26 +40,11 @@ class OracleAgent(Agent):
         self,
         name: str,
         *,
-        rpc_url: str,
-        private_key: str,
-        deployment: Deployment,
-        artifacts: dict[str, Artifact],
-        home: Path,
-        public: Store,
         liar: bool = False,
         registers_after_question: bool = False,
         **kwargs: Any,
     ) -> None:
-        super().__init__(
-            name,
-            rpc_url=rpc_url,
-            private_key=private_key,
-            deployment=deployment,
-            artifacts=artifacts,
-            home=home,
-            public=public,
-            **kwargs,
-        )
+        super().__init__(name, **kwargs)  # rpc_url, private_key, deployment, artifacts, home, public, observer
         self.liar = liar
         self.registers_after_question = registers_after_question
         self._interpreters: dict[bytes, Interpreter] = {}

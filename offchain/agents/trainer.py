@@ -24,21 +24,18 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from offchain.agents.base import BUSY, DONE, Agent, Tick, idle
 from offchain.agents.strategy import HONEST, Strategy
 from offchain.agents.task import TaskMaterials, TaskRejected, load_materials
-from offchain.chain.build import Artifact
-from offchain.chain.deploy import Deployment
 from offchain.chain.errors import ContractRevert
 from offchain.contracts.dispute_game import Outcome, Side, Stage
 from offchain.contracts.recompute_oracle import QuestionStatus
 from offchain.contracts.task_market import TaskSpec, TaskStatus
 from offchain.game.player import PLAYING, GamePlayer
 from offchain.game.witness import RunWitness
-from offchain.store import Store, StoreError
+from offchain.store import StoreError
 from trainer.commit import commit_tensor, state_root
 from trainer.interp import Interpreter
 
@@ -63,26 +60,11 @@ class TrainerAgent(Agent):
         self,
         name: str,
         *,
-        rpc_url: str,
-        private_key: str,
-        deployment: Deployment,
-        artifacts: dict[str, Artifact],
-        home: Path,
-        public: Store,
         strategy: Strategy = HONEST,
         task_ids: set[int] | None = None,
         **kwargs: Any,
     ) -> None:
-        super().__init__(
-            name,
-            rpc_url=rpc_url,
-            private_key=private_key,
-            deployment=deployment,
-            artifacts=artifacts,
-            home=home,
-            public=public,
-            **kwargs,
-        )
+        super().__init__(name, **kwargs)  # rpc_url, private_key, deployment, artifacts, home, public, observer
         self.strategy = strategy
         self.task_ids = task_ids  # None: any task; else only these
         self._runs: dict[int, _Run] = {}

@@ -16,17 +16,13 @@ All of these are permissionless; the players do the same for their own games.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from offchain.agents.base import BUSY, Agent, Tick, idle
-from offchain.chain.build import Artifact
-from offchain.chain.deploy import Deployment
 from offchain.contracts.dispute_game import Stage
 from offchain.contracts.recompute_oracle import QuestionStatus
 from offchain.contracts.task_market import TaskStatus
 from offchain.game.player import PLAYING
-from offchain.store import Store
 
 
 class WatcherAgent(Agent):
@@ -36,26 +32,11 @@ class WatcherAgent(Agent):
         self,
         name: str,
         *,
-        rpc_url: str,
-        private_key: str,
-        deployment: Deployment,
-        artifacts: dict[str, Artifact],
-        home: Path,
-        public: Store,
         task_ids: set[int] | None = None,
         defender: str = "first",
         **kwargs: Any,
     ) -> None:
-        super().__init__(
-            name,
-            rpc_url=rpc_url,
-            private_key=private_key,
-            deployment=deployment,
-            artifacts=artifacts,
-            home=home,
-            public=public,
-            **kwargs,
-        )
+        super().__init__(name, **kwargs)  # rpc_url, private_key, deployment, artifacts, home, public, observer
         self.task_ids = task_ids
         if defender not in ("first", "last"):
             raise ValueError(f"defender must be 'first' or 'last' (which group defends), not {defender!r}")

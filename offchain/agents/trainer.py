@@ -300,6 +300,9 @@ class TrainerAgent(Agent):
         game, market = self.protocol.game, self.protocol.market
         view = game.game_of(game_id)
         now = self.chain_time()
+        if view.stage is Stage.NODE_REVEAL and not rec.get("published"):
+            # Publish before the reveals: the second one asks the oracle, which then needs the inputs.
+            return self._publish(game_id, run, view.lo, view.position)
         if view.stage in PLAYING:
             if view.to_move is side:
                 if rec.get("status") == "stuck" or not self.strategy.will_move(game_id, view, int(rec.get("moves", 0))):
@@ -334,10 +337,7 @@ class TrainerAgent(Agent):
             return idle(view.deadline + 1)
         if view.stage is Stage.ORACLE:
             if not rec.get("published"):
-                self._publish_inputs(run, view.lo, view.position)
-                self.db.update("game", game_id, published=True)
-                self.say(f"game {game_id}: published the inputs of node {view.position} of step {view.lo}")
-                return BUSY
+                return self._publish(game_id, run, view.lo, view.position)
             q = self.protocol.oracle.question(view.question_id)
             if q.status in (QuestionStatus.FINAL, QuestionStatus.ABANDONED):
                 outcome = game.resolve_oracle(game_id)
@@ -364,6 +364,12 @@ class TrainerAgent(Agent):
             run.players.pop(game_id, None)
             return BUSY
         return idle()
+
+    def _publish(self, game_id: int, run: _Run, step: int, node: int) -> Tick:
+        self._publish_inputs(run, step, node)
+        self.db.update("game", game_id, published=True)
+        self.say(f"game {game_id}: published the inputs of node {node} of step {step}")
+        return BUSY
 
     def _publish_inputs(self, run: _Run, step: int, node: int) -> None:
         """The disputed node's input tensors, and the list of their commitments (keyed by the question's hash)."""

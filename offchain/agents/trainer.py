@@ -104,7 +104,7 @@ class TrainerAgent(Agent):
                 continue
             if self.task_ids is not None and task_id not in self.task_ids:
                 continue
-            self.db.put("task", task_id, {"status": "new"})
+            self.db.put("task", task_id, {"status": "new", "posted_block": int(e["_block"])})
         self.db.set_cursor("tasks", head + 1)
 
     def _work(self, task_id: int, rec: dict[str, Any]) -> Tick:
@@ -145,7 +145,8 @@ class TrainerAgent(Agent):
             return BUSY
 
         waits: list[int] = []
-        mine = [d for d in market.disputes(task_id) if self.address in (d.defender, d.challenger)]
+        since = int(rec.get("posted_block", 0))  # no event of the task comes before it was posted
+        mine = [d for d in market.disputes(task_id, from_block=since) if self.address in (d.defender, d.challenger)]
         # Start after the game moved last, so that parallel games take turns.
         last = int(rec.get("last_game", -1))
         mine.sort(key=lambda d: (d.game_id <= last, d.game_id))

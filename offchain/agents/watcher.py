@@ -51,7 +51,7 @@ class WatcherAgent(Agent):
                 task_id = int(e["taskId"])
                 wanted = self.task_ids is None or task_id in self.task_ids
                 if wanted and self.db.get("task", task_id) is None:
-                    self.db.put("task", task_id, {"status": "open"})
+                    self.db.put("task", task_id, {"status": "open", "posted_block": int(e["_block"])})
             self.db.set_cursor("tasks", head + 1)
         waits: list[int] = []
         for key, rec in list(self.db.all("task")):
@@ -61,17 +61,17 @@ class WatcherAgent(Agent):
             if market.task(task_id).status is not TaskStatus.OPEN:
                 self.db.update("task", task_id, status="closed")
                 continue
-            t = self._watch(task_id)
+            t = self._watch(task_id, int(rec.get("posted_block", 0)))
             if t.busy:
                 return t
             if t.until is not None:
                 waits.append(t.until)
         return idle(min(waits) if waits else None)
 
-    def _watch(self, task_id: int) -> Tick:
+    def _watch(self, task_id: int, since: int) -> Tick:
         market, game = self.protocol.market, self.protocol.game
-        subs = market.submissions(task_id)
-        disputes = market.disputes(task_id)
+        subs = market.submissions(task_id, from_block=since)  # since: the block the task was posted in
+        disputes = market.disputes(task_id, from_block=since)
         played = {frozenset((d.defender, d.challenger)) for d in disputes}
         live = [(s.group, s.trainer) for s in subs if not market.trainer_of(task_id, s.trainer).eliminated]
         for ga, a in live:

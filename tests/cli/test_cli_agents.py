@@ -159,3 +159,57 @@ def test_watch_shows_the_chain_and_stops_on_ctrl_c(anvil: Anvil, deployed: Path,
     assert proc.returncode == 0, err
     assert "Ctrl-C stops" in lines[0] and "watcher stopped" in out and "Traceback" not in err
     assert (tmp_path / "watcher" / "agent.db").is_file()
+
+
+@pytest.mark.anvil
+def test_trainers_as_processes_train_submit_and_get_paid(anvil: Anvil, deployed: Path, tmp_path: Path) -> None:
+    """`task post`, two `trainer run` processes (each its own key and home, one public store), `task finalize`:
+    both train the task, agree, and withdraw their share of the reward; Ctrl-C stops each cleanly."""
+    from offchain.chain.client import ChainClient
+    from offchain.chain.deploy import load_deployment
+    from offchain.contracts.protocol import Protocol
+    from offchain.contracts.task_market import TaskStatus
+
+    public = tmp_path / "public"
+    common = ["--rpc", anvil.rpc_url, "--deployments", str(deployed), "--store", str(public)]
+    post = ["task", "post", *common, "--home", str(tmp_path / "client"), "--steps", "8", "--interval", "4"]
+    result = runner.invoke(app, [*post, "--batch", "8", "--reward", "1", "--slots", "2"])
+    assert result.exit_code == 0, result.output
+    task_id = int(result.stdout.strip().splitlines()[-1])
+
+    chain = ChainClient(anvil.rpc_url)
+    market = Protocol.from_deployment(chain, load_deployment(chain.chain_id, deployed)).market
+    accounts = {2: dev_accounts(4)[2].address, 3: dev_accounts(4)[3].address}
+    procs = {}
+    for i in accounts:
+        command = [sys.executable, "-m", "offchain.cli", "trainer", "run", *common, "--account", str(i)]
+        command += ["--home", str(tmp_path / f"trainer-{i}"), "--task", str(task_id), "--poll", "0.2"]
+        procs[i] = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 180
+        while not all(market.trainer_of(task_id, a).submitted for a in accounts.values()):
+            assert all(p.poll() is None for p in procs.values()), "a trainer process died"
+            assert time.monotonic() < deadline, "the trainers did not submit in time"
+            time.sleep(0.5)
+        result = runner.invoke(app, ["task", "finalize", str(task_id), *common[:4]])
+        assert result.exit_code == 0, result.output
+        while any(market.credit_of(a) for a in accounts.values()):
+            assert time.monotonic() < deadline, "the trainers did not withdraw in time"
+            time.sleep(0.5)
+        outputs = {}
+        for i, p in procs.items():
+            p.send_signal(signal.SIGINT)
+            outputs[i] = p.communicate(timeout=30)
+    finally:
+        for p in procs.values():
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    assert market.task(task_id).status is TaskStatus.FINALIZED
+    groups = {market.trainer_of(task_id, a).group for a in accounts.values()}
+    assert len(groups) == 1, "two honest trainers in two processes computed the same roots"
+    for i, p in procs.items():
+        out, err = outputs[i]
+        assert p.returncode == 0, err
+        assert "Traceback" not in err
+        assert f"task {task_id}: submitted 3 checkpoints" in out and "withdrew" in out, out

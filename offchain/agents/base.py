@@ -17,11 +17,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 from typing import Protocol as TypingProtocol
 
+from hexbytes import HexBytes
 from web3.contract.contract import ContractConstructor, ContractFunction
+from web3.exceptions import TransactionNotFound
 
 from offchain.agents.db import AgentDB
 from offchain.chain.build import Artifact
@@ -70,18 +73,55 @@ class AgentCrashed(BaseException):
     """Raised by a crash hook to stop an agent dead, as a kill would (tests only)."""
 
 
+PENDING = "pending-tx"  # AgentDB kind: signed and about to be broadcast, not yet journaled
+
+
 class RecordingChain(ChainClient):
     """A `ChainClient` that journals every mined transaction (function, gas, fee) in the agent's db.
+
+    Before a transaction is broadcast, its hash is written down as pending; once its receipt
+    is back it is journaled and the pending record goes. When the answer never came (a lost
+    connection, a killed agent, a transaction mined with status 0), `reconcile()` looks the
+    pending hashes up on chain and journals those that were mined: it runs before every
+    send, so a restarted agent catches up with its first transaction.
 
     `crash_after`, when set, is called with each receipt before it is journaled: a test raises
     `AgentCrashed` from it to kill the agent right after a transaction landed and before the
     agent wrote down anything about it.
     """
 
+    PENDING_TTL = 3600.0  # wall seconds after which a pending hash no node knows is dropped
+
     def __init__(self, rpc_url: str, private_key: str, db: AgentDB, **kwargs: Any) -> None:
         super().__init__(rpc_url, private_key, **kwargs)
         self.db = db
         self.crash_after: Callable[[Receipt, str], None] | None = None
+        self.before_broadcast = self._pending
+
+    def _pending(self, tx_hash: str, call: str) -> None:
+        self.db.put(PENDING, tx_hash, {"call": call, "at": time.time()})
+
+    def reconcile(self) -> int:
+        """Journal the pending transactions that were mined; how many are still pending."""
+        left = 0
+        for tx_hash, rec in list(self.db.all(PENDING)):
+            try:
+                raw = self.read(partial(self.w3.eth.get_transaction_receipt, HexBytes(tx_hash)), "eth_getReceipt")
+            except TransactionNotFound:
+                if time.time() - float(rec["at"]) > self.PENDING_TTL:
+                    self.db.delete(PENDING, tx_hash)
+                    self.db.log("note", f"transaction {tx_hash} ({rec['call']}) was never mined")
+                else:
+                    left += 1
+                continue
+            except ChainUnreachableError:
+                return left + 1
+            ok = int(raw["status"]) == 1
+            fee = int(raw["gasUsed"]) * int(raw.get("effectiveGasPrice", 0) or 0)
+            call = rec["call"] if ok else f"{rec['call']} (failed on chain)"
+            self.db.log("tx", call, gas=int(raw["gasUsed"]), fee=fee, tx=tx_hash, at=float(rec["at"]))
+            self.db.delete(PENDING, tx_hash)
+        return left
 
     def send(
         self,
@@ -91,12 +131,15 @@ class RecordingChain(ChainClient):
         gas: int | None = None,
         contract_name: str | None = None,
     ) -> Receipt:
+        if any(True for _ in self.db.all(PENDING)):
+            self.reconcile()
         receipt = super().send(fn_call, value=value, gas=gas, contract_name=contract_name)
         what = getattr(fn_call, "fn_name", "constructor")
         name = contract_name or self.name_of(getattr(fn_call, "address", None)) or "?"
         if self.crash_after is not None:
             self.crash_after(receipt, what)
         self.db.log("tx", f"{name}.{what}", gas=receipt.gas_used, fee=receipt.fee, tx=receipt.tx_hash)
+        self.db.delete(PENDING, receipt.tx_hash)
         return receipt
 
 

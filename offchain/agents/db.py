@@ -75,6 +75,9 @@ class AgentDB:
             (kind, str(key), json.dumps(data, sort_keys=True), time.time()),
         )
 
+    def delete(self, kind: str, key: object) -> None:
+        self._conn.execute("DELETE FROM records WHERE kind = ? AND key = ?", (kind, str(key)))
+
     def update(self, kind: str, key: object, **fields: Any) -> dict[str, Any]:
         data = {**(self.get(kind, key) or {}), **fields}
         self.put(kind, key, data)
@@ -117,10 +120,10 @@ class AgentDB:
 
     # -- journal ---------------------------------------------------------------------------
 
-    def log(self, kind: str, detail: str, *, gas: int = 0, fee: int = 0, tx: str = "") -> None:
+    def log(self, kind: str, detail: str, *, gas: int = 0, fee: int = 0, tx: str = "", at: float | None = None) -> None:
         self._conn.execute(
             "INSERT INTO actions (at, kind, detail, gas, fee, tx) VALUES (?, ?, ?, ?, ?, ?)",
-            (time.time(), kind, detail, gas, fee, tx),
+            (time.time() if at is None else at, kind, detail, gas, fee, tx),
         )
 
     def actions(self) -> list[Action]:

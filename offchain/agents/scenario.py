@@ -272,6 +272,8 @@ class Scenario:
                 )
             )
         fin = [e for e in p.market._logs("TaskFinalized", {"taskId": task_id})]
+        for a in self.agents:  # journal the transactions whose answers never came back
+            a.chain.reconcile()  # type: ignore[attr-defined]
         gas: dict[str, int] = {}
         fees: dict[str, int] = {}
         for name in self.keys:

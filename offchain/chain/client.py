@@ -116,6 +116,8 @@ class ChainClient:
         self.w3 = Web3(provider)
         self.account: LocalAccount | None = _account(private_key) if private_key is not None else None
         self.errors = ErrorRegistry()
+        # Called with a signed transaction's hash and its call ("Contract.function") just before it is broadcast.
+        self.before_broadcast: Callable[[str, str], None] | None = None
         self._names: dict[str, str] = {}  # lower-case address -> contract name
         for artifact in artifacts:
             self.register(artifact)
@@ -230,6 +232,9 @@ class ChainClient:
         assert self.account is not None
         signed = self.account.sign_transaction(tx)
         tx_hash = "0x" + bytes(signed.hash).hex()
+        if self.before_broadcast is not None:
+            fn_name = getattr(fn_call, "fn_name", "constructor")
+            self.before_broadcast(tx_hash, f"{name or '?'}.{fn_name}")
         try:
             self.w3.eth.send_raw_transaction(signed.raw_transaction)
         except _UNREACHABLE as e:

@@ -277,3 +277,25 @@ def test_client_killed_after_its_post_intent_posts_exactly_once(
 
 def market_posts(protocol: Protocol, client: str) -> list[int]:
     return [int(e["taskId"]) for e in protocol.market._logs("TaskPosted", {"client": client})]
+
+
+def test_a_transaction_that_failed_on_chain_is_journaled_with_its_fee(
+    node: Anvil, deployment: Deployment, artifacts: dict[str, Artifact], tmp_path: Path
+) -> None:
+    """A transaction mined with status 0 raises, so it never reaches the ordinary journal line; its pending
+    record makes `reconcile` journal it (it cost gas), once, and leaves nothing pending."""
+    from offchain.agents.base import PENDING, RecordingChain
+    from offchain.chain.errors import ContractRevert
+
+    db = AgentDB(tmp_path / "agent.db")
+    chain = RecordingChain(node.rpc_url, node.accounts[5].private_key, db, artifacts=artifacts.values())
+    market = Protocol.from_deployment(chain, deployment, artifacts).market
+    with pytest.raises(ContractRevert, match="NothingToWithdraw"):
+        chain.send(market.contract.functions.withdraw(), gas=100_000)  # explicit gas: no estimate, mined, reverts
+    [(tx_hash, pending)] = list(db.all(PENDING))
+    assert pending["call"] == "TaskMarket.withdraw"
+    assert chain.reconcile() == 0 and not list(db.all(PENDING))
+    [entry] = [a for a in db.actions() if a.kind == "tx"]
+    assert entry.tx == tx_hash and entry.detail == "TaskMarket.withdraw (failed on chain)"
+    assert 21_000 < entry.gas <= 100_000 and entry.fee > 0
+    assert chain.reconcile() == 0 and len([a for a in db.actions() if a.kind == "tx"]) == 1  # journaled once

@@ -266,9 +266,10 @@ def test_trainer_killed_right_after_a_game_move_restarts_and_wins(
     notes = journal(alice, "note")
     assert "crashed" in notes and "restarted from its records" in notes
     assert any("resumed the run from its records" in n for n in notes), notes
-    # The killing move is on chain, not in the journal, and was never sent again (the contract would refuse it).
+    # The killing move is on chain and was never sent again (the contract would refuse it). The first instance
+    # died before journaling it; its pending record let the fresh one journal it late, with its gas.
     landed = landed_txs(protocol.market.chain, sc.keys["alice"].address, first_block)
-    assert set(landed) - journaled_txs(alice) == set(killed)
+    assert set(landed) == journaled_txs(alice) and set(killed) <= set(landed)
     assert landed[killed[0]]["to"] == protocol.game.address
     assert refusals(alice) == []
     # The fresh agent rebuilt its run from the stored checkpoints: it replayed at most `arity` intervals.
@@ -340,7 +341,7 @@ def test_trainer_killed_right_after_submitting_carries_on(
     submitted = [str(s.trainer) for s in protocol.market.submissions(r.task_id)]
     assert submitted.count(sc.keys["alice"].address) == 1
     landed = landed_txs(protocol.market.chain, sc.keys["alice"].address, first_block)
-    assert set(landed) - journaled_txs(alice) == set(killed)
+    assert set(landed) == journaled_txs(alice) and set(killed) <= set(landed)  # the submit: journaled late, once
     assert refusals(alice) == []
     before, after = honest.witnesses
     assert before.ran == list(range(8))  # the first instance trained the run once, then died
@@ -444,7 +445,7 @@ def test_answer_to_a_move_lost_after_the_node_took_it(
     assert_honest_side_won(sc, r, protocol)
     alice = trainer(sc, "alice")
     landed = landed_txs(chain, sc.keys["alice"].address, first_block)
-    assert set(landed) - journaled_txs(alice) == {tx_hash}  # landed, unrecorded, and sent once
+    assert set(landed) == journaled_txs(alice) and tx_hash in landed  # sent once, journaled once its receipt was found
     assert refusals(alice) == []
 
 

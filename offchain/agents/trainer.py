@@ -68,6 +68,7 @@ class TrainerAgent(Agent):
         self.strategy = strategy
         self.task_ids = task_ids  # None: any task; else only these
         self._runs: dict[int, _Run] = {}
+        self._materials: dict[int, TaskMaterials] = {}  # checked when joining, reused by the run
 
     # -- the loop --------------------------------------------------------------------------
 
@@ -181,7 +182,7 @@ class TrainerAgent(Agent):
             self.db.update("task", task_id, status="rejected", reason="the strategy passes")
             return BUSY
         try:
-            load_materials(spec, self.public)
+            self._materials[task_id] = load_materials(spec, self.public)
         except TaskRejected as e:
             self.say(f"task {task_id}: not joining: {e}")
             self.db.update("task", task_id, status="rejected", reason=str(e))
@@ -198,7 +199,7 @@ class TrainerAgent(Agent):
         if run is not None:
             return run
         try:
-            materials = load_materials(spec, self.public)
+            materials = self._materials.pop(task_id, None) or load_materials(spec, self.public)
         except TaskRejected as e:
             self.say(f"task {task_id}: cannot run it any more: {e}")
             return None

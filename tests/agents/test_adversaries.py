@@ -25,8 +25,7 @@ from offchain.agents.scenario import OracleRole, Scenario, ScenarioResult, Train
 from offchain.agents.strategy import HONEST
 from offchain.chain.anvil import Anvil
 from offchain.chain.build import Artifact
-from offchain.chain.client import ChainClient
-from offchain.chain.deploy import Deployment, deploy_all
+from offchain.chain.deploy import Deployment
 from offchain.contracts.dispute_game import Outcome, Stage
 from offchain.contracts.protocol import Protocol
 from offchain.contracts.task_market import TaskStatus
@@ -115,13 +114,6 @@ def node(workload: Workload) -> Iterator[Anvil]:
     most = max(parties(a, workload) for a in CATALOGUE.values())
     with Anvil(accounts=1 + most) as n:
         yield n
-
-
-@pytest.fixture
-def deployment(node: Anvil, artifacts: dict[str, Artifact]) -> Deployment:
-    """A fresh deployment per test: no test sees another's tasks, games or oracles."""
-    deployer = ChainClient(node.rpc_url, node.accounts[0].private_key, artifacts=artifacts.values())
-    return deploy_all(deployer, artifacts=artifacts, write=False)
 
 
 @pytest.fixture(scope="module")

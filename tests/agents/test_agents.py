@@ -4,7 +4,6 @@ an all-honest task from post to payout, and the client's crash-safe posting."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,12 +17,12 @@ from offchain.agents.task import MAX_BATCH_BYTES
 from offchain.agents.trainer import TrainerAgent
 from offchain.chain.anvil import Anvil
 from offchain.chain.build import Artifact
-from offchain.chain.client import ChainClient, Receipt
-from offchain.chain.deploy import Deployment, deploy_all
+from offchain.chain.client import Receipt
+from offchain.chain.deploy import Deployment
 from offchain.contracts.protocol import Protocol
 from offchain.contracts.task_market import TaskStatus
 from offchain.store import Store
-from trainer.workloads import Workload, mlp_digits
+from trainer.workloads import Workload
 
 REWARD = 3 * 10**18
 
@@ -89,28 +88,6 @@ def test_agent_db_round_trips_records_and_keeps_them_across_reopen(tmp_path: Pat
 
 
 # -- on a chain ----------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def node() -> Iterator[Anvil]:
-    with Anvil(accounts=12) as n:
-        yield n
-
-
-@pytest.fixture(scope="module")
-def workload() -> Workload:
-    return mlp_digits(steps=8, checkpoint_interval=4, batch_size=8, seed=11)
-
-
-@pytest.fixture
-def deployment(node: Anvil, artifacts: dict[str, Artifact]) -> Deployment:
-    deployer = ChainClient(node.rpc_url, node.accounts[0].private_key, artifacts=artifacts.values())
-    return deploy_all(deployer, artifacts=artifacts, write=False)
-
-
-@pytest.fixture
-def protocol(node: Anvil, deployment: Deployment, artifacts: dict[str, Artifact]) -> Protocol:
-    return Protocol.from_deployment(ChainClient(node.rpc_url), deployment, artifacts)
 
 
 def client_agent(

@@ -36,7 +36,7 @@ from offchain.agents.trainer import TrainerAgent
 from offchain.chain.anvil import Anvil
 from offchain.chain.build import Artifact
 from offchain.chain.client import ChainClient, Receipt
-from offchain.chain.deploy import Deployment, deploy_all
+from offchain.chain.deploy import Deployment
 from offchain.contracts.dispute_game import Outcome
 from offchain.contracts.protocol import Protocol
 from offchain.contracts.task_market import TaskStatus
@@ -47,7 +47,7 @@ from trainer.commit import state_root
 from trainer.data.dataset import Dataset
 from trainer.program import Program
 from trainer.runner.runner import RunConfig
-from trainer.workloads import Workload, mlp_digits
+from trainer.workloads import Workload
 
 pytestmark = pytest.mark.anvil
 
@@ -127,29 +127,6 @@ class Events:
 
 
 # -- fixtures ------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def node() -> Iterator[Anvil]:
-    with Anvil(accounts=12) as n:
-        yield n
-
-
-@pytest.fixture(scope="module")
-def workload() -> Workload:
-    return mlp_digits(steps=8, checkpoint_interval=4, batch_size=8, seed=11)
-
-
-@pytest.fixture
-def deployment(node: Anvil, artifacts: dict[str, Artifact]) -> Deployment:
-    deployer = ChainClient(node.rpc_url, node.accounts[0].private_key, artifacts=artifacts.values())
-    return deploy_all(deployer, artifacts=artifacts, write=False)
-
-
-@pytest.fixture
-def protocol(node: Anvil, deployment: Deployment, artifacts: dict[str, Artifact]) -> Protocol:
-    """The test's own view of the chain (straight to anvil, never through a proxy)."""
-    return Protocol.from_deployment(ChainClient(node.rpc_url), deployment, artifacts)
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ Per task it takes on, a tick does the first thing that is due:
    from submitting (it would lose its bond);
 4. submit the checkpoint list;
 5. play each game it is a player of: its move when it is its turn, `timeout` when the
-   opponent's clock ran out, publish the disputed node's inputs when the oracle is asked,
+   opponent's clock ran out, publish the disputed node's inputs once the game reaches a node reveal,
    `resolveOracle` when the answer is final, `settleDispute` once resolved;
 6. withdraw what the market credited it, once the task is finalized.
 

@@ -27,7 +27,10 @@ import {
     DisputeGameValueMismatch,
     DisputeGameProgramMismatch,
     DisputeGameTooManyEntries,
-    DisputeGameOracleNotDone
+    DisputeGameOracleNotDone,
+    DisputeGameNotDeployer,
+    DisputeGameMarketAlreadyBound,
+    DisputeGameNotMarket
 } from "./lib/GameErrors.sol";
 
 /// @title DisputeGame
@@ -110,6 +113,8 @@ contract DisputeGame is IDisputeGame {
 
     IRecomputeOracle private immutable _oracle;
     BatchVerifier private immutable _batches;
+    address private immutable _deployer;
+    address private _market;
     uint256 private _count;
     mapping(uint256 gameId => Game) private _games;
     mapping(uint256 gameId => Config) private _configs;
@@ -118,6 +123,15 @@ contract DisputeGame is IDisputeGame {
         _oracle = oracle_;
         // A child contract, so that the game stays under the code size limit; nothing to configure.
         _batches = new BatchVerifier();
+        _deployer = msg.sender;
+    }
+
+    /// @inheritdoc IDisputeGame
+    function bindMarket(address market_) external {
+        if (msg.sender != _deployer) revert DisputeGameNotDeployer(msg.sender, _deployer);
+        if (_market != address(0)) revert DisputeGameMarketAlreadyBound(_market);
+        _market = market_;
+        emit MarketBound(market_);
     }
 
     // ---- opening -------------------------------------------------------------------------
@@ -130,6 +144,7 @@ contract DisputeGame is IDisputeGame {
         address challenger,
         bytes32 challengerCheckpoints
     ) external returns (uint256 gameId) {
+        if (msg.sender != _market || msg.sender == address(0)) revert DisputeGameNotMarket(msg.sender, _market);
         _checkConfig(cfg);
         if (
             defender == challenger || defender == address(0) || challenger == address(0)
@@ -646,6 +661,11 @@ contract DisputeGame is IDisputeGame {
     }
 
     /// @inheritdoc IDisputeGame
+    function market() external view returns (address) {
+        return _market;
+    }
+
+    /// @inheritdoc IDisputeGame
     function roundBound(Config calldata cfg) public pure returns (uint256 rounds) {
         _checkConfig(cfg);
         uint256 t = _log2(cfg.arity);
@@ -675,9 +695,9 @@ contract DisputeGame is IDisputeGame {
     /// @inheritdoc IDisputeGame
     function timeBound(Config calldata cfg) external view returns (uint256) {
         _checkConfig(cfg);
-        // Deadlines are inclusive, so each one ends a second later: the last timeout, every oracle
-        // attempt, the challenge window and the vote window.
-        return 2 * uint256(cfg.clock) + 1 + _oracle.maxResolutionTime() + _oracle.maxAttempts() + 2;
+        // Deadlines are inclusive, so the last timeout ends a second later; the oracle's bound has its
+        // own seconds of slack.
+        return 2 * uint256(cfg.clock) + 1 + _oracle.maxResolutionTime();
     }
 
     // ---- internals -----------------------------------------------------------------------

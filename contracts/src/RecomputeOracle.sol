@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 pragma solidity ^0.8.28;
 
-import {IRecomputeOracle} from "./interfaces/IRecomputeOracle.sol";
+import {IRandomness} from "./interfaces/IRandomness.sol";
+import {IRecomputeOracle, ORACLE_UNAVAILABLE} from "./interfaces/IRecomputeOracle.sol";
 import {
-    RecomputeOracleAlreadyVoted,
+    RecomputeOracleAlreadyCommitted,
+    RecomputeOracleAlreadyRevealed,
     RecomputeOracleBondTooSmall,
-    RecomputeOracleCommitteeUnavailable,
     RecomputeOracleDeadlineNotPassed,
     RecomputeOracleDeadlinePassed,
     RecomputeOracleExitAlreadyRequested,
@@ -13,13 +14,20 @@ import {
     RecomputeOracleExitNotRequested,
     RecomputeOracleExitTooEarly,
     RecomputeOracleFeeAlreadyPaid,
+    RecomputeOracleGameAlreadyBound,
     RecomputeOracleInvalidCommitteeSize,
     RecomputeOracleNotAssignedOracle,
+    RecomputeOracleNotCommitted,
     RecomputeOracleNotCommitteeMember,
+    RecomputeOracleNotDeployer,
+    RecomputeOracleNotGame,
     RecomputeOracleNotRegistered,
     RecomputeOracleNothingToWithdraw,
     RecomputeOracleOpenDuties,
+    RecomputeOracleRandomnessPending,
     RecomputeOracleResolutionTimeTooLong,
+    RecomputeOracleRevealMismatch,
+    RecomputeOracleRevealTooEarly,
     RecomputeOracleSelfChallenge,
     RecomputeOracleSilenceSlashTooLarge,
     RecomputeOracleTransferFailed,
@@ -27,47 +35,61 @@ import {
     RecomputeOracleWrongFee,
     RecomputeOracleWrongStatus,
     RecomputeOracleZeroMaxAttempts,
+    RecomputeOracleZeroMaxRounds,
     RecomputeOracleZeroMinBond,
     RecomputeOracleZeroWindow
 } from "./lib/OracleErrors.sol";
 
 /// @title RecomputeOracle
 /// @notice Bonded oracles answering the single-operator question that ends a dispute.
-/// @dev Draws. Oracle `attempt` (1, 2, ...) of question `q`, and its committee (`attempt` 0), start
-///      at `seed % activeCount()` with `seed = keccak256(abi.encode(block.prevrandao,
-///      blockhash(block.number - 1), q, attempt))` and take the next eligible oracles of the active
-///      set, wrapping around. The scan visits at most `activeCount()` entries and passes over at
-///      most `maxAttempts() + 2` (oracle: the asker, two parties, earlier attempts) or 5
-///      (committee: also the answering oracle and the challenger) ineligible ones.
-///      The draw is as good as `prevrandao`: a block proposer can bias it.
+/// @dev Draws (docs/game.md, "Oracle draws"). Stake is counted in units of `minBond`: an oracle
+///      holds one slot per unit in the append-only `_slots`. A draw samples slots uniformly among the
+///      `slotCount` that existed when its randomness was requested, each try `t` at
+///      `keccak256(seed, t) % slotCount`, and keeps the first distinct eligible owners. Eligibility is
+///      fixed by what happened before the request block `R`: the slot and its owner's (re)activation
+///      are older than `R`, no exit was requested before `R`, the bond covers the slot's unit. Nothing
+///      a caller does after `R` adds eligibility (a top-up re-activates the whole oracle), and the
+///      seed is unreadable before block `R + delay`.
 ///
-///      Duties. An oracle is on duty for a question from its assignment (as oracle or as committee
-///      member) until the question is settled or abandoned, or it is replaced as silent: until
-///      then it can still be slashed, so `exit` waits for its duties to end.
+///      Duties. An oracle is on duty for a question from its assignment (as answering oracle or as
+///      committee member) until its part ends: `exit` waits for its duties to end.
 ///
 ///      Funds. Every wei held is in exactly one of four totals: oracle bonds, challenge bonds,
 ///      credits (withdrawable) and burnt (nobody's). Slashes move bonds to credits or burnt.
 contract RecomputeOracle is IRecomputeOracle {
-    /// @dev An oracle's bond and bookkeeping.
     struct OracleAccount {
         uint256 bond;
         uint64 exitAt; // when the bond can be taken out; 0 unless an exit was requested
-        uint64 openDuties; // questions on which it can still be slashed
-        uint64 activeSlot; // 1 + its index in `_active`; 0 when inactive
+        uint64 exitBlock; // the block of the exit request; 0 unless one was made
+        uint64 activeSince; // the block of the last (re)activation: eligible for requests after it
+        uint32 units; // slots owned (never decreases: a returning oracle reuses its slots)
+        uint32 openDuties; // question parts on which it can still be slashed
     }
 
-    /// @dev A committee member's seat on one question.
+    struct Slot {
+        address oracle;
+        uint64 since; // the block it was created in
+        uint32 unit; // eligible while the owner's bond covers (unit + 1) * minBond
+    }
+
     struct Ballot {
         bool seated;
-        bool cast;
+        bool committed;
+        bool revealed;
+        uint8 round;
+        bytes32 commitment;
         bytes32 outputsHash;
     }
 
-    /// @dev Bound on `maxResolutionTime` and `exitDelay` (136 years): deadlines fit in 64 bits.
+    /// @dev Bound on every duration: deadlines fit in 64 bits.
     uint256 private constant MAX_DURATION = type(uint32).max;
-    /// @dev The `attempt` of committee draws in the seed; oracle draws use 1, 2, ...
-    uint256 private constant COMMITTEE_DRAW = 0;
+    /// @dev Most stake units one oracle holds (bounds `register`'s loop).
+    uint256 private constant MAX_UNITS = 64;
+    /// @dev Sampling tries per draw (bounds `draw`'s loop: about 7k gas a try when cold).
+    uint256 private constant MAX_DRAW_TRIES = 96;
 
+    IRandomness private immutable _randomness;
+    address private immutable _deployer;
     uint256 private immutable _fee;
     uint256 private immutable _minBond;
     uint256 private immutable _challengeBond;
@@ -76,22 +98,25 @@ contract RecomputeOracle is IRecomputeOracle {
     uint64 private immutable _challengeWindow;
     uint64 private immutable _voteWindow;
     uint64 private immutable _exitDelay;
+    uint64 private immutable _waitLimit;
     uint8 private immutable _committeeSize;
     uint8 private immutable _maxAttempts;
+    uint8 private immutable _maxRounds;
+    bytes32 private immutable _unavailableHash;
 
-    /// @dev The active set; `OracleAccount.activeSlot` indexes it (swap-and-pop removal).
-    address[] private _active;
+    address private _game;
+    Slot[] private _slots;
     mapping(address => OracleAccount) private _oracles;
 
     uint256 private _questionCount;
     mapping(uint256 => Question) private _questions;
-    /// @dev Oracles already assigned to a question: never drawn for it again.
+    /// @dev Answering oracles already assigned to a question: never drawn to answer it again.
     mapping(uint256 => mapping(address => bool)) private _tried;
+    /// @dev Every member seated on a question, round after round.
     mapping(uint256 => address[]) private _committees;
-    /// @dev When each question was asked: every answer window ends by `askedAt + maxAttempts * answerWindow`.
-    mapping(uint256 => uint64) private _askedAt;
     mapping(uint256 => mapping(address => Ballot)) private _ballots;
-    mapping(uint256 => uint256) private _votesCast;
+    mapping(uint256 => uint256) private _committedCount; // in the current round
+    mapping(uint256 => uint256) private _revealedCount; // in the current round
     /// @dev Who shares the fee of an overturned answer; empty means the answering oracle.
     mapping(uint256 => address[]) private _majorityVoters;
 
@@ -101,61 +126,69 @@ contract RecomputeOracle is IRecomputeOracle {
     uint256 private _totalCredits;
     uint256 private _totalBurnt;
 
-    constructor(
-        uint256 fee_,
-        uint256 minBond_,
-        uint256 challengeBond_,
-        uint256 silenceSlash_,
-        uint64 answerWindow_,
-        uint64 challengeWindow_,
-        uint64 voteWindow_,
-        uint64 exitDelay_,
-        uint8 committeeSize_,
-        uint8 maxAttempts_
-    ) {
-        if (committeeSize_ == 0 || committeeSize_ % 2 == 0) {
-            revert RecomputeOracleInvalidCommitteeSize(committeeSize_);
+    constructor(IRandomness randomness_, Params memory p) {
+        if (p.committeeSize == 0 || p.committeeSize % 2 == 0) {
+            revert RecomputeOracleInvalidCommitteeSize(p.committeeSize);
         }
-        if (minBond_ == 0) revert RecomputeOracleZeroMinBond();
-        if (silenceSlash_ > minBond_) revert RecomputeOracleSilenceSlashTooLarge(silenceSlash_, minBond_);
-        if (answerWindow_ == 0 || challengeWindow_ == 0 || voteWindow_ == 0) {
-            revert RecomputeOracleZeroWindow(answerWindow_, challengeWindow_, voteWindow_);
+        if (p.minBond == 0) revert RecomputeOracleZeroMinBond();
+        if (p.silenceSlash > p.minBond) revert RecomputeOracleSilenceSlashTooLarge(p.silenceSlash, p.minBond);
+        if (p.answerWindow == 0 || p.challengeWindow == 0 || p.voteWindow == 0) {
+            revert RecomputeOracleZeroWindow(p.answerWindow, p.challengeWindow, p.voteWindow);
         }
-        if (maxAttempts_ == 0) revert RecomputeOracleZeroMaxAttempts();
-        uint256 resolutionTime = uint256(maxAttempts_) * answerWindow_ + challengeWindow_ + voteWindow_;
+        if (p.maxAttempts == 0) revert RecomputeOracleZeroMaxAttempts();
+        if (p.maxRounds == 0) revert RecomputeOracleZeroMaxRounds();
+        uint256 resolutionTime = _resolutionTime(p);
         if (resolutionTime > MAX_DURATION) {
             revert RecomputeOracleResolutionTimeTooLong(resolutionTime, MAX_DURATION);
         }
-        if (exitDelay_ > MAX_DURATION) revert RecomputeOracleExitDelayTooLong(exitDelay_, MAX_DURATION);
-        _fee = fee_;
-        _minBond = minBond_;
-        _challengeBond = challengeBond_;
-        _silenceSlash = silenceSlash_;
-        _answerWindow = answerWindow_;
-        _challengeWindow = challengeWindow_;
-        _voteWindow = voteWindow_;
-        _exitDelay = exitDelay_;
-        _committeeSize = committeeSize_;
-        _maxAttempts = maxAttempts_;
+        if (p.exitDelay > MAX_DURATION) revert RecomputeOracleExitDelayTooLong(p.exitDelay, MAX_DURATION);
+        _randomness = randomness_;
+        _deployer = msg.sender;
+        _fee = p.fee;
+        _minBond = p.minBond;
+        _challengeBond = p.challengeBond;
+        _silenceSlash = p.silenceSlash;
+        _answerWindow = p.answerWindow;
+        _challengeWindow = p.challengeWindow;
+        _voteWindow = p.voteWindow;
+        _exitDelay = p.exitDelay;
+        _waitLimit = p.waitLimit;
+        _committeeSize = p.committeeSize;
+        _maxAttempts = p.maxAttempts;
+        _maxRounds = p.maxRounds;
+        _unavailableHash = sha256(abi.encodePacked(ORACLE_UNAVAILABLE));
+    }
+
+    /// @inheritdoc IRecomputeOracle
+    function bindGame(address game_) external {
+        if (msg.sender != _deployer) revert RecomputeOracleNotDeployer(msg.sender, _deployer);
+        if (_game != address(0)) revert RecomputeOracleGameAlreadyBound(_game);
+        _game = game_;
+        emit GameBound(game_);
     }
 
     // ---- oracles -----------------------------------------------------------------------------
 
     /// @inheritdoc IRecomputeOracle
-    /// @dev Also cancels a pending exit. Emits the oracle's whole bond after the deposit.
     function register() external payable {
         OracleAccount storage o = _oracles[msg.sender];
-        uint256 bond = o.bond + msg.value;
-        // Here o.bond + msg.value < minBond, so minBond - o.bond cannot wrap.
-        if (bond < _minBond) revert RecomputeOracleBondTooSmall(msg.value, _minBond - o.bond);
+        uint256 before = o.bond;
+        uint256 bond = before + msg.value;
+        // Here before + msg.value < minBond, so minBond - before cannot wrap.
+        if (bond < _minBond) revert RecomputeOracleBondTooSmall(msg.value, _minBond - before);
         o.bond = bond;
-        o.exitAt = 0;
         _totalBonds += msg.value;
-        if (o.activeSlot == 0) {
-            _active.push(msg.sender);
-            o.activeSlot = uint64(_active.length);
+        // Any deposit re-activates: a draw requested before this block never counts it.
+        o.activeSince = uint64(block.number);
+        o.exitAt = 0;
+        o.exitBlock = 0;
+        uint256 units = bond / _minBond;
+        if (units > MAX_UNITS) units = MAX_UNITS;
+        for (uint256 u = o.units; u < units; ++u) {
+            _slots.push(Slot({oracle: msg.sender, since: uint64(block.number), unit: uint32(u)}));
         }
-        emit OracleRegistered(msg.sender, bond);
+        if (units > o.units) o.units = uint32(units);
+        emit OracleRegistered(msg.sender, bond, o.units);
     }
 
     /// @inheritdoc IRecomputeOracle
@@ -163,9 +196,9 @@ contract RecomputeOracle is IRecomputeOracle {
         OracleAccount storage o = _oracles[msg.sender];
         if (o.bond == 0) revert RecomputeOracleNotRegistered(msg.sender);
         if (o.exitAt != 0) revert RecomputeOracleExitAlreadyRequested(msg.sender, o.exitAt);
-        _deactivate(msg.sender);
         uint64 availableAt = uint64(block.timestamp) + _exitDelay;
         o.exitAt = availableAt;
+        o.exitBlock = uint64(block.number);
         emit OracleExitRequested(msg.sender, availableAt);
     }
 
@@ -189,21 +222,51 @@ contract RecomputeOracle is IRecomputeOracle {
     // ---- questions ---------------------------------------------------------------------------
 
     /// @inheritdoc IRecomputeOracle
-    /// @dev Never reverts for want of an oracle: the question is then `Abandoned` at once.
     function ask(bytes32 programHash, uint256 node, bytes32[] calldata inputs, address[2] calldata parties)
         external
         returns (uint256 questionId)
     {
+        if (msg.sender != _game || msg.sender == address(0)) revert RecomputeOracleNotGame(msg.sender, _game);
         questionId = ++_questionCount;
         Question storage q = _questions[questionId];
         q.programHash = programHash;
         q.node = node;
         q.inputsHash = sha256(abi.encodePacked(inputs));
-        q.asker = msg.sender;
         q.parties = parties;
-        _askedAt[questionId] = uint64(block.timestamp);
+        q.status = QuestionStatus.Drawing;
         emit QuestionAsked(questionId, msg.sender, programHash, node, inputs);
-        _assign(questionId, q);
+        _requestDraw(questionId, q, uint64(block.timestamp) + _waitLimit);
+    }
+
+    /// @inheritdoc IRecomputeOracle
+    function draw(uint256 questionId) external {
+        Question storage q = _questions[questionId];
+        QuestionStatus status = q.status;
+        if (status != QuestionStatus.Drawing && status != QuestionStatus.CommitteeDrawing) {
+            revert RecomputeOracleWrongStatus(questionId, status);
+        }
+        bool committee = status == QuestionStatus.CommitteeDrawing;
+        IRandomness.RequestStatus rs = _randomness.statusOf(q.requestId);
+        if (rs == IRandomness.RequestStatus.Pending) revert RecomputeOracleRandomnessPending(questionId, q.requestId);
+        if (rs == IRandomness.RequestStatus.Ready) {
+            bytes32 seed = keccak256(abi.encode(_randomness.valueOf(q.requestId), questionId, q.attempts, q.round));
+            // The answering oracle's draw also checks that a challenger and a committee could follow.
+            uint256 need = committee ? _committeeSize : uint256(_committeeSize) + 2;
+            (address[] memory picks, uint256 found) = _sample(questionId, q, seed, need, committee);
+            if (found == need) {
+                if (committee) _seat(questionId, q, picks);
+                else _assign(questionId, q, picks[0]);
+                return;
+            }
+        }
+        // Expired randomness, or too few eligible oracles: wait (with fresh randomness, so that oracles
+        // registered since count) until the draw's deadline, then give up.
+        if (block.timestamp > q.deadline) {
+            if (committee) _abandonChallenge(questionId, q);
+            else _abandon(questionId, q);
+            return;
+        }
+        _requestDraw(questionId, q, q.deadline);
     }
 
     /// @inheritdoc IRecomputeOracle
@@ -225,7 +288,6 @@ contract RecomputeOracle is IRecomputeOracle {
     }
 
     /// @inheritdoc IRecomputeOracle
-    /// @dev The silent oracle leaves the active set whatever bond it has left.
     function reassign(uint256 questionId) external {
         Question storage q = _questions[questionId];
         if (q.status != QuestionStatus.Assigned) revert RecomputeOracleWrongStatus(questionId, q.status);
@@ -235,22 +297,15 @@ contract RecomputeOracle is IRecomputeOracle {
         address silent = q.oracle;
         --_oracles[silent].openDuties;
         _burn(_slash(silent, questionId, _silenceSlash));
-        // Windows are anchored to the question, not to this call: an attempt is only made while a
-        // whole answer window still fits before the last deadline that prompt re-assignments reach
-        // (each one second after the previous deadline), so a question nobody pokes for a while
-        // still ends in time.
-        uint256 lastDeadline =
-            uint256(_askedAt[questionId]) + uint256(_maxAttempts) * (uint256(_answerWindow) + 1) - 1;
-        if (q.attempts < _maxAttempts && block.timestamp + _answerWindow <= lastDeadline) {
-            _assign(questionId, q);
+        if (q.attempts < _maxAttempts) {
+            q.status = QuestionStatus.Drawing;
+            _requestDraw(questionId, q, uint64(block.timestamp) + _waitLimit);
         } else {
             _abandon(questionId, q);
         }
     }
 
     /// @inheritdoc IRecomputeOracle
-    /// @dev Reverts `RecomputeOracleCommitteeUnavailable` when too few oracles are eligible; the
-    ///      answer then stands.
     function challenge(uint256 questionId) external payable {
         Question storage q = _questions[questionId];
         if (q.status != QuestionStatus.Answered) revert RecomputeOracleWrongStatus(questionId, q.status);
@@ -259,35 +314,48 @@ contract RecomputeOracle is IRecomputeOracle {
         }
         if (msg.sender == q.oracle) revert RecomputeOracleSelfChallenge(questionId, msg.sender);
         if (msg.value != _challengeBond) revert RecomputeOracleWrongChallengeBond(msg.value, _challengeBond);
-        address[] memory committee = _drawCommittee(questionId, q, msg.sender);
-        _committees[questionId] = committee;
-        for (uint256 i; i < committee.length; ++i) {
-            _ballots[questionId][committee[i]].seated = true;
-            ++_oracles[committee[i]].openDuties;
-        }
-        uint64 voteDeadline = uint64(block.timestamp) + _voteWindow;
-        q.status = QuestionStatus.Challenged;
+        q.status = QuestionStatus.CommitteeDrawing;
         q.challenger = msg.sender;
-        q.deadline = voteDeadline;
         _totalChallengeBonds += msg.value;
-        emit AnswerChallenged(questionId, msg.sender, committee, voteDeadline);
+        emit AnswerChallenged(questionId, msg.sender);
+        _requestDraw(questionId, q, uint64(block.timestamp) + _waitLimit);
     }
 
     /// @inheritdoc IRecomputeOracle
-    function vote(uint256 questionId, bytes32[] calldata outputs) external {
+    function commitVote(uint256 questionId, bytes32 commitment) external {
         Question storage q = _questions[questionId];
-        if (q.status != QuestionStatus.Challenged) revert RecomputeOracleWrongStatus(questionId, q.status);
+        if (q.status != QuestionStatus.Voting) revert RecomputeOracleWrongStatus(questionId, q.status);
+        if (block.timestamp > q.commitDeadline) {
+            revert RecomputeOracleDeadlinePassed(questionId, q.commitDeadline, block.timestamp);
+        }
+        Ballot storage ballot = _seat(questionId, q.round, msg.sender);
+        if (ballot.committed) revert RecomputeOracleAlreadyCommitted(questionId, msg.sender);
+        ballot.committed = true;
+        ballot.commitment = commitment;
+        ++_committedCount[questionId];
+        emit VoteCommitted(questionId, msg.sender, commitment);
+    }
+
+    /// @inheritdoc IRecomputeOracle
+    function revealVote(uint256 questionId, bytes32 outputsHash, bytes32 salt) external {
+        Question storage q = _questions[questionId];
+        if (q.status != QuestionStatus.Voting) revert RecomputeOracleWrongStatus(questionId, q.status);
         if (block.timestamp > q.deadline) {
             revert RecomputeOracleDeadlinePassed(questionId, q.deadline, block.timestamp);
         }
-        Ballot storage ballot = _ballots[questionId][msg.sender];
-        if (!ballot.seated) revert RecomputeOracleNotCommitteeMember(questionId, msg.sender);
-        if (ballot.cast) revert RecomputeOracleAlreadyVoted(questionId, msg.sender);
-        bytes32 outputsHash = sha256(abi.encodePacked(outputs));
-        ballot.cast = true;
+        if (block.timestamp <= q.commitDeadline && _committedCount[questionId] < _committeeSize) {
+            revert RecomputeOracleRevealTooEarly(questionId, q.commitDeadline, block.timestamp);
+        }
+        Ballot storage ballot = _seat(questionId, q.round, msg.sender);
+        if (!ballot.committed) revert RecomputeOracleNotCommitted(questionId, msg.sender);
+        if (ballot.revealed) revert RecomputeOracleAlreadyRevealed(questionId, msg.sender);
+        if (keccak256(abi.encode(questionId, msg.sender, outputsHash, salt)) != ballot.commitment) {
+            revert RecomputeOracleRevealMismatch(questionId, msg.sender);
+        }
+        ballot.revealed = true;
         ballot.outputsHash = outputsHash;
-        ++_votesCast[questionId];
-        emit CommitteeVoted(questionId, msg.sender, outputsHash);
+        ++_revealedCount[questionId];
+        emit VoteRevealed(questionId, msg.sender, outputsHash);
     }
 
     /// @inheritdoc IRecomputeOracle
@@ -300,11 +368,11 @@ contract RecomputeOracle is IRecomputeOracle {
             }
             --_oracles[q.oracle].openDuties;
             _finalize(questionId, q, q.outputsHash);
-        } else if (status == QuestionStatus.Challenged) {
-            if (block.timestamp <= q.deadline && _votesCast[questionId] < _committeeSize) {
+        } else if (status == QuestionStatus.Voting) {
+            if (block.timestamp <= q.deadline && _revealedCount[questionId] < _committeeSize) {
                 revert RecomputeOracleDeadlineNotPassed(questionId, q.deadline, block.timestamp);
             }
-            _settleChallenge(questionId, q);
+            _settleRound(questionId, q);
         } else {
             revert RecomputeOracleWrongStatus(questionId, status);
         }
@@ -312,7 +380,7 @@ contract RecomputeOracle is IRecomputeOracle {
 
     /// @inheritdoc IRecomputeOracle
     /// @dev The fee of an overturned answer is split equally among the majority voters, the
-    ///      remainder going to the first of them in committee order.
+    ///      remainder going to the first of them in seating order.
     function payFee(uint256 questionId) external payable {
         Question storage q = _questions[questionId];
         if (q.status != QuestionStatus.Final) revert RecomputeOracleWrongStatus(questionId, q.status);
@@ -365,13 +433,31 @@ contract RecomputeOracle is IRecomputeOracle {
     }
 
     /// @inheritdoc IRecomputeOracle
-    function isActive(address oracle) external view returns (bool) {
-        return _oracles[oracle].activeSlot != 0;
+    function drawReady(uint256 questionId) external view returns (bool) {
+        Question storage q = _questions[questionId];
+        if (q.status != QuestionStatus.Drawing && q.status != QuestionStatus.CommitteeDrawing) return false;
+        return _randomness.statusOf(q.requestId) != IRandomness.RequestStatus.Pending;
     }
 
     /// @inheritdoc IRecomputeOracle
-    function activeCount() external view returns (uint256) {
-        return _active.length;
+    function isActive(address oracle) external view returns (bool) {
+        OracleAccount storage o = _oracles[oracle];
+        return o.bond >= _minBond && o.exitAt == 0 && o.activeSince < block.number;
+    }
+
+    /// @inheritdoc IRecomputeOracle
+    function slotCount() external view returns (uint256) {
+        return _slots.length;
+    }
+
+    /// @inheritdoc IRecomputeOracle
+    function slotOwner(uint256 slot) external view returns (address) {
+        return _slots[slot].oracle;
+    }
+
+    /// @inheritdoc IRecomputeOracle
+    function unitsOf(address oracle) external view returns (uint256) {
+        return _oracles[oracle].units;
     }
 
     /// @inheritdoc IRecomputeOracle
@@ -405,6 +491,34 @@ contract RecomputeOracle is IRecomputeOracle {
     }
 
     /// @inheritdoc IRecomputeOracle
+    function game() external view returns (address) {
+        return _game;
+    }
+
+    /// @inheritdoc IRecomputeOracle
+    function randomness() external view returns (IRandomness) {
+        return _randomness;
+    }
+
+    /// @inheritdoc IRecomputeOracle
+    function params() public view returns (Params memory) {
+        return Params({
+            fee: _fee,
+            minBond: _minBond,
+            challengeBond: _challengeBond,
+            silenceSlash: _silenceSlash,
+            answerWindow: _answerWindow,
+            challengeWindow: _challengeWindow,
+            voteWindow: _voteWindow,
+            exitDelay: _exitDelay,
+            waitLimit: _waitLimit,
+            committeeSize: _committeeSize,
+            maxAttempts: _maxAttempts,
+            maxRounds: _maxRounds
+        });
+    }
+
+    /// @inheritdoc IRecomputeOracle
     function fee() external view returns (uint256) {
         return _fee;
     }
@@ -420,192 +534,206 @@ contract RecomputeOracle is IRecomputeOracle {
     }
 
     /// @inheritdoc IRecomputeOracle
-    function silenceSlash() external view returns (uint256) {
-        return _silenceSlash;
-    }
-
-    /// @inheritdoc IRecomputeOracle
-    function answerWindow() external view returns (uint64) {
-        return _answerWindow;
-    }
-
-    /// @inheritdoc IRecomputeOracle
-    function challengeWindow() external view returns (uint64) {
-        return _challengeWindow;
-    }
-
-    /// @inheritdoc IRecomputeOracle
-    function voteWindow() external view returns (uint64) {
-        return _voteWindow;
-    }
-
-    /// @inheritdoc IRecomputeOracle
-    function exitDelay() external view returns (uint64) {
-        return _exitDelay;
-    }
-
-    /// @inheritdoc IRecomputeOracle
-    function committeeSize() external view returns (uint8) {
-        return _committeeSize;
-    }
-
-    /// @inheritdoc IRecomputeOracle
     function maxAttempts() external view returns (uint8) {
         return _maxAttempts;
     }
 
     /// @inheritdoc IRecomputeOracle
+    function unavailableHash() external view returns (bytes32) {
+        return _unavailableHash;
+    }
+
+    /// @inheritdoc IRecomputeOracle
     function maxResolutionTime() external view returns (uint64) {
         // Fits: the constructor bounds it by MAX_DURATION.
-        return uint64(_maxAttempts) * _answerWindow + _challengeWindow + _voteWindow;
+        return uint64(_resolutionTime(params()));
     }
 
     // ---- internals ---------------------------------------------------------------------------
 
-    /// @dev Draws the next oracle for `q` and assigns it, or abandons `q` when none is eligible.
-    function _assign(uint256 questionId, Question storage q) private {
-        // attempts < maxAttempts <= 255 whenever this runs, so the increment fits.
-        uint8 attempt = q.attempts + 1;
-        address oracle = _drawOracle(questionId, q, attempt);
-        if (oracle == address(0)) {
-            _abandon(questionId, q);
-            return;
+    function _resolutionTime(Params memory p) private pure returns (uint256) {
+        return uint256(p.maxAttempts) * (uint256(p.waitLimit) + p.answerWindow + 2) + p.challengeWindow + 1
+            + uint256(p.maxRounds) * (uint256(p.waitLimit) + 2 * uint256(p.voteWindow) + 2);
+    }
+
+    /// @dev Requests the randomness of the next draw of `q`, which may wait until `deadline`. The one
+    ///      external call goes to the randomness source fixed at construction (it calls nothing back).
+    function _requestDraw(uint256 questionId, Question storage q, uint64 deadline) private {
+        uint256 requestId = _randomness.request();
+        q.requestId = requestId;
+        q.requestBlock = uint64(block.number);
+        q.slotCount = uint32(_slots.length);
+        q.deadline = deadline;
+        emit DrawRequested(questionId, requestId, deadline);
+    }
+
+    /// @dev Samples up to `need` distinct eligible oracles for `q` (see the contract's notes); for a
+    ///      committee, none that answered, challenged or sat on `q` before; else none already tried.
+    function _sample(uint256 questionId, Question storage q, bytes32 seed, uint256 need, bool committee)
+        private
+        view
+        returns (address[] memory picks, uint256 found)
+    {
+        picks = new address[](need);
+        uint256 count = q.slotCount;
+        if (count == 0) return (picks, 0);
+        uint256 requestBlock = q.requestBlock;
+        for (uint256 t; t < MAX_DRAW_TRIES && found < need; ++t) {
+            address a = _eligible(uint256(keccak256(abi.encode(seed, t))) % count, requestBlock);
+            if (a == address(0) || a == q.parties[0] || a == q.parties[1]) continue;
+            if (committee) {
+                if (a == q.oracle || a == q.challenger || _ballots[questionId][a].seated) continue;
+            } else if (_tried[questionId][a]) {
+                continue;
+            }
+            bool again;
+            for (uint256 j; j < found; ++j) {
+                if (picks[j] == a) again = true;
+            }
+            if (!again) picks[found++] = a;
         }
+    }
+
+    /// @dev The owner of slot `i` if it is eligible for a draw requested in block `requestBlock`.
+    function _eligible(uint256 i, uint256 requestBlock) private view returns (address) {
+        Slot storage s = _slots[i];
+        if (s.since >= requestBlock) return address(0);
+        address a = s.oracle;
+        OracleAccount storage o = _oracles[a];
+        if (o.activeSince >= requestBlock) return address(0);
+        if (o.exitBlock != 0 && o.exitBlock < requestBlock) return address(0);
+        if (o.bond < (uint256(s.unit) + 1) * _minBond) return address(0);
+        return a;
+    }
+
+    function _assign(uint256 questionId, Question storage q, address oracle) private {
         _tried[questionId][oracle] = true;
         ++_oracles[oracle].openDuties;
         uint64 deadline = uint64(block.timestamp) + _answerWindow;
         q.status = QuestionStatus.Assigned;
-        q.attempts = attempt;
+        // attempts < maxAttempts <= 255 whenever this runs (reassign checks), so the increment fits.
+        ++q.attempts;
         q.oracle = oracle;
         q.deadline = deadline;
         emit QuestionAssigned(questionId, oracle, deadline);
     }
 
-    /// @dev The first active oracle from the seeded start that is neither the asker, nor a party,
-    ///      nor already tried on `questionId`; `address(0)` if there is none.
-    function _drawOracle(uint256 questionId, Question storage q, uint256 attempt)
-        private
-        view
-        returns (address)
-    {
-        uint256 n = _active.length;
-        if (n == 0) return address(0);
-        address asker = q.asker;
-        address party0 = q.parties[0];
-        address party1 = q.parties[1];
-        uint256 start = _seed(questionId, attempt) % n;
-        for (uint256 i; i < n; ++i) {
-            address candidate = _active[(start + i) % n];
-            if (
-                candidate != asker && candidate != party0 && candidate != party1
-                    && !_tried[questionId][candidate]
-            ) return candidate;
+    /// @dev Seats committee round `q.round + 1`.
+    function _seat(uint256 questionId, Question storage q, address[] memory members) private {
+        uint8 round = ++q.round; // <= maxRounds: _settleRound checks before drawing again
+        address[] storage seated = _committees[questionId];
+        for (uint256 i; i < members.length; ++i) {
+            Ballot storage b = _ballots[questionId][members[i]];
+            b.seated = true;
+            b.round = round;
+            ++_oracles[members[i]].openDuties;
+            seated.push(members[i]);
         }
-        return address(0);
+        _committedCount[questionId] = 0;
+        _revealedCount[questionId] = 0;
+        uint64 commitDeadline = uint64(block.timestamp) + _voteWindow;
+        uint64 revealDeadline = commitDeadline + _voteWindow;
+        q.status = QuestionStatus.Voting;
+        q.commitDeadline = commitDeadline;
+        q.deadline = revealDeadline;
+        emit CommitteeSeated(questionId, round, members, commitDeadline, revealDeadline);
     }
 
-    /// @dev `committeeSize` distinct active oracles, none of them the answering oracle, the
-    ///      challenger, the asker or a party; reverts if there are not enough.
-    function _drawCommittee(uint256 questionId, Question storage q, address challenger)
-        private
-        view
-        returns (address[] memory committee)
-    {
+    /// @dev The caller's ballot, which must be seated in `round`.
+    function _seat(uint256 questionId, uint8 round, address member) private view returns (Ballot storage b) {
+        b = _ballots[questionId][member];
+        if (!b.seated || b.round != round) revert RecomputeOracleNotCommitteeMember(questionId, member);
+    }
+
+    /// @dev Ends the current committee round: its silent members are slashed; with a majority the
+    ///      question is final and every dissenter of every round slashed, else a new round is drawn.
+    function _settleRound(uint256 questionId, Question storage q) private {
+        address[] storage seated = _committees[questionId];
         uint256 size = _committeeSize;
-        committee = new address[](size);
-        uint256 drawn;
-        uint256 n = _active.length;
-        if (n != 0) {
-            address[5] memory excluded = [q.oracle, challenger, q.asker, q.parties[0], q.parties[1]];
-            uint256 start = _seed(questionId, COMMITTEE_DRAW) % n;
-            for (uint256 i; i < n && drawn < size; ++i) {
-                address candidate = _active[(start + i) % n];
-                if (!_isExcluded(candidate, excluded)) committee[drawn++] = candidate;
+        uint256 start = seated.length - size;
+        (bytes32 majority, bool decided) = _count(questionId, seated, start);
+        for (uint256 i = start; i < start + size; ++i) {
+            address member = seated[i];
+            --_oracles[member].openDuties;
+            if (!_ballots[questionId][member].revealed) _burn(_slash(member, questionId, _silenceSlash));
+        }
+        if (!decided) {
+            emit RoundFailed(questionId, q.round);
+            if (q.round < _maxRounds) {
+                q.status = QuestionStatus.CommitteeDrawing;
+                _requestDraw(questionId, q, uint64(block.timestamp) + _waitLimit);
+            } else {
+                _abandonChallenge(questionId, q);
+            }
+            return;
+        }
+        address[] storage voters = _majorityVoters[questionId];
+        bool overturned = majority != q.outputsHash;
+        for (uint256 i; i < seated.length; ++i) {
+            address member = seated[i];
+            Ballot storage b = _ballots[questionId][member];
+            if (!b.revealed) continue;
+            if (b.outputsHash == majority) {
+                if (overturned) voters.push(member);
+            } else {
+                uint256 penalty = _penalty(b.outputsHash, majority);
+                if (penalty != 0) _burn(_slash(member, questionId, penalty));
             }
         }
-        if (drawn < size) revert RecomputeOracleCommitteeUnavailable(questionId, drawn, size);
-    }
-
-    function _isExcluded(address candidate, address[5] memory excluded) private pure returns (bool) {
-        for (uint256 j; j < 5; ++j) {
-            if (candidate == excluded[j]) return true;
-        }
-        return false;
-    }
-
-    function _seed(uint256 questionId, uint256 attempt) private view returns (uint256) {
-        return
-            uint256(keccak256(abi.encode(block.prevrandao, blockhash(block.number - 1), questionId, attempt)));
-    }
-
-    /// @dev Counts the committee's votes and settles a challenged question: slashes the members
-    ///      that did not vote or voted against the majority, then the losing side.
-    function _settleChallenge(uint256 questionId, Question storage q) private {
-        address[] memory committee = _committees[questionId];
-        (bool[] memory cast, bytes32[] memory votes, bytes32 majority, bool decided) =
-            _count(questionId, committee);
-        for (uint256 i; i < committee.length; ++i) {
-            address member = committee[i];
-            --_oracles[member].openDuties;
-            if (!cast[i]) _burn(_slash(member, questionId, _silenceSlash));
-            else if (decided && votes[i] != majority) _burn(_slash(member, questionId, type(uint256).max));
-        }
-
         address oracle = q.oracle;
         address challenger = q.challenger;
         uint256 bond = _challengeBond;
         --_oracles[oracle].openDuties;
         _totalChallengeBonds -= bond;
-        if (!decided) {
-            _credit(challenger, bond);
-            _abandon(questionId, q);
-        } else if (majority == q.outputsHash) {
+        if (!overturned) {
             emit ChallengerSlashed(challenger, questionId, bond);
             uint256 reward = bond / 2;
             _credit(oracle, reward);
             _burn(bond - reward);
-            _finalize(questionId, q, majority);
         } else {
-            uint256 slashed = _slash(oracle, questionId, type(uint256).max);
+            uint256 slashed = _slash(oracle, questionId, _penalty(q.outputsHash, majority));
             uint256 reward = slashed / 2;
             _credit(challenger, reward + bond);
             _burn(slashed - reward);
-            address[] storage voters = _majorityVoters[questionId];
-            for (uint256 i; i < committee.length; ++i) {
-                if (cast[i] && votes[i] == majority) voters.push(committee[i]);
-            }
-            _finalize(questionId, q, majority);
         }
+        _finalize(questionId, q, majority);
     }
 
-    /// @dev The committee's ballots, and the hash voted by more than half of the seats if any.
-    function _count(uint256 questionId, address[] memory committee)
+    /// @dev What an oracle loses for posting `given` when the final answer is `majority` (they
+    ///      differ): reporting UNAVAILABLE when others fetched the inputs costs what silence costs; a
+    ///      value the majority could not check (it found the inputs unavailable) costs nothing; a
+    ///      wrong value costs the whole bond.
+    function _penalty(bytes32 given, bytes32 majority) private view returns (uint256) {
+        if (given == _unavailableHash) return _silenceSlash;
+        if (majority == _unavailableHash) return 0;
+        return type(uint256).max;
+    }
+
+    /// @dev The current round's hash revealed by more than half of its seats, if any.
+    function _count(uint256 questionId, address[] storage seated, uint256 start)
         private
         view
-        returns (bool[] memory cast, bytes32[] memory votes, bytes32 majority, bool decided)
+        returns (bytes32 majority, bool decided)
     {
-        uint256 size = committee.length;
-        cast = new bool[](size);
-        votes = new bytes32[](size);
-        // Boyer-Moore: if some hash has a strict majority of the votes cast, it ends as `majority`.
+        uint256 size = _committeeSize;
+        // Boyer-Moore: if some hash has a strict majority of the votes revealed, it ends as `majority`.
         uint256 lead;
-        for (uint256 i; i < size; ++i) {
-            Ballot storage ballot = _ballots[questionId][committee[i]];
-            if (!ballot.cast) continue;
-            cast[i] = true;
-            votes[i] = ballot.outputsHash;
+        for (uint256 i = start; i < start + size; ++i) {
+            Ballot storage b = _ballots[questionId][seated[i]];
+            if (!b.revealed) continue;
             if (lead == 0) {
-                majority = votes[i];
+                majority = b.outputsHash;
                 lead = 1;
-            } else if (votes[i] == majority) {
+            } else if (b.outputsHash == majority) {
                 ++lead;
             } else {
                 --lead;
             }
         }
         uint256 support;
-        for (uint256 i; i < size; ++i) {
-            if (cast[i] && votes[i] == majority) ++support;
+        for (uint256 i = start; i < start + size; ++i) {
+            Ballot storage b = _ballots[questionId][seated[i]];
+            if (b.revealed && b.outputsHash == majority) ++support;
         }
         decided = support > size / 2;
     }
@@ -616,36 +744,28 @@ contract RecomputeOracle is IRecomputeOracle {
         emit QuestionSettled(questionId, outputsHash);
     }
 
+    /// @dev A challenged question that could not be decided: the challenger takes its bond back.
+    function _abandonChallenge(uint256 questionId, Question storage q) private {
+        --_oracles[q.oracle].openDuties;
+        _totalChallengeBonds -= _challengeBond;
+        _credit(q.challenger, _challengeBond);
+        _abandon(questionId, q);
+    }
+
     function _abandon(uint256 questionId, Question storage q) private {
         q.status = QuestionStatus.Abandoned;
         emit QuestionAbandoned(questionId);
     }
 
-    /// @dev Takes up to `amount` of `oracle`'s bond and removes it from the active set; returns
-    ///      what was taken, for the caller to credit or burn.
+    /// @dev Takes up to `amount` of `oracle`'s bond; returns what was taken, for the caller to credit
+    ///      or burn. The oracle stays eligible for the units its bond still covers.
     function _slash(address oracle, uint256 questionId, uint256 amount) private returns (uint256 slashed) {
         OracleAccount storage o = _oracles[oracle];
         uint256 bond = o.bond;
         slashed = amount < bond ? amount : bond;
         o.bond = bond - slashed;
         _totalBonds -= slashed;
-        _deactivate(oracle);
         emit OracleSlashed(oracle, questionId, slashed);
-    }
-
-    /// @dev Swap-and-pop removal from the active set; nothing if `oracle` is not in it.
-    function _deactivate(address oracle) private {
-        OracleAccount storage o = _oracles[oracle];
-        uint256 slot = o.activeSlot;
-        if (slot == 0) return;
-        uint256 last = _active.length;
-        if (slot != last) {
-            address moved = _active[last - 1];
-            _active[slot - 1] = moved;
-            _oracles[moved].activeSlot = uint64(slot);
-        }
-        _active.pop();
-        o.activeSlot = 0;
     }
 
     function _credit(address account, uint256 amount) private {

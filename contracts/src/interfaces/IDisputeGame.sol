@@ -160,8 +160,16 @@ interface IDisputeGame {
     /// @notice The game ended.
     event GameResolved(uint256 indexed gameId, Outcome outcome);
 
-    /// @notice Opens a game; the caller becomes its owner (the task market).
-    /// @dev Reverts on a malformed config (`DisputeGameBadConfig`) or equal claims.
+    /// @notice The market that alone may open games was bound (once, by the deployer).
+    event MarketBound(address indexed market);
+
+    /// @notice The deployer binds the task market, once; until then nobody can open a game.
+    function bindMarket(address market) external;
+
+    /// @notice The bound market opens a game; it becomes the game's owner. Nobody else can: a game
+    ///         reaches the oracle, whose questions cost its oracles work (docs/game.md, threat model).
+    /// @dev Reverts `DisputeGameNotMarket` for any other caller, on a malformed config
+    ///      (`DisputeGameBadConfig`) or equal claims.
     function open(
         Config calldata cfg,
         address defender,
@@ -306,6 +314,7 @@ interface IDisputeGame {
     function configOf(uint256 gameId) external view returns (Config memory);
     function gameCount() external view returns (uint256);
     function oracle() external view returns (address);
+    function market() external view returns (address);
 
     /// @notice Moves per side in the longest game of `cfg` (descents, bisection, reveal, proof).
     function roundBound(Config calldata cfg) external pure returns (uint256);

@@ -55,3 +55,6 @@ error DisputeGameBatchTooLarge(uint256 nbytes, uint256 maxBytes);
 error DisputeGameTooManyEntries(uint256 count, uint256 maxCount);
 /// @notice The oracle has not decided question `questionId` yet (status `status`).
 error DisputeGameOracleNotDone(uint256 questionId, uint8 status);
+error DisputeGameNotDeployer(address caller, address deployer);
+error DisputeGameMarketAlreadyBound(address market);
+error DisputeGameNotMarket(address caller, address market);

@@ -246,6 +246,13 @@ contract RecomputeOracle is IRecomputeOracle {
             revert RecomputeOracleWrongStatus(questionId, status);
         }
         bool committee = status == QuestionStatus.CommitteeDrawing;
+        // Past its deadline a draw only gives up, however late it is poked: the question's time bound
+        // does not depend on when anyone calls.
+        if (block.timestamp > q.deadline) {
+            if (committee) _abandonChallenge(questionId, q);
+            else _abandon(questionId, q);
+            return;
+        }
         IRandomness.RequestStatus rs = _randomness.statusOf(q.requestId);
         if (rs == IRandomness.RequestStatus.Pending) revert RecomputeOracleRandomnessPending(questionId, q.requestId);
         if (rs == IRandomness.RequestStatus.Ready) {
@@ -260,12 +267,7 @@ contract RecomputeOracle is IRecomputeOracle {
             }
         }
         // Expired randomness, or too few eligible oracles: wait (with fresh randomness, so that oracles
-        // registered since count) until the draw's deadline, then give up.
-        if (block.timestamp > q.deadline) {
-            if (committee) _abandonChallenge(questionId, q);
-            else _abandon(questionId, q);
-            return;
-        }
+        // registered since count) until the draw's deadline.
         _requestDraw(questionId, q, q.deadline);
     }
 
@@ -299,7 +301,8 @@ contract RecomputeOracle is IRecomputeOracle {
         _burn(_slash(silent, questionId, _silenceSlash));
         if (q.attempts < _maxAttempts) {
             q.status = QuestionStatus.Drawing;
-            _requestDraw(questionId, q, uint64(block.timestamp) + _waitLimit);
+            // Anchored to the missed deadline, not to this call: a late poke does not extend the question.
+            _requestDraw(questionId, q, q.deadline + 1 + _waitLimit);
         } else {
             _abandon(questionId, q);
         }
@@ -661,7 +664,10 @@ contract RecomputeOracle is IRecomputeOracle {
             emit RoundFailed(questionId, q.round);
             if (q.round < _maxRounds) {
                 q.status = QuestionStatus.CommitteeDrawing;
-                _requestDraw(questionId, q, uint64(block.timestamp) + _waitLimit);
+                // Anchored like `reassign`: at the reveal deadline + 1 at the latest.
+                uint64 base = q.deadline + 1;
+                if (block.timestamp < base) base = uint64(block.timestamp);
+                _requestDraw(questionId, q, base + _waitLimit);
             } else {
                 _abandonChallenge(questionId, q);
             }

@@ -15,6 +15,9 @@ import {
     DisputeGameNoDispute,
     DisputeGameWrongStage,
     DisputeGameNotPlaying,
+    DisputeGameNotMarket,
+    DisputeGameNotDeployer,
+    DisputeGameMarketAlreadyBound,
     DisputeGameNotYourTurn,
     DisputeGameClockExpired,
     DisputeGameClockRunning,
@@ -36,6 +39,7 @@ import {
 import {Lie, Player, Players, Task} from "./utils/Player.sol";
 import {Reference} from "./utils/Reference.sol";
 import {Trees} from "./utils/Trees.sol";
+import {OracleSetup} from "./utils/OracleSetup.sol";
 
 /// @notice Deploys the game with a real recompute oracle and plays matches between an honest
 ///         player and a liar (utils/Player.sol), one move at a time or to the end.
@@ -45,8 +49,6 @@ abstract contract DisputeGameBase is Test {
     uint256 internal constant CHALLENGE_BOND = 0.5 ether;
     uint256 internal constant SILENCE_SLASH = 0.1 ether;
     uint64 internal constant ANSWER_WINDOW = 1 hours;
-    uint64 internal constant CHALLENGE_WINDOW = 2 hours;
-    uint64 internal constant VOTE_WINDOW = 3 hours;
     uint64 internal constant EXIT_DELAY = 1 days;
     uint8 internal constant COMMITTEE_SIZE = 1;
     uint8 internal constant MAX_ATTEMPTS = 1;
@@ -78,25 +80,20 @@ abstract contract DisputeGameBase is Test {
     }
 
     function _deploy() internal {
-        oracle = new RecomputeOracle(
-            FEE,
-            MIN_BOND,
-            CHALLENGE_BOND,
-            SILENCE_SLASH,
-            ANSWER_WINDOW,
-            CHALLENGE_WINDOW,
-            VOTE_WINDOW,
-            EXIT_DELAY,
-            COMMITTEE_SIZE,
-            MAX_ATTEMPTS
+        oracle = OracleSetup.deploy(
+            OracleSetup.params(
+                FEE, MIN_BOND, CHALLENGE_BOND, SILENCE_SLASH, ANSWER_WINDOW, EXIT_DELAY, COMMITTEE_SIZE, MAX_ATTEMPTS
+            )
         );
         game = new DisputeGame(oracle);
+        oracle.bindGame(address(game));
+        game.bindMarket(market); // the test opens games as `market`
     }
 
+    /// @notice `who` and the two more oracles a whole escalation needs (answer, challenge, committee).
     function _registerOracle(address who) internal {
-        vm.deal(who, MIN_BOND);
-        vm.prank(who);
-        oracle.register{value: MIN_BOND}();
+        OracleSetup.register(oracle, who, MIN_BOND);
+        OracleSetup.registerMany(oracle, "spare oracle", uint256(COMMITTEE_SIZE) + 1);
     }
 
     // ---- matches -------------------------------------------------------------------------------
@@ -339,10 +336,8 @@ abstract contract DisputeGameBase is Test {
 
     /// @notice The assigned oracle answers `outputs`; the answer becomes final unchallenged.
     function _answer(IDisputeGame.GameView memory v, bytes32[] memory outputs) internal {
-        IRecomputeOracle.Question memory q = oracle.question(v.questionId);
-        vm.prank(q.oracle);
-        oracle.answer(v.questionId, outputs);
-        vm.warp(block.timestamp + CHALLENGE_WINDOW + 1);
+        OracleSetup.answerNow(oracle, v.questionId, outputs);
+        vm.warp(block.timestamp + ANSWER_WINDOW + 1);
         oracle.settle(v.questionId);
     }
 
@@ -1300,7 +1295,10 @@ contract DisputeGameTest is DisputeGameBase {
         assertEq(q.inputsHash, sha256(abi.encodePacked(ins[0], ins[1], ins[2])), "inputs");
         assertEq(q.parties[0], defender, "party 0");
         assertEq(q.parties[1], challenger, "party 1");
-        assertEq(q.oracle, oracleNode, "assigned");
+        assertEq(uint8(q.status), uint8(IRecomputeOracle.QuestionStatus.Drawing), "drawn once the randomness is readable");
+        assertEq(q.oracle, address(0), "nobody assigned in the asking transaction");
+        OracleSetup.drawNow(oracle, 1);
+        assertTrue(oracle.question(1).oracle != address(0), "assigned");
     }
 
     // ---- input proofs --------------------------------------------------------------------------
@@ -1940,6 +1938,7 @@ contract DisputeGameTest is DisputeGameBase {
 
     function test_resolveOracle_abandoned_succeeds() public {
         (Match memory m, IDisputeGame.GameView memory v) = _oracleMatch(true);
+        OracleSetup.drawNow(oracle, v.questionId);
         vm.warp(block.timestamp + ANSWER_WINDOW + 1);
         oracle.reassign(v.questionId); // MAX_ATTEMPTS = 1: abandoned
         vm.expectEmit(address(game));
@@ -1948,12 +1947,22 @@ contract DisputeGameTest is DisputeGameBase {
         _assertOutcome(m, IDisputeGame.Outcome.NoDecision);
     }
 
+    /// @notice Too few oracles for a whole escalation: the question waits, with the game's clocks
+    ///         stopped, and is abandoned after the wait limit (NoDecision, no one is eliminated).
     function test_resolveOracle_noOracle_succeeds() public {
         vm.prank(oracleNode);
         oracle.requestExit();
+        vm.roll(block.number + 1);
         (Match memory m, IDisputeGame.GameView memory v) = _oracleMatch(true);
+        OracleSetup.drawNow(oracle, v.questionId);
         (IRecomputeOracle.QuestionStatus status,) = oracle.result(v.questionId);
-        assertEq(uint256(status), uint256(IRecomputeOracle.QuestionStatus.Abandoned), "abandoned at once");
+        assertEq(uint256(status), uint256(IRecomputeOracle.QuestionStatus.Drawing), "waits");
+        vm.warp(block.timestamp + ANSWER_WINDOW + 1);
+        vm.expectRevert(abi.encodeWithSelector(DisputeGameNotPlaying.selector, m.id, IDisputeGame.Stage.Oracle));
+        game.timeout(m.id);
+        OracleSetup.drawNow(oracle, v.questionId);
+        (status,) = oracle.result(v.questionId);
+        assertEq(uint256(status), uint256(IRecomputeOracle.QuestionStatus.Abandoned), "abandoned after the wait");
         game.resolveOracle(m.id);
         _assertOutcome(m, IDisputeGame.Outcome.NoDecision);
     }
@@ -1964,10 +1973,11 @@ contract DisputeGameTest is DisputeGameBase {
             abi.encodeWithSelector(
                 DisputeGameOracleNotDone.selector,
                 v.questionId,
-                uint8(IRecomputeOracle.QuestionStatus.Assigned)
+                uint8(IRecomputeOracle.QuestionStatus.Drawing)
             )
         );
         game.resolveOracle(m.id);
+        OracleSetup.drawNow(oracle, v.questionId);
         IRecomputeOracle.Question memory q = oracle.question(v.questionId);
         bytes32[] memory outs = _honestOutputs(m, v);
         vm.prank(q.oracle);
@@ -2188,7 +2198,7 @@ contract DisputeGameTest is DisputeGameBase {
         );
         assertEq(
             game.timeBound(cfg),
-            2 * CLOCK + oracle.maxResolutionTime() + oracle.maxAttempts() + 3,
+            2 * CLOCK + 1 + oracle.maxResolutionTime(),
             "timeBound"
         );
     }
@@ -2198,5 +2208,41 @@ contract DisputeGameTest is DisputeGameBase {
         cfg.arity = 3;
         vm.expectRevert(abi.encodeWithSelector(DisputeGameBadConfig.selector, 6, 3));
         game.roundBound(cfg);
+    }
+
+    // ---- who opens -----------------------------------------------------------------------------
+
+    /// @notice Attack (issue: unanswerable questions): a game opened outside the market, between two
+    ///         accounts of one attacker, reached the oracle. Only the bound market opens games now.
+    function test_open_notMarket_reverts() public {
+        IDisputeGame.Config memory cfg = _cfg();
+        vm.expectRevert(abi.encodeWithSelector(DisputeGameNotMarket.selector, defender, market));
+        vm.prank(defender);
+        game.open(cfg, defender, bytes32(uint256(1)), challenger, bytes32(uint256(2)));
+    }
+
+    function test_bindMarket_notDeployer_reverts() public {
+        DisputeGame fresh = new DisputeGame(oracle);
+        vm.expectRevert(abi.encodeWithSelector(DisputeGameNotDeployer.selector, defender, address(this)));
+        vm.prank(defender);
+        fresh.bindMarket(defender);
+    }
+
+    function test_bindMarket_twice_reverts() public {
+        vm.expectRevert(abi.encodeWithSelector(DisputeGameMarketAlreadyBound.selector, market));
+        game.bindMarket(defender);
+    }
+
+    function test_bindMarket_unbound_noOneOpens_reverts() public {
+        DisputeGame fresh = new DisputeGame(oracle);
+        vm.expectEmit(address(fresh));
+        emit IDisputeGame.MarketBound(market);
+        fresh.bindMarket(market);
+        assertEq(fresh.market(), market, "bound");
+        DisputeGame unbound = new DisputeGame(oracle);
+        IDisputeGame.Config memory cfg = _cfg();
+        vm.expectRevert(abi.encodeWithSelector(DisputeGameNotMarket.selector, address(0), address(0)));
+        vm.prank(address(0));
+        unbound.open(cfg, defender, bytes32(uint256(1)), challenger, bytes32(uint256(2)));
     }
 }

@@ -44,6 +44,7 @@ import {
     TaskMarketZeroSlots,
     TaskMarketZeroSteps
 } from "../src/lib/MarketErrors.sol";
+import {OracleSetup} from "./utils/OracleSetup.sol";
 import {CheckpointLists} from "./utils/CheckpointLists.sol";
 import {Reference} from "./utils/Reference.sol";
 
@@ -118,6 +119,7 @@ contract TaskMarketTest is Test {
     address internal bob = makeAddr("bob");
     address internal carol = makeAddr("carol");
 
+    address internal answeredBy;
     CheckpointLists.List internal honest;
     CheckpointLists.List internal cheat;
 
@@ -128,11 +130,11 @@ contract TaskMarketTest is Test {
 
     function setUp() public {
         vm.warp(1_700_000_000);
-        oracle = new RecomputeOracle(
-            ORACLE_FEE, 1 ether, 0.5 ether, 0.1 ether, 1 hours, 1 hours, 1 hours, 1 days, 3, 3
-        );
+        oracle = OracleSetup.deploy(OracleSetup.params(ORACLE_FEE, 1 ether, 0.5 ether, 0.1 ether, 1 hours, 1 days, 3, 3));
         game = new DisputeGame(oracle);
         market = new TaskMarket(game, oracle);
+        oracle.bindGame(address(game));
+        game.bindMarket(address(market));
         uint256 n = STEPS / INTERVAL + 1;
         CheckpointLists.List memory h =
             CheckpointLists.build(CheckpointLists.states("honest", INITIAL, n), INTERVAL);
@@ -1157,7 +1159,7 @@ contract TaskMarketTest is Test {
         emit ITaskMarket.OracleFeePaid(taskId, gameId, qid, ORACLE_FEE);
         market.settleDispute(gameId);
         assertTrue(oracle.question(qid).feePaid, "fee paid");
-        assertEq(oracle.creditOf(oracle1), ORACLE_FEE, "the oracle is paid");
+        assertEq(oracle.creditOf(answeredBy), ORACLE_FEE, "the oracle is paid");
         assertEq(market.trainerOf(taskId, bob).pool, 0, "pool spent");
         assertEq(market.groupOf(taskId, 0).pool, 0, "group pool spent");
         assertEq(market.totalPools(), 0, "pools");
@@ -1213,8 +1215,11 @@ contract TaskMarketTest is Test {
 
     function test_settleDispute_noDecision_succeeds() public checkFunds {
         (uint256 taskId, uint256 gameId) = _oneNodeDispute();
-        // No oracle is registered: the question is abandoned as soon as it is asked.
+        // No oracle is registered: the question waits for oracles, then is abandoned.
         uint256 qid = _playToOracle(gameId);
+        OracleSetup.drawNow(oracle, qid);
+        vm.warp(block.timestamp + oracle.params().waitLimit + 1);
+        OracleSetup.drawNow(oracle, qid);
         assertEq(
             uint8(oracle.question(qid).status), uint8(IRecomputeOracle.QuestionStatus.Abandoned), "abandoned"
         );
@@ -1513,20 +1518,20 @@ contract TaskMarketTest is Test {
         game.revealNode(gameId, aliceRecord, bobRecord, descriptor, none);
     }
 
+    /// @dev Registers the five oracles a whole escalation needs (answer, challenge, committee of 3);
+    ///      returns the first.
     function _registerOracle() internal returns (address oracle1) {
-        oracle1 = makeAddr("oracle1");
-        vm.deal(oracle1, 1 ether);
-        vm.prank(oracle1);
-        oracle.register{value: 1 ether}();
+        oracle1 = OracleSetup.registerMany(oracle, "oracle", 5)[0];
     }
 
-    /// @dev `oracle1` answers `output`; the answer is final once the challenge window passed.
-    function _answer(uint256 questionId, address oracle1, bytes32 output) internal {
+    /// @dev The drawn oracle (`answeredBy`) answers `output`; the answer is final once the challenge
+    ///      window passed.
+    function _answer(uint256 questionId, address, bytes32 output) internal {
         bytes32[] memory outputs = new bytes32[](1);
         outputs[0] = output;
-        vm.prank(oracle1);
-        oracle.answer(questionId, outputs);
-        vm.warp(block.timestamp + oracle.challengeWindow() + 1);
+        OracleSetup.answerNow(oracle, questionId, outputs);
+        answeredBy = oracle.question(questionId).oracle;
+        vm.warp(block.timestamp + oracle.params().challengeWindow + 1);
         oracle.settle(questionId);
     }
 

@@ -12,6 +12,7 @@ import {ITaskMarket} from "../../src/interfaces/ITaskMarket.sol";
 import {DisputeGameNotYourTurn} from "../../src/lib/GameErrors.sol";
 import {CheckpointLists} from "../utils/CheckpointLists.sol";
 import {Reference} from "../utils/Reference.sol";
+import {OracleSetup} from "../utils/OracleSetup.sol";
 import {ProtocolModel} from "./ProtocolModel.sol";
 
 /// @title FindingsTest
@@ -31,38 +32,36 @@ contract FindingsTest is Test {
     address internal cheater = makeAddr("cheater");
 
     function setUp() public {
-        recompute = new RecomputeOracle(
-            0.01 ether, 1 ether, 0.1 ether, 0.1 ether, WINDOW, WINDOW, WINDOW, 1 days, 1, 2
-        );
+        recompute = OracleSetup.deploy(OracleSetup.params(0.01 ether, 1 ether, 0.1 ether, 0.1 ether, WINDOW, 1 days, 1, 2));
         game = new DisputeGame(recompute);
         market = new TaskMarket(game, recompute);
-        for (uint256 i; i < 3; ++i) {
-            address o = makeAddr(string.concat("oracle", vm.toString(i)));
-            vm.deal(o, 1 ether);
-            vm.prank(o);
-            recompute.register{value: 1 ether}();
-        }
+        recompute.bindGame(address(game));
+        game.bindMarket(address(market));
+        OracleSetup.registerMany(recompute, "oracle", 4);
     }
 
     /// @notice Finding 1: `reassign` opened the next answer window at the time of the call, so a
     ///         question poked late outlived `maxResolutionTime`, and its game `timeBound`. Windows are
-    ///         now anchored to the question: poked after every window has passed, it is abandoned.
+    ///         anchored to the question: poked after every window has passed, it is abandoned.
     function test_reassign_afterMaxResolutionTime_abandons_succeeds() public {
+        uint256 askedAt = block.timestamp;
         uint256 qid = _ask();
-        vm.warp(block.timestamp + recompute.maxResolutionTime() + 1);
+        OracleSetup.drawNow(recompute, qid);
+        vm.warp(askedAt + recompute.maxResolutionTime() + 1);
         recompute.reassign(qid); // anyone, long after the silent oracle's window
+        OracleSetup.drawNow(recompute, qid); // the next draw's deadline has passed too
         (IRecomputeOracle.QuestionStatus status,) = recompute.result(qid);
         assertEq(uint8(status), uint8(IRecomputeOracle.QuestionStatus.Abandoned), "still open");
     }
 
-    /// @notice Finding 1b: a fix that assigns only while `now + answerWindow` fits before
-    ///         `askedAt + maxAttempts * answerWindow` never reaches the last attempt, since a reassignment
-    ///         comes at the earliest one second after a deadline. Reassigned at that first second, the
-    ///         question goes to the next oracle.
+    /// @notice Finding 1b: anchoring must still leave every attempt its windows: reassigned at the
+    ///         first second after a deadline, the question goes to the next oracle.
     function test_reassign_atFirstChance_drawsNextOracle_succeeds() public {
         uint256 qid = _ask();
+        OracleSetup.drawNow(recompute, qid);
         vm.warp(recompute.question(qid).deadline + 1);
         recompute.reassign(qid);
+        OracleSetup.drawNow(recompute, qid);
         IRecomputeOracle.Question memory q = recompute.question(qid);
         assertEq(
             uint8(q.status), uint8(IRecomputeOracle.QuestionStatus.Assigned), "abandoned with an attempt left"
@@ -139,6 +138,7 @@ contract FindingsTest is Test {
     // ---- helpers -------------------------------------------------------------------------------
 
     function _ask() internal returns (uint256) {
+        vm.prank(address(game));
         return recompute.ask(keccak256("program"), 0, new bytes32[](1), [makeAddr("a"), makeAddr("b")]);
     }
 

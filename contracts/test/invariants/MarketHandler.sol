@@ -430,13 +430,29 @@ contract MarketHandler is Test {
             vm.prank(_anyone);
             oracle.payFee{value: fee}(qid);
             ++calls["oracle.payFee"];
-        } else if (q.status == IRecomputeOracle.QuestionStatus.Challenged) {
-            address[] memory committee = oracle.committeeOf(qid);
-            for (uint256 i; i < committee.length; ++i) {
+        } else if (
+            q.status == IRecomputeOracle.QuestionStatus.Drawing
+                || q.status == IRecomputeOracle.QuestionStatus.CommitteeDrawing
+        ) {
+            // The draw's randomness comes from a later block.
+            if (!oracle.drawReady(qid)) vm.roll(block.number + 1);
+            vm.prank(_anyone);
+            try oracle.draw(qid) {
+                ++calls["oracle.draw"];
+            } catch {}
+        } else if (q.status == IRecomputeOracle.QuestionStatus.Voting) {
+            address[] memory seated = oracle.committeeOf(qid);
+            uint256 size = oracle.params().committeeSize;
+            bytes32 truth = sha256(abi.encodePacked(_truth(qid)));
+            for (uint256 i = seated.length - size; i < seated.length; ++i) {
                 if ((seed >> (16 + 2 * i)) % 4 == 0) continue; // silent
-                vm.prank(committee[i]);
-                try oracle.vote(qid, _truth(qid)) {
-                    ++calls["oracle.vote"];
+                vm.prank(seated[i]);
+                try oracle.commitVote(qid, keccak256(abi.encode(qid, seated[i], truth, bytes32(i)))) {
+                    ++calls["oracle.commitVote"];
+                } catch {}
+                vm.prank(seated[i]);
+                try oracle.revealVote(qid, truth, bytes32(i)) {
+                    ++calls["oracle.revealVote"];
                 } catch {}
             }
             vm.prank(_anyone);
@@ -840,6 +856,7 @@ contract MarketHandler is Test {
         vm.deal(o, o.balance + bond);
         vm.prank(o);
         oracle.register{value: bond}();
+        vm.roll(block.number + 1); // eligible for the draws requested from the next block
     }
 
     /// @dev A task shape: `(T, c)` from a table, `M` nodes, arity `N`.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 pragma solidity ^0.8.28;
 
+import {OracleSetup} from "../utils/OracleSetup.sol";
 import {StdInvariant} from "forge-std/StdInvariant.sol";
 import {Test} from "forge-std/Test.sol";
 
@@ -22,20 +23,11 @@ contract TaskMarketInvariantsTest is Test {
     MarketHandler internal handler;
 
     function setUp() public {
-        recompute = new RecomputeOracle({
-            fee_: 0.01 ether,
-            minBond_: 1 ether,
-            challengeBond_: 0.1 ether,
-            silenceSlash_: 0.1 ether,
-            answerWindow_: 1 hours,
-            challengeWindow_: 1 hours,
-            voteWindow_: 1 hours,
-            exitDelay_: 1 days,
-            committeeSize_: 1,
-            maxAttempts_: 2
-        });
+        recompute = OracleSetup.deploy(OracleSetup.params(0.01 ether, 1 ether, 0.1 ether, 0.1 ether, 1 hours, 1 days, 1, 2));
         game = new DisputeGame(recompute);
         market = new TaskMarket(game, recompute);
+        recompute.bindGame(address(game));
+        game.bindMarket(address(market));
         handler = new MarketHandler(market, game, recompute);
         targetContract(address(handler));
         bytes4[] memory selectors = new bytes4[](17);
@@ -225,8 +217,17 @@ contract TaskMarketInvariantsTest is Test {
                     break;
                 }
             } else if (
+                status == IRecomputeOracle.QuestionStatus.Drawing
+                    || status == IRecomputeOracle.QuestionStatus.CommitteeDrawing
+            ) {
+                vm.roll(block.number + 1);
+                try recompute.draw(v.questionId) {}
+                catch {
+                    break;
+                }
+            } else if (
                 status == IRecomputeOracle.QuestionStatus.Answered
-                    || status == IRecomputeOracle.QuestionStatus.Challenged
+                    || status == IRecomputeOracle.QuestionStatus.Voting
             ) {
                 try recompute.settle(v.questionId) {}
                 catch {

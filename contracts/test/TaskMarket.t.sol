@@ -10,7 +10,9 @@ import {IDisputeGame} from "../src/interfaces/IDisputeGame.sol";
 import {IRecomputeOracle} from "../src/interfaces/IRecomputeOracle.sol";
 import {ITaskMarket} from "../src/interfaces/ITaskMarket.sol";
 import {MerkleProofLength, MerkleRootMismatch} from "../src/lib/Errors.sol";
-import {DisputeGameNotYourTurn} from "../src/lib/GameErrors.sol";
+import {DisputeGameNotPlaying, DisputeGameNotYourTurn} from "../src/lib/GameErrors.sol";
+import {RecomputeOracleNotGame, RecomputeOracleRandomnessPending} from "../src/lib/OracleErrors.sol";
+import {ORACLE_UNAVAILABLE} from "../src/interfaces/IRecomputeOracle.sol";
 import {
     TaskMarketAlreadyJoined,
     TaskMarketAlreadyPlayed,
@@ -1249,6 +1251,251 @@ contract TaskMarketTest is Test {
         assertEq(market.creditOf(bob), bond, "bob's bond back");
     }
 
+    // ---------------------------------------------------------------- the oracle under attack
+    // docs/game.md, "Threat model": each attack of the oracle review, played through the market. Draws
+    // are random; where an outcome depends on the draw, `_drawFor` picks (by searching target-block
+    // hashes) the draw most favourable to the attacker that the attack allows, and the honest side
+    // still wins.
+
+    /// @notice Attack 1: the challenger chose the committee (it was drawn in `challenge` from values
+    ///         readable before the transaction). A contract that challenges and reads the committee in
+    ///         one transaction finds none; colluders holding one seat, and the answering seat, lose.
+    function test_attack_committeeChosenByChallenger_honestWins_succeeds() public checkFunds {
+        (uint256 taskId, uint256 gameId) = _oneNodeDispute();
+        address[] memory honestOracles = OracleSetup.registerMany(oracle, "honest oracle", 5);
+        address[] memory colluders = OracleSetup.registerMany(oracle, "colluder", 2);
+        uint256 qid = _playToOracle(gameId);
+        _drawFor(qid, colluders, 1, true); // worst case: a colluder answers
+        _answerAs(qid, oracle.question(qid).oracle, OUT_CHEAT);
+
+        CommitteeGrinder grinder = new CommitteeGrinder(oracle, colluders);
+        vm.deal(address(grinder), 1 ether);
+        vm.expectRevert(abi.encodeWithSelector(RecomputeOracleRandomnessPending.selector, qid, 2));
+        grinder.challengeAndDraw(qid);
+
+        vm.deal(honestOracles[0], 1 ether);
+        vm.prank(honestOracles[0]);
+        oracle.challenge{value: 0.5 ether}(qid);
+        _drawFor(qid, colluders, 1, false); // the most seats colluders get without a majority
+        assertEq(_seatsOf(qid, colluders), 1, "one colluder seated");
+        _voteByRole(qid, colluders, OUT_CHEAT, OUT_HONEST);
+        oracle.settle(qid);
+        _assertHonestWins(taskId, gameId, qid, honestOracles);
+        assertEq(oracle.bondOf(colluders[0]) + oracle.bondOf(colluders[1]), 0, "both colluders slashed");
+    }
+
+    /// @notice Attack 1b: two colluders on a committee of three split their votes so that no majority
+    ///         forms; the question was abandoned and the cheater kept its bond. A new committee is drawn
+    ///         instead, and the split voters are slashed when it decides.
+    function test_attack_splitVotes_redraw_honestWins_succeeds() public checkFunds {
+        (uint256 taskId, uint256 gameId) = _oneNodeDispute();
+        address[] memory honestOracles = OracleSetup.registerMany(oracle, "honest oracle", 7);
+        address[] memory colluders = OracleSetup.registerMany(oracle, "colluder", 2);
+        uint256 qid = _playToOracle(gameId);
+        _drawFor(qid, honestOracles, 1, true);
+        _answerAs(qid, oracle.question(qid).oracle, OUT_HONEST);
+        vm.deal(bob, bob.balance + 0.5 ether);
+        vm.prank(bob); // the cheater challenges the true answer
+        oracle.challenge{value: 0.5 ether}(qid);
+        _drawFor(qid, colluders, 2, false);
+        address[] memory seated = oracle.committeeOf(qid);
+        bytes32[] memory votes = new bytes32[](3);
+        for (uint256 i; i < 3; ++i) {
+            votes[i] = seated[i] == colluders[0]
+                ? _hash1(OUT_CHEAT)
+                : seated[i] == colluders[1] ? _hash1(keccak256("split")) : _hash1(OUT_HONEST);
+        }
+        OracleSetup.voteNow(oracle, qid, votes);
+        vm.expectEmit(true, false, false, true, address(oracle));
+        emit IRecomputeOracle.RoundFailed(qid, 1);
+        oracle.settle(qid);
+        assertEq(uint8(oracle.question(qid).status), uint8(IRecomputeOracle.QuestionStatus.CommitteeDrawing));
+        OracleSetup.drawNow(oracle, qid);
+        assertEq(_seatsOf(qid, colluders), 0, "round 2 seats nobody from round 1");
+        _voteByRole(qid, colluders, OUT_CHEAT, OUT_HONEST);
+        oracle.settle(qid);
+        _assertHonestWins(taskId, gameId, qid, honestOracles);
+        assertEq(oracle.bondOf(colluders[0]) + oracle.bondOf(colluders[1]), 0, "split voters slashed");
+    }
+
+    /// @notice Attack 2: questions nobody can answer (inputs never published) got honest oracles
+    ///         slashed for silence and deactivated. Only the market's games ask now, so a junk question
+    ///         costs its askers two bonded trainers of a posted task; an oracle that cannot fetch the
+    ///         inputs answers UNAVAILABLE, keeps its bond, stays active and is paid; the askers lose both
+    ///         bonds, and their challenge of the UNAVAILABLE answer loses its bond too.
+    function test_attack_junkQuestion_unavailable_honestOracleKeepsBond_succeeds() public checkFunds {
+        (uint256 taskId, uint256 gameId) = _oneNodeDispute(); // alice and bob: the attacker's sybils
+        address[] memory honestOracles = OracleSetup.registerMany(oracle, "honest oracle", 5);
+        vm.expectRevert(abi.encodeWithSelector(RecomputeOracleNotGame.selector, bob, address(game)));
+        vm.prank(bob);
+        oracle.ask(bytes32(0), 0, new bytes32[](1), [alice, bob]);
+        uint256 qid = _playToOracle(gameId);
+        OracleSetup.answerNow(oracle, qid, OracleSetup.unavailable());
+        address answerer = oracle.question(qid).oracle;
+        vm.deal(bob, bob.balance + 0.5 ether);
+        vm.prank(bob);
+        oracle.challenge{value: 0.5 ether}(qid);
+        OracleSetup.drawNow(oracle, qid);
+        bytes32[] memory votes = new bytes32[](3);
+        for (uint256 i; i < 3; ++i) {
+            votes[i] = oracle.unavailableHash();
+        }
+        OracleSetup.voteNow(oracle, qid, votes);
+        oracle.settle(qid);
+        (IRecomputeOracle.QuestionStatus status, bytes32 answer) = oracle.result(qid);
+        assertEq(uint8(status), uint8(IRecomputeOracle.QuestionStatus.Final), "final");
+        assertEq(answer, oracle.unavailableHash(), "unavailable");
+        game.resolveOracle(gameId);
+        assertEq(uint8(game.outcome(gameId)), uint8(IDisputeGame.Outcome.BothLose), "both askers lose");
+        market.settleDispute(gameId);
+        assertTrue(market.trainerOf(taskId, alice).eliminated && market.trainerOf(taskId, bob).eliminated);
+        for (uint256 i; i < honestOracles.length; ++i) {
+            assertEq(oracle.bondOf(honestOracles[i]), 1 ether, "honest bond intact");
+            assertTrue(oracle.isActive(honestOracles[i]), "still active");
+        }
+        assertEq(oracle.creditOf(answerer), 0.25 ether + ORACLE_FEE, "half the challenge bond, and the fee");
+    }
+
+    /// @notice Attack 2b: a colluding answerer claims UNAVAILABLE for inputs the honest trainer
+    ///         published; committees fetch them, the claim is overturned at the price of silence, and the
+    ///         honest trainer wins.
+    function test_attack_falseUnavailable_overturned_honestWins_succeeds() public checkFunds {
+        (uint256 taskId, uint256 gameId) = _oneNodeDispute();
+        address[] memory honestOracles = OracleSetup.registerMany(oracle, "honest oracle", 5);
+        address[] memory colluders = OracleSetup.registerMany(oracle, "colluder", 1);
+        uint256 qid = _playToOracle(gameId);
+        _drawFor(qid, colluders, 1, true);
+        _answerAs(qid, colluders[0], ORACLE_UNAVAILABLE);
+        vm.deal(honestOracles[0], 1 ether);
+        vm.prank(honestOracles[0]);
+        oracle.challenge{value: 0.5 ether}(qid);
+        OracleSetup.drawNow(oracle, qid);
+        _voteByRole(qid, colluders, OUT_CHEAT, OUT_HONEST);
+        oracle.settle(qid);
+        _assertHonestWins(taskId, gameId, qid, honestOracles);
+        assertEq(oracle.bondOf(colluders[0]), 0.9 ether, "silence's price only");
+    }
+
+    /// @notice Attack 3: with fewer oracles than an escalation needs, a lone (lying) oracle's answer was
+    ///         final. The question now waits, with the game's clocks stopped, until enough oracles are
+    ///         eligible; drawn then, the liar is challenged and overturned.
+    function test_attack_loneLiar_waits_thenOverturned_succeeds() public checkFunds {
+        (uint256 taskId, uint256 gameId) = _oneNodeDispute();
+        address[] memory colluders = OracleSetup.registerMany(oracle, "colluder", 1);
+        uint256 qid = _playToOracle(gameId);
+        OracleSetup.drawNow(oracle, qid);
+        IRecomputeOracle.Question memory q = oracle.question(qid);
+        assertEq(uint8(q.status), uint8(IRecomputeOracle.QuestionStatus.Drawing), "waits");
+        assertEq(q.oracle, address(0), "the lone oracle is not assigned");
+        vm.expectRevert(abi.encodeWithSelector(DisputeGameNotPlaying.selector, gameId, IDisputeGame.Stage.Oracle));
+        game.timeout(gameId); // both clocks are stopped
+        vm.warp(block.timestamp + 30 minutes);
+        address[] memory honestOracles = OracleSetup.registerMany(oracle, "honest oracle", 4);
+        OracleSetup.drawNow(oracle, qid); // the pending request predates them: new randomness is requested
+        _drawFor(qid, colluders, 1, true);
+        _answerAs(qid, colluders[0], OUT_CHEAT);
+        vm.deal(honestOracles[0], 1 ether);
+        vm.prank(honestOracles[0]);
+        oracle.challenge{value: 0.5 ether}(qid);
+        OracleSetup.drawNow(oracle, qid);
+        _voteByRole(qid, colluders, OUT_CHEAT, OUT_HONEST);
+        oracle.settle(qid);
+        _assertHonestWins(taskId, gameId, qid, honestOracles);
+        assertEq(oracle.bondOf(colluders[0]), 0, "the liar is slashed");
+    }
+
+    /// @notice Attack 2c: one silence deactivated an oracle for good. Silence costs `silenceSlash`;
+    ///         the oracle stays eligible for the units its bond still covers, and a top-up restores
+    ///         the rest (for draws requested after it).
+    function test_attack_silence_doesNotDeactivate_succeeds() public checkFunds {
+        (, uint256 gameId) = _oneNodeDispute();
+        OracleSetup.registerMany(oracle, "honest oracle", 5);
+        uint256 qid = _playToOracle(gameId);
+        OracleSetup.drawNow(oracle, qid);
+        address silent = oracle.question(qid).oracle;
+        vm.warp(block.timestamp + 1 hours + 1);
+        oracle.reassign(qid);
+        assertEq(oracle.bondOf(silent), 0.9 ether, "silence slashed");
+        assertFalse(oracle.isActive(silent), "a bond below one unit is not drawn");
+        OracleSetup.register(oracle, silent, 0.1 ether);
+        assertTrue(oracle.isActive(silent), "topped up: active again");
+    }
+
+    /// @dev Finds a hash of the pending draw's target block under which the draw seats at least
+    ///      `seats` of `who` (committee), or makes one of `who` the answering oracle, and draws with it.
+    function _drawFor(uint256 qid, address[] memory who, uint256 seats, bool answerer) internal {
+        IRecomputeOracle.Question memory q = oracle.question(qid);
+        for (uint256 i; i < 512; ++i) {
+            uint256 snap = vm.snapshotState();
+            vm.roll(q.requestBlock + 2);
+            vm.setBlockhash(q.requestBlock + 1, keccak256(abi.encode("draw", qid, i)));
+            oracle.draw(qid);
+            bool ok = answerer ? _isIn(oracle.question(qid).oracle, who) : _seatsOf(qid, who) >= seats;
+            if (ok) return;
+            vm.revertToState(snap);
+        }
+        revert("no such draw");
+    }
+
+    /// @dev How many of `who` sit in the current committee round.
+    function _seatsOf(uint256 qid, address[] memory who) internal view returns (uint256 n) {
+        address[] memory seated = oracle.committeeOf(qid);
+        for (uint256 i = seated.length >= 3 ? seated.length - 3 : 0; i < seated.length; ++i) {
+            if (_isIn(seated[i], who)) ++n;
+        }
+    }
+
+    function _isIn(address a, address[] memory who) internal pure returns (bool) {
+        for (uint256 i; i < who.length; ++i) {
+            if (who[i] == a) return true;
+        }
+        return false;
+    }
+
+    function _answerAs(uint256 qid, address by, bytes32 output) internal {
+        bytes32[] memory outputs = new bytes32[](1);
+        outputs[0] = output;
+        vm.prank(by);
+        oracle.answer(qid, outputs);
+    }
+
+    function _hash1(bytes32 output) internal pure returns (bytes32) {
+        bytes32[] memory outputs = new bytes32[](1);
+        outputs[0] = output;
+        return OracleSetup.hashOf(outputs);
+    }
+
+    /// @dev The current committee votes: members in `liars` for `lie`, the others for `truth`.
+    function _voteByRole(uint256 qid, address[] memory liars, bytes32 lie, bytes32 truth) internal {
+        address[] memory seated = oracle.committeeOf(qid);
+        bytes32[] memory votes = new bytes32[](3);
+        for (uint256 i; i < 3; ++i) {
+            votes[i] = _isIn(seated[seated.length - 3 + i], liars) ? _hash1(lie) : _hash1(truth);
+        }
+        OracleSetup.voteNow(oracle, qid, votes);
+    }
+
+    /// @dev The question ended with the honest output, the honest trainer (alice) won its game, is paid
+    ///      compensation, bond and reward, and no honest oracle lost bond.
+    function _assertHonestWins(uint256 taskId, uint256 gameId, uint256 qid, address[] memory honestOracles)
+        internal
+    {
+        (IRecomputeOracle.QuestionStatus status, bytes32 answer) = oracle.result(qid);
+        assertEq(uint8(status), uint8(IRecomputeOracle.QuestionStatus.Final), "final");
+        assertEq(answer, _hash1(OUT_HONEST), "the honest output");
+        game.resolveOracle(gameId);
+        assertEq(uint8(game.outcome(gameId)), uint8(IDisputeGame.Outcome.ChallengerWins), "alice wins");
+        market.settleDispute(gameId);
+        vm.warp(market.specOf(taskId).disputeDeadline + 1);
+        market.finalize(taskId);
+        uint256 comp = market.compensation(market.specOf(taskId));
+        assertEq(market.creditOf(alice), comp + _bond(taskId) + REWARD, "alice: compensation, bond, reward");
+        assertTrue(market.trainerOf(taskId, bob).eliminated, "the cheater is eliminated");
+        for (uint256 i; i < honestOracles.length; ++i) {
+            assertGe(oracle.bondOf(honestOracles[i]), 1 ether, "no honest oracle loses bond");
+        }
+    }
+
     // ---------------------------------------------------------------- withdraw
 
     function test_withdraw_reentrant_reverts() public checkFunds {
@@ -1555,3 +1802,29 @@ contract TaskMarketTest is Test {
         }
     }
 }
+
+/// @notice Attack 1's lever: challenge, read the committee and revert unless colluders sit on it, all
+///         in one transaction.
+contract CommitteeGrinder {
+    RecomputeOracle internal immutable _oracle;
+    address[] internal _colluders;
+
+    constructor(RecomputeOracle oracle_, address[] memory colluders) {
+        _oracle = oracle_;
+        _colluders = colluders;
+    }
+
+    function challengeAndDraw(uint256 qid) external {
+        _oracle.challenge{value: _oracle.challengeBond()}(qid);
+        _oracle.draw(qid); // reverts: the committee's randomness is not readable in this block
+        address[] memory seated = _oracle.committeeOf(qid);
+        uint256 n;
+        for (uint256 i; i < seated.length; ++i) {
+            for (uint256 j; j < _colluders.length; ++j) {
+                if (seated[i] == _colluders[j]) ++n;
+            }
+        }
+        require(n >= 2, "not ours");
+    }
+}
+

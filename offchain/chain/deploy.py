@@ -1,9 +1,17 @@
 """Deploy the protocol's contracts and record where they are.
 
 `PROTOCOL` lists the contracts in deployment order; a new contract is one more entry
-(its constructor arguments may use the addresses deployed before it). `deploy_all`
-writes `deployments/<chainId>.json` atomically: a temporary file in the same folder,
-then `os.replace` (`_files.write_json_atomically`), so a reader never sees half a file.
+(its constructor arguments may use the addresses deployed before it). `BINDINGS` are the
+calls the deployer makes once everything is deployed, so that each entry point that costs
+someone else is reachable only from the protocol's own flow: the oracle answers only the
+dispute game (`RecomputeOracle.bindGame`), the game opens only for the task market
+(`DisputeGame.bindMarket`). Each binding is read back through its getter; a binding that
+reverts or reads back wrong fails the deployment (no file is written).
+
+`deploy_all` writes `deployments/<chainId>.json` atomically: a temporary file in the same
+folder, then `os.replace` (`_files.write_json_atomically`), so a reader never sees half a
+file. The file lists the contracts (address, transaction, block, code hash, source) and
+the bindings (contract, function, target, transaction).
 """
 
 from __future__ import annotations
@@ -19,7 +27,7 @@ from eth_utils import keccak
 from offchain.chain._files import write_json_atomically
 from offchain.chain.build import Artifact, compile_contracts, repo_root
 from offchain.chain.client import ChainClient
-from offchain.chain.errors import ChainError
+from offchain.chain.errors import ChainError, ContractRevert
 
 DEPLOYMENTS_DIR: Final = "deployments"
 FORMAT: Final = 1
@@ -33,18 +41,52 @@ class ContractSpec:
     args: Callable[[Mapping[str, str]], tuple[Any, ...]] = field(default=lambda _addresses: ())
 
 
-# RecomputeOracle's constructor arguments for a local chain: fee 0.01 ether, minBond 1 ether,
-# challengeBond 1 ether, silenceSlash 0.1 ether, answer/challenge/vote windows 600 s each,
-# exitDelay 3600 s, a committee of 3, at most 3 oracles tried per question.
-ORACLE_ARGS: Final[tuple[int, ...]] = (10**16, 10**18, 10**18, 10**17, 600, 600, 600, 3600, 3, 3)
+@dataclass(frozen=True, slots=True)
+class Binding:
+    """A call `contract.function(target)` the deployer makes after deploying, checked by `getter()`.
+
+    `target` names a contract of the deployment, or is an address (`0x...`).
+    """
+
+    contract: str
+    function: str
+    target: str
+    getter: str
+
+    def target_address(self, addresses: Mapping[str, str]) -> str:
+        if self.target.startswith("0x"):
+            return self.target
+        try:
+            return addresses[self.target]
+        except KeyError:
+            raise ChainError(f"binding {self.contract}.{self.function}: {self.target} is not deployed") from None
+
+
+# BlockhashRandomness's delay: the value of a request made in block b is the hash of block b + 1.
+RANDOMNESS_DELAY: Final = 1
+
+# RecomputeOracle's Params for a local chain, in the struct's order: fee 0.01 ether, minBond 1 ether (one
+# stake unit), challengeBond 1 ether, silenceSlash 0.1 ether, answer/challenge/vote windows 600 s each,
+# exitDelay 3600 s, waitLimit 3600 s (how long a draw waits for enough oracles), a committee of 3, at most
+# 3 oracles tried per question, at most 2 committee rounds. A question is assigned only when
+# committeeSize + 2 = 5 eligible oracles exist (offchain.contracts.recompute_oracle.OracleParams).
+ORACLE_ARGS: Final[tuple[int, ...]] = (10**16, 10**18, 10**18, 10**17, 600, 600, 600, 3600, 3600, 3, 3, 2)
 
 # The protocol's contracts in deployment order; a contract's arguments may use the addresses
 # deployed before it.
 PROTOCOL: Final[tuple[ContractSpec, ...]] = (
     ContractSpec("CommitmentVerifier"),
-    ContractSpec("RecomputeOracle", lambda _addresses: ORACLE_ARGS),
+    ContractSpec("BlockhashRandomness", lambda _addresses: (RANDOMNESS_DELAY,)),
+    ContractSpec("RecomputeOracle", lambda a: (a["BlockhashRandomness"], ORACLE_ARGS)),
     ContractSpec("DisputeGame", lambda a: (a["RecomputeOracle"],)),
     ContractSpec("TaskMarket", lambda a: (a["DisputeGame"], a["RecomputeOracle"])),
+)
+
+# What the deployer binds once every contract is deployed: only the game asks the oracle, only the
+# market opens games.
+BINDINGS: Final[tuple[Binding, ...]] = (
+    Binding("RecomputeOracle", "bindGame", "DisputeGame", "game"),
+    Binding("DisputeGame", "bindMarket", "TaskMarket", "market"),
 )
 
 
@@ -68,11 +110,32 @@ class DeployedRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class BoundRecord:
+    """A binding the deployer made: `contract.function(target)` in transaction `tx_hash`."""
+
+    contract: str
+    function: str
+    target: str  # the bound address
+    tx_hash: str
+    block_number: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "contract": self.contract,
+            "function": self.function,
+            "target": self.target,
+            "txHash": self.tx_hash,
+            "blockNumber": self.block_number,
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class Deployment:
     chain_id: int
     deployer: str
     contracts: dict[str, DeployedRecord]
     path: Path | None = None
+    bindings: tuple[BoundRecord, ...] = ()
 
     def address(self, name: str) -> str:
         try:
@@ -86,6 +149,7 @@ class Deployment:
             "chainId": self.chain_id,
             "deployer": self.deployer,
             "contracts": {name: rec.to_json() for name, rec in self.contracts.items()},
+            "bindings": [b.to_json() for b in self.bindings],
         }
 
     @classmethod
@@ -97,7 +161,11 @@ class Deployment:
                 )
                 for name, c in data["contracts"].items()
             }
-            return cls(int(data["chainId"]), str(data["deployer"]), contracts, path)
+            bindings = tuple(  # absent from files written before bindings existed
+                BoundRecord(b["contract"], b["function"], b["target"], b["txHash"], int(b["blockNumber"]))
+                for b in data.get("bindings", [])
+            )
+            return cls(int(data["chainId"]), str(data["deployer"]), contracts, path, bindings)
         except (KeyError, TypeError, ValueError) as e:
             raise ChainError(f"deployment file {path or ''} is malformed: {e!r}") from e
 
@@ -122,10 +190,14 @@ def deploy_all(
     *,
     artifacts: Mapping[str, Artifact] | None = None,
     protocol: tuple[ContractSpec, ...] = PROTOCOL,
+    bindings: tuple[Binding, ...] | None = None,
     out_dir: Path | None = None,
     write: bool = True,
 ) -> Deployment:
-    """Deploy every contract of `protocol` in order; write `<out_dir>/<chainId>.json`."""
+    """Deploy every contract of `protocol` in order, make `bindings` (default: `BINDINGS` when `protocol` is
+    `PROTOCOL`, none otherwise) and check each; write `<out_dir>/<chainId>.json`."""
+    if bindings is None:
+        bindings = BINDINGS if protocol is PROTOCOL else ()
     artifacts = artifacts if artifacts is not None else compile_contracts()
     missing = [spec.name for spec in protocol if spec.name not in artifacts]
     if missing:
@@ -147,8 +219,30 @@ def deploy_all(
             "0x" + keccak(code).hex(),
             artifact.source,
         )
+    bound = tuple(_bind(client, artifacts, addresses, b) for b in bindings)
     path = deployment_path(client.chain_id, out_dir) if write else None
-    deployment = Deployment(client.chain_id, client.address, records, path)
+    deployment = Deployment(client.chain_id, client.address, records, path, bound)
     if path is not None:
         write_json_atomically(path, deployment.to_json(), indent=2)
     return deployment
+
+
+def _bind(
+    client: ChainClient, artifacts: Mapping[str, Artifact], addresses: Mapping[str, str], b: Binding
+) -> BoundRecord:
+    """Make binding `b` from the deployer's key and read it back; a ChainError that says which one failed."""
+    what = f"{b.contract}.{b.function}({b.target})"
+    if b.contract not in addresses:
+        raise ChainError(f"binding {what}: {b.contract} is not deployed")
+    target = b.target_address(addresses)
+    contract = client.contract(artifacts[b.contract], addresses[b.contract])
+    try:
+        receipt = client.send(contract.functions[b.function](target))
+        got = str(client.call(contract.functions[b.getter]()))
+    except ContractRevert as e:
+        raise ChainError(f"deployment failed: binding {what} reverted: {e}") from e
+    except ChainError as e:
+        raise ChainError(f"deployment failed: binding {what}: {e}") from e
+    if got.lower() != target.lower():
+        raise ChainError(f"deployment failed: after {what}, {b.contract}.{b.getter}() is {got}, not {target}")
+    return BoundRecord(b.contract, b.function, target, receipt.tx_hash, receipt.block_number)

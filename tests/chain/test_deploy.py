@@ -12,7 +12,7 @@ from eth_utils import keccak
 from offchain.chain.anvil import Anvil
 from offchain.chain.build import Artifact
 from offchain.chain.client import ChainClient
-from offchain.chain.deploy import PROTOCOL, ContractSpec, deploy_all, load_deployment
+from offchain.chain.deploy import BINDINGS, PROTOCOL, Binding, ContractSpec, deploy_all, load_deployment
 from offchain.chain.errors import ChainError
 
 pytestmark = pytest.mark.anvil
@@ -74,3 +74,30 @@ def test_unknown_contract_and_missing_file_are_clear(client: ChainClient, tmp_pa
         deploy_all(client, artifacts={}, protocol=(ContractSpec("Nope"),), write=False)
     with pytest.raises(ChainError, match="refereed deploy"):
         load_deployment(12345, tmp_path)
+
+
+def test_the_bindings_are_made_recorded_and_read_back(
+    client: ChainClient, artifacts: dict[str, Artifact], tmp_path: Path
+) -> None:
+    deployment = deploy_all(client, artifacts=artifacts, out_dir=tmp_path)
+    data = json.loads((tmp_path / f"{client.chain_id}.json").read_text())
+    assert [(b["contract"], b["function"]) for b in data["bindings"]] == [(b.contract, b.function) for b in BINDINGS]
+    targets = {b["contract"]: b["target"] for b in data["bindings"]}
+    assert targets == {
+        "RecomputeOracle": deployment.address("DisputeGame"),
+        "DisputeGame": deployment.address("TaskMarket"),
+    }
+    assert all(b["txHash"].startswith("0x") and b["blockNumber"] > 0 for b in data["bindings"])
+    assert load_deployment(client.chain_id, tmp_path).bindings == deployment.bindings
+
+
+def test_a_binding_that_fails_fails_the_deployment(
+    client: ChainClient, artifacts: dict[str, Artifact], tmp_path: Path
+) -> None:
+    twice = (BINDINGS[0], BINDINGS[0])  # the second bindGame reverts: the game is bound once
+    with pytest.raises(ChainError, match=r"binding RecomputeOracle.bindGame\(DisputeGame\) reverted.*AlreadyBound"):
+        deploy_all(client, artifacts=artifacts, protocol=PROTOCOL, bindings=twice, out_dir=tmp_path)
+    assert not list(tmp_path.iterdir()), "no deployment file for a failed deployment"
+    wrong = (Binding("RecomputeOracle", "bindGame", "DisputeGame", "randomness"),)  # reads back another address
+    with pytest.raises(ChainError, match=r"RecomputeOracle.randomness\(\) is 0x"):
+        deploy_all(client, artifacts=artifacts, protocol=PROTOCOL, bindings=wrong, write=False)

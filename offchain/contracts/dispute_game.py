@@ -425,8 +425,21 @@ class DisputeGameTooManyEntries(DisputeGameError):
 
 
 class DisputeGameOracleNotDone(DisputeGameError):
-    """The oracle has not decided the question yet (`status`); call `resolveOracle` once it is Final (4) or
-    Abandoned (5)."""
+    """The oracle has not decided the question yet (`status`); call `resolveOracle` once it is Final (6) or
+    Abandoned (7)."""
+
+
+class DisputeGameNotDeployer(DisputeGameError):
+    """Only the game's deployer (`deployer`) may bind the task market; send from its key."""
+
+
+class DisputeGameMarketAlreadyBound(DisputeGameError):
+    """The task market was already bound (to `market`); it is bound once, at deployment."""
+
+
+class DisputeGameNotMarket(DisputeGameError):
+    """Only the bound task market (`market`) may open games (`TaskMarket.openDispute`); a zero market means
+    the deployment never bound it (run `refereed deploy` again)."""
 
 
 DISPUTE_GAME_ERRORS: Final = error_table(DisputeGameError)
@@ -447,7 +460,7 @@ class DisputeGameClient(ContractClient):
     def open(
         self, cfg: Config, defender: str, defender_checkpoints: bytes, challenger: str, challenger_checkpoints: bytes
     ) -> GameId:
-        """Opens a game owned by the caller; its id (from GameOpened)."""
+        """Opens a game owned by the caller, which must be the bound market; its id (from GameOpened)."""
         fn = self.contract.functions.open(
             cfg.to_abi(),
             address(defender),
@@ -548,6 +561,14 @@ class DisputeGameClient(ContractClient):
 
     def oracle(self) -> ChecksumAddress:
         return address(self._call(self.contract.functions.oracle()))
+
+    def market(self) -> ChecksumAddress:
+        """The bound task market, the only opener of games (the zero address until `bindMarket`)."""
+        return address(self._call(self.contract.functions.market()))
+
+    def bind_market(self, market: str) -> Receipt:
+        """The deployer binds the task market that alone may open games (once)."""
+        return self._send(self.contract.functions.bindMarket(address(market)))
 
     def round_bound(self, cfg: Config) -> int:
         return int(self._call(self.contract.functions.roundBound(cfg.to_abi())))

@@ -118,8 +118,33 @@ def test_deployment_wires_the_contracts(players: dict[str, Protocol], deployment
     p = players["anyone"]
     assert p.market.game() == p.game.address == deployment.address("DisputeGame")
     assert p.game.oracle() == p.oracle.address == p.market.oracle() == deployment.address("RecomputeOracle")
-    assert p.oracle.params() == OracleParams(*ORACLE_ARGS)  # type: ignore[arg-type]
-    assert p.oracle.max_resolution_time() == OracleParams(*ORACLE_ARGS).max_resolution_time == 3 * 600 + 600 + 600  # type: ignore[arg-type]
+    assert p.game.market() == p.market.address, "only the market opens games"
+    assert p.oracle.game() == p.game.address, "only the game asks the oracle"
+    assert p.oracle.randomness() == deployment.address("BlockhashRandomness")
+    params = OracleParams(*ORACLE_ARGS)  # type: ignore[arg-type]
+    assert p.oracle.params() == params and params.oracles_needed == 5
+    bound = 3 * (3600 + 600 + 2) + 600 + 1 + 2 * (3600 + 2 * 600 + 2)
+    assert p.oracle.max_resolution_time() == params.max_resolution_time == bound
+    assert [(b.contract, b.function) for b in deployment.bindings] == [
+        ("RecomputeOracle", "bindGame"),
+        ("DisputeGame", "bindMarket"),
+    ]
+
+
+def test_only_the_bound_market_opens_games(players: dict[str, Protocol]) -> None:
+    anyone = players["anyone"]
+    cfg = dg.Config(sha("program"), sha("graph"), sha("dataset"), 7, STEPS, INTERVAL, 10, 100, 2, ARITY, CLOCK)
+    a, b = players["a"].market.chain.address, players["b"].market.chain.address
+    with pytest.raises(dg.DisputeGameNotMarket) as refused:
+        anyone.game.open(cfg, a, honest(1), b, honest(2))
+    assert refused.value.args.market == anyone.market.address
+    with pytest.raises(dg.DisputeGameNotDeployer):
+        anyone.game.bind_market(anyone.game.chain.address)
+    with pytest.raises(ro.RecomputeOracleNotDeployer):
+        anyone.oracle.bind_game(anyone.oracle.chain.address)
+    with pytest.raises(ro.RecomputeOracleNotGame) as asked:
+        anyone.oracle.ask(sha("program"), 1, [sha("input")], (a, b))
+    assert asked.value.args.game == anyone.game.address
 
 
 def test_a_dispute_is_played_down_to_one_step_then_timed_out(players: dict[str, Protocol]) -> None:

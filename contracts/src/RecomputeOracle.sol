@@ -589,7 +589,7 @@ contract RecomputeOracle is IRecomputeOracle {
             } else if (_tried[questionId][a]) {
                 continue;
             }
-            bool again;
+            bool again = false;
             for (uint256 j; j < found; ++j) {
                 if (picks[j] == a) again = true;
             }

@@ -52,6 +52,14 @@ contract DisputeGame is IDisputeGame {
     /// @notice Largest state (entries) a post-state descent handles: bounds its rounds.
     uint256 public constant MAX_STATE_ENTRIES = 1 << 16;
 
+    /// @notice Gas a metered call is charged besides what it measures: the transaction's base cost.
+    uint256 public constant TX_BASE_GAS = 21_000;
+    /// @notice Gas per calldata byte charged to a metered call (the non-zero byte price: an upper
+    ///         bound of its calldata cost, floor pricing included).
+    uint256 public constant CALLDATA_GAS_PER_BYTE = 40;
+    /// @notice Gas charged for the meter's own update and the call's return, not measured.
+    uint256 public constant METER_GAS = 6_000;
+
     bytes4 private constant CKPT = "CKPT";
     bytes4 private constant NODE = "NODE";
     bytes4 private constant DESC = "DESC";
@@ -118,6 +126,9 @@ contract DisputeGame is IDisputeGame {
     uint256 private _count;
     mapping(uint256 gameId => Game) private _games;
     mapping(uint256 gameId => Config) private _configs;
+    /// @dev Per game and side (0 defender, 1 challenger): gas (high 64 bits) and wei (low 192 bits)
+    ///      the side's metered calls cost; the wei part starts at 1 so that no move writes a fresh slot.
+    mapping(uint256 gameId => uint256[2]) private _meters;
 
     constructor(IRecomputeOracle oracle_) {
         _oracle = oracle_;
@@ -172,13 +183,17 @@ contract DisputeGame is IDisputeGame {
         g.agreedRoot = preset;
         g.defenderTrace = preset;
         g.descHash = preset;
+        _meters[gameId] = [uint256(1), uint256(1)];
         emit GameOpened(gameId, msg.sender, defender, challenger, defenderCheckpoints, challengerCheckpoints);
     }
 
     // ---- descents ------------------------------------------------------------------------
 
     /// @inheritdoc IDisputeGame
-    function descend(uint256 gameId, bytes32[] calldata mine, bytes32[] calldata theirs) external {
+    function descend(uint256 gameId, bytes32[] calldata mine, bytes32[] calldata theirs)
+        external
+        metered(gameId)
+    {
         Game storage g = _game(gameId);
         Stage stage = g.stage;
         if (
@@ -277,7 +292,7 @@ contract DisputeGame is IDisputeGame {
     }
 
     /// @inheritdoc IDisputeGame
-    function openPostStateCount(uint256 gameId, uint64 count, bytes32 preTop) external {
+    function openPostStateCount(uint256 gameId, uint64 count, bytes32 preTop) external metered(gameId) {
         Game storage g = _begin(gameId, Stage.PostStateCount);
         if (count == 0 || count > MAX_STATE_ENTRIES) {
             revert DisputeGameTooManyEntries(count, MAX_STATE_ENTRIES);
@@ -301,7 +316,7 @@ contract DisputeGame is IDisputeGame {
         bytes32[] calldata mine,
         bytes32[] calldata theirs,
         bytes32[] calldata loProof
-    ) external {
+    ) external metered(gameId) {
         Game storage g = _begin(gameId, Stage.StepBisection);
         uint256 span = g.hi - g.lo;
         uint256 arity = g.arity;
@@ -394,7 +409,17 @@ contract DisputeGame is IDisputeGame {
         bytes calldata theirRecord,
         bytes calldata descriptor,
         bytes32[] calldata graphProof
-    ) external {
+    ) external metered(gameId) {
+        _revealNode(gameId, record, theirRecord, descriptor, graphProof);
+    }
+
+    function _revealNode(
+        uint256 gameId,
+        bytes calldata record,
+        bytes calldata theirRecord,
+        bytes calldata descriptor,
+        bytes32[] calldata graphProof
+    ) private {
         Game storage g = _begin(gameId, Stage.NodeReveal);
         Side side = g.toMove;
         NodeFields memory mineF = _openRecord(record, g.current[uint8(side)], g.position);
@@ -469,7 +494,7 @@ contract DisputeGame is IDisputeGame {
         bytes calldata record,
         bytes calldata descriptor,
         EntryProof calldata entry
-    ) external {
+    ) external metered(gameId) {
         (Game storage g, InputRef memory r) = _inputContext(gameId, record, descriptor, REF_STATE);
         MerkleLib.verify(
             g.agreedRoot, entry.count, entry.index, _stenLeaf(bytes32(r.a), r.value), entry.siblings
@@ -484,7 +509,7 @@ contract DisputeGame is IDisputeGame {
         bytes calldata descriptor,
         bytes32[4] calldata programRoots,
         EntryProof calldata entry
-    ) external {
+    ) external metered(gameId) {
         (Game storage g, InputRef memory r) = _inputContext(gameId, record, descriptor, REF_CONST);
         _checkProgram(_configs[gameId], programRoots);
         MerkleLib.verify(
@@ -500,7 +525,17 @@ contract DisputeGame is IDisputeGame {
         bytes calldata descriptor,
         bytes calldata sourceRecord,
         bytes32[] calldata sourceProof
-    ) external {
+    ) external metered(gameId) {
+        _proveNodeInput(gameId, record, descriptor, sourceRecord, sourceProof);
+    }
+
+    function _proveNodeInput(
+        uint256 gameId,
+        bytes calldata record,
+        bytes calldata descriptor,
+        bytes calldata sourceRecord,
+        bytes32[] calldata sourceProof
+    ) private {
         (Game storage g, InputRef memory r) = _inputContext(gameId, record, descriptor, REF_NODE);
         // Records before the first differing one are the same in both traces; a reference to a
         // later node is not a program in topological order.
@@ -522,7 +557,7 @@ contract DisputeGame is IDisputeGame {
         bytes calldata record,
         bytes calldata descriptor,
         BatchProof calldata batch
-    ) external {
+    ) external metered(gameId) {
         (Game storage g, InputRef memory r) = _inputContext(gameId, record, descriptor, REF_BATCH);
         Config storage cfg = _configs[gameId];
         _batches.verify(
@@ -541,7 +576,11 @@ contract DisputeGame is IDisputeGame {
     }
 
     /// @inheritdoc IDisputeGame
-    function provePostState(uint256 gameId, PostStateProof calldata p) external {
+    function provePostState(uint256 gameId, PostStateProof calldata p) external metered(gameId) {
+        _provePostState(gameId, p);
+    }
+
+    function _provePostState(uint256 gameId, PostStateProof calldata p) private {
         Game storage g = _begin(gameId, Stage.PostStateProof);
         Config storage cfg = _configs[gameId];
         bytes32 leaf = _stenLeaf(p.nameHash, p.commitment);
@@ -584,7 +623,7 @@ contract DisputeGame is IDisputeGame {
     }
 
     /// @inheritdoc IDisputeGame
-    function resolveOracle(uint256 gameId) external {
+    function resolveOracle(uint256 gameId) external metered(gameId) {
         Game storage g = _game(gameId);
         if (g.stage != Stage.Oracle) revert DisputeGameWrongStage(gameId, Stage.Oracle, g.stage);
         (IRecomputeOracle.QuestionStatus status, bytes32 answer) = _oracle.result(g.questionId);
@@ -600,7 +639,7 @@ contract DisputeGame is IDisputeGame {
     }
 
     /// @inheritdoc IDisputeGame
-    function timeout(uint256 gameId) external {
+    function timeout(uint256 gameId) external metered(gameId) {
         Game storage g = _game(gameId);
         Stage stage = g.stage;
         if (stage == Stage.Oracle || stage == Stage.Resolved) revert DisputeGameNotPlaying(gameId, stage);
@@ -700,7 +739,40 @@ contract DisputeGame is IDisputeGame {
         return 2 * uint256(cfg.clock) + 1 + _oracle.maxResolutionTime();
     }
 
+    /// @inheritdoc IDisputeGame
+    function meterOf(uint256 gameId) external view returns (uint256[2] memory gas, uint256[2] memory weiSpent) {
+        _game(gameId);
+        for (uint256 s; s < 2; ++s) {
+            uint256 m = _meters[gameId][s];
+            gas[s] = m >> 192;
+            weiSpent[s] = (m & type(uint192).max) - 1;
+        }
+    }
+
     // ---- internals -----------------------------------------------------------------------
+
+    /// @dev Charges a player's call to its side's meter (docs/game.md, "Compensation").
+    modifier metered(uint256 gameId) {
+        uint256 start = gasleft();
+        _;
+        _meter(gameId, start);
+    }
+
+    /// @dev Adds the gas used since `start` (plus the transaction's base and calldata cost and the
+    ///      meter's own) at the transaction's gas price to the caller's side, if it is a player.
+    function _meter(uint256 gameId, uint256 start) private {
+        Game storage g = _games[gameId];
+        uint256 s;
+        if (msg.sender == g.players[0]) s = 0;
+        else if (msg.sender == g.players[1]) s = 1;
+        else return;
+        uint256 used = start - gasleft() + TX_BASE_GAS + CALLDATA_GAS_PER_BYTE * msg.data.length + METER_GAS;
+        uint256 m = _meters[gameId][s];
+        // Cannot overflow in practice: 2^64 gas and 2^192 wei are far beyond any game.
+        unchecked {
+            _meters[gameId][s] = (((m >> 192) + used) << 192) | ((m & type(uint192).max) + used * tx.gasprice);
+        }
+    }
 
     function _game(uint256 gameId) private view returns (Game storage g) {
         g = _games[gameId];

@@ -2210,6 +2210,53 @@ contract DisputeGameTest is DisputeGameBase {
         game.roundBound(cfg);
     }
 
+    // ---- metering ------------------------------------------------------------------------------
+
+    /// @notice Each side's meter covers what its calls used (plus each transaction's base cost) and
+    ///         overcounts by at most the fixed allowances; the wei part is that gas at the gas price;
+    ///         a keeper's call is not counted.
+    function test_meterOf_countsEachSidesCalls_succeeds() public {
+        vm.txGasPrice(7 gwei);
+        Match memory m = _newMatch(_task(), Lie.PostStateK, STEP, NODE, true);
+        uint256[2] memory used;
+        uint256[2] memory calls;
+        uint256[2] memory bytesSent;
+        for (;;) {
+            IDisputeGame.GameView memory v = _view(m);
+            if (v.stage == IDisputeGame.Stage.Resolved) break;
+            uint256 side = uint256(v.toMove);
+            bytes memory cd = _moveData(m, v);
+            (bool ok, uint256 gas,) = _send(m.accounts[side], cd);
+            assertTrue(ok, "move");
+            used[side] += gas;
+            calls[side] += 1;
+            bytesSent[side] += cd.length;
+        }
+        (uint256[2] memory meterGas, uint256[2] memory meterWei) = game.meterOf(m.id);
+        for (uint256 side; side < 2; ++side) {
+            assertGe(meterGas[side], used[side] + calls[side] * game.TX_BASE_GAS(), "covers what was spent");
+            assertLe(
+                meterGas[side],
+                used[side]
+                    + calls[side] * (game.TX_BASE_GAS() + game.METER_GAS())
+                    + bytesSent[side] * game.CALLDATA_GAS_PER_BYTE(),
+                "overcounts by the allowances at most"
+            );
+            assertEq(meterWei[side], meterGas[side] * 7 gwei, "at the gas price");
+            assertLe(meterGas[side], game.honestGasBound(m.players[0].task.cfg), "within the bond's bound");
+        }
+    }
+
+    function test_meterOf_keeperNotCounted_succeeds() public {
+        Match memory m = _newMatch(_task(), Lie.Output, STEP, NODE, true);
+        IDisputeGame.GameView memory v = _view(m);
+        vm.warp(uint256(v.turnStartedAt) + v.clockLeft[0] + 1);
+        vm.prank(oracleNode);
+        game.timeout(m.id);
+        (uint256[2] memory gas, uint256[2] memory weiSpent) = game.meterOf(m.id);
+        assertEq(gas[0] + gas[1] + weiSpent[0] + weiSpent[1], 0, "nothing metered");
+    }
+
     // ---- who opens -----------------------------------------------------------------------------
 
     /// @notice Attack (issue: unanswerable questions): a game opened outside the market, between two

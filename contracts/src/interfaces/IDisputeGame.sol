@@ -315,6 +315,11 @@ interface IDisputeGame {
     function gameCount() external view returns (uint256);
     function oracle() external view returns (address);
     function market() external view returns (address);
+    /// @notice What each side's calls to this game cost it (index 0 the defender, 1 the challenger):
+    ///         gas measured per call plus `TX_BASE_GAS`, `CALLDATA_GAS_PER_BYTE` a calldata byte and
+    ///         `METER_GAS`, and that gas at each transaction's gas price. Calls by anyone else are not
+    ///         counted. The market repays the winner from this (docs/game.md, "Compensation").
+    function meterOf(uint256 gameId) external view returns (uint256[2] memory gas, uint256[2] memory weiSpent);
 
     /// @notice Moves per side in the longest game of `cfg` (descents, bisection, reveal, proof).
     function roundBound(Config calldata cfg) external pure returns (uint256);

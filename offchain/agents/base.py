@@ -15,7 +15,7 @@ is sent again.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -30,7 +30,7 @@ from offchain.agents.db import AgentDB
 from offchain.chain.build import Artifact
 from offchain.chain.client import ChainClient, Receipt
 from offchain.chain.deploy import Deployment
-from offchain.chain.errors import ChainUnreachableError
+from offchain.chain.errors import ChainUnreachableError, ContractRevert
 from offchain.contracts.protocol import Protocol
 from offchain.store import Store
 
@@ -40,13 +40,14 @@ class Tick:
     busy: bool
     until: int | None = None  # when idle: the chain time (unix s) it waits for, if any
     done: bool = False  # nothing left to do, ever (for this agent's configured work)
+    block: bool = False  # when idle: it waits for a new block (randomness readable only after one is mined)
 
 
 BUSY = Tick(True)
 
 
-def idle(until: int | None = None) -> Tick:
-    return Tick(False, until)
+def idle(until: int | None = None, *, block: bool = False) -> Tick:
+    return Tick(False, until, block=block)
 
 
 DONE = Tick(False, None, True)
@@ -189,19 +190,41 @@ class Agent:
 
     def run_forever(self, *, poll: float = 1.0, stop: Callable[[], bool] = lambda: False) -> None:
         """Tick until `stop()`; an unreachable RPC is retried with backoff, never fatal."""
-        backoff = poll
-        while not stop():
+        run_together([self], poll=poll, stop=stop)
+
+
+def run_together(agents: Sequence[Agent], *, poll: float = 1.0, stop: Callable[[], bool] = lambda: False) -> None:
+    """Tick `agents` in turn until `stop()`, in real time (what `refereed ... run` does).
+
+    An unreachable RPC is retried with backoff, never fatal. A transaction the contract refused
+    because another party got there first (a settle, a draw, a reveal that already happened) is a
+    lost race, not an error: the agent reads the chain again on its next tick.
+    """
+    backoff = poll
+    while not stop():
+        busy, waits = False, []
+        for agent in agents:
             try:
-                t = self.tick()
+                t = agent.tick()
                 backoff = poll
             except ChainUnreachableError as e:
-                self.observer.event(self.name, f"RPC unreachable ({e.detail}); retrying in {backoff:.1f} s")
+                agent.observer.event(agent.name, f"RPC unreachable ({e.detail}); retrying in {backoff:.1f} s")
                 time.sleep(backoff)
                 backoff = min(backoff * 2, 30.0)
+                busy = True
+                continue
+            except ContractRevert as e:  # a race lost to another party; the next tick reads the chain again
+                agent.observer.event(agent.name, f"refused: {e.error_name or e} (the chain moved on); reading it again")
+                agent.db.log("note", f"a transaction was refused ({e}); will read the chain again")
+                time.sleep(poll)
                 continue
             if t.busy:
-                continue
-            if t.until is not None:
-                time.sleep(max(0.05, min(poll, t.until - time.time())))
-            else:
-                time.sleep(poll)
+                busy = True
+            elif t.until is not None:
+                waits.append(t.until)
+        if busy:
+            continue
+        if waits:
+            time.sleep(max(0.05, min(poll, min(waits) - time.time())))
+        else:
+            time.sleep(poll)

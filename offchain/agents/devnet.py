@@ -1,10 +1,15 @@
 """Several agents in one process against a local anvil, with chain time fast-forwarded when all wait.
 
 `Devnet.run(until)` ticks every agent in turn (training, game moves and answers interleave).
-When a whole round finds every agent idle, nobody can act before some chain time: the
-devnet moves anvil's clock to the earliest time an agent waits for (`evm_increaseTime`,
-then a block), which stands in for the hours a real deployment's windows last. On a real
-chain the agents run alone (`Agent.run_forever`) and simply wait.
+When a whole round finds every agent idle, nobody can act before some chain time or some
+block: if an agent waits for a block (the randomness of an oracle draw is readable only
+from a block mined after its request, and anvil mines only with a transaction), the devnet
+mines one; otherwise it moves anvil's clock to the earliest time an agent waits for
+(`evm_increaseTime`, then a block), which stands in for the hours a real deployment's
+windows last. On a real chain the agents run alone (`Agent.run_forever`) and simply wait.
+
+A transaction the contract refuses during a tick (a race another agent won) is counted in
+`refused` and the tick taken again next round, as a standalone agent's loop does.
 
 Faults are first-class: an unreachable RPC during a tick is retried on the next round
 (the tick's decisions are re-read from the chain), and an agent that dies (`AgentCrashed`)
@@ -19,7 +24,7 @@ from collections.abc import Callable
 
 from offchain.agents.base import Agent, AgentCrashed, Observer, PrintObserver
 from offchain.chain.client import ChainClient
-from offchain.chain.errors import ChainUnreachableError
+from offchain.chain.errors import ChainUnreachableError, ContractRevert
 from offchain.errors import OffchainError
 
 
@@ -46,9 +51,16 @@ class Devnet:
         self.rounds = 0
         self.rpc_failures = 0
         self.crashes: list[str] = []
+        self.refused: list[str] = []  # "<agent>: <error>" of every transaction refused during a tick
+        self.blocks_mined = 0  # blocks mined for agents waiting for one
 
     def now(self) -> int:
         return int(self.chain.read(lambda: self.chain.w3.eth.get_block("latest")["timestamp"], "eth_getBlock"))
+
+    def mine(self) -> None:
+        w3 = self.chain.w3
+        self.chain.read(lambda: w3.provider.make_request("evm_mine", []), "evm_mine")  # type: ignore[arg-type]
+        self.blocks_mined += 1
 
     def advance(self, seconds: int) -> None:
         w3 = self.chain.w3
@@ -69,7 +81,7 @@ class Devnet:
             if time.monotonic() > deadline:
                 raise TimeoutError(f"the agents did not reach the goal in {timeout_s:.0f} s: {self.describe()}")
             self.rounds += 1
-            busy, waits, unreachable = False, [], False
+            busy, waits, unreachable, block = False, [], False, False
             for agent in list(self.agents):
                 try:
                     t = agent.tick()
@@ -82,10 +94,17 @@ class Devnet:
                     self._crashed(agent)
                     busy = True
                     continue
+                except ContractRevert as e:  # a race lost: the agent reads the chain again next round
+                    self.refused.append(f"{agent.name}: {e.error_name or e}")
+                    self.observer.event(agent.name, f"refused: {e.error_name or e}; will read the chain again")
+                    busy = True
+                    continue
                 if t.busy:
                     busy = True
-                elif t.until is not None and not t.done:
-                    waits.append(t.until)
+                elif not t.done:
+                    block = block or t.block
+                    if t.until is not None:
+                        waits.append(t.until)
             if on_round is not None:
                 on_round()
             if busy:
@@ -95,6 +114,9 @@ class Devnet:
                 continue
             if until():
                 return
+            if block:  # someone waits for randomness: a block, without moving the clock
+                self.mine()
+                continue
             if not waits:
                 raise Stalled(f"every agent is idle and none waits for a time: {self.describe()}")
             if not self.warp:

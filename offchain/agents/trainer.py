@@ -26,12 +26,12 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
+from offchain.agents._questions import tend
 from offchain.agents.base import BUSY, DONE, Agent, Tick, idle
 from offchain.agents.strategy import HONEST, Strategy
 from offchain.agents.task import TaskMaterials, TaskRejected, load_materials
 from offchain.chain.errors import ContractRevert
 from offchain.contracts.dispute_game import Outcome, Side, Stage
-from offchain.contracts.recompute_oracle import QuestionStatus
 from offchain.contracts.task_market import TaskSpec, TaskStatus
 from offchain.game.player import PLAYING, GamePlayer
 from offchain.game.witness import RunWitness
@@ -341,18 +341,14 @@ class TrainerAgent(Agent):
             if not rec.get("published"):
                 return self._publish(game_id, run, view.lo, view.position)
             q = self.protocol.oracle.question(view.question_id)
-            if q.status in (QuestionStatus.FINAL, QuestionStatus.ABANDONED):
+            if q.status.ended:
                 outcome = game.resolve_oracle(game_id)
                 self.say(f"game {game_id}: the oracle's answer is final: {outcome.name.lower()}")
                 return BUSY
-            if q.status is QuestionStatus.ASSIGNED and now > q.deadline:
-                self.protocol.oracle.reassign(view.question_id)
-                self.say(f"game {game_id}: the oracle stayed silent; re-assigned the question")
-                return BUSY
-            if q.status in (QuestionStatus.ANSWERED, QuestionStatus.CHALLENGED) and now > q.deadline:
-                self.protocol.oracle.settle(view.question_id)
-                return BUSY
-            return idle(q.deadline + 1)
+            t, said = tend(self.protocol.oracle, view.question_id, q, now)
+            if said:
+                self.say(f"game {game_id}: {said}")
+            return t
         if view.stage is Stage.RESOLVED:
             if not market.dispute_of(game_id).settled:
                 market.settle_dispute(game_id)

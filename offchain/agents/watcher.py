@@ -10,6 +10,7 @@ games. The games of one task run in parallel.
 
 It is also the protocol's janitor, for everyone's games: it calls `timeout` when the side
 to move let its clock run out, re-assigns an oracle question whose oracle stayed silent,
+settles oracle questions whose windows passed (and draws one whose draw deadline passed),
 resolves a game whose oracle answer is final, and settles resolved games in the market.
 All of these are permissionless; the players do the same for their own games.
 """
@@ -18,9 +19,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from offchain.agents._questions import tend
 from offchain.agents.base import BUSY, Agent, Tick, idle
 from offchain.contracts.dispute_game import Stage
-from offchain.contracts.recompute_oracle import QuestionStatus
 from offchain.contracts.task_market import TaskStatus
 from offchain.game.player import PLAYING
 
@@ -54,6 +55,7 @@ class WatcherAgent(Agent):
                     self.db.put("task", task_id, {"status": "open", "posted_block": int(e["_block"])})
             self.db.set_cursor("tasks", head + 1)
         waits: list[int] = []
+        block = False
         for key, rec in list(self.db.all("task")):
             if rec.get("status") != "open":
                 continue
@@ -64,9 +66,10 @@ class WatcherAgent(Agent):
             t = self._watch(task_id, int(rec.get("posted_block", 0)))
             if t.busy:
                 return t
+            block = block or t.block
             if t.until is not None:
                 waits.append(t.until)
-        return idle(min(waits) if waits else None)
+        return idle(min(waits) if waits else None, block=block)
 
     def _watch(self, task_id: int, since: int) -> Tick:
         market, game = self.protocol.market, self.protocol.game
@@ -87,6 +90,7 @@ class WatcherAgent(Agent):
                     return BUSY
         now = self.chain_time()
         waits: list[int] = []
+        block = False
         for d in disputes:
             view = game.game_of(d.game_id)
             if view.stage in PLAYING:
@@ -97,21 +101,20 @@ class WatcherAgent(Agent):
                 waits.append(view.deadline + 1)
             elif view.stage is Stage.ORACLE:
                 q = self.protocol.oracle.question(view.question_id)
-                if q.status in (QuestionStatus.FINAL, QuestionStatus.ABANDONED):
+                if q.status.ended:
                     outcome = game.resolve_oracle(d.game_id)
                     self.say(f"game {d.game_id}: resolved by the oracle's final answer: {outcome.name.lower()}")
                     return BUSY
-                if q.status is QuestionStatus.ASSIGNED and now > q.deadline:
-                    self.protocol.oracle.reassign(view.question_id)
-                    self.say(f"game {d.game_id}: the drawn oracle stayed silent; question re-assigned")
-                    return BUSY
-                if q.status in (QuestionStatus.ANSWERED, QuestionStatus.CHALLENGED) and now > q.deadline:
-                    self.protocol.oracle.settle(view.question_id)
-                    self.say(f"game {d.game_id}: settled oracle question {view.question_id}")
-                    return BUSY
-                waits.append(q.deadline + 1)
+                t, said = tend(self.protocol.oracle, view.question_id, q, now)
+                if said:
+                    self.say(f"game {d.game_id}: {said}")
+                if t.busy:
+                    return t
+                block = block or t.block
+                if t.until is not None:
+                    waits.append(t.until)
             elif view.stage is Stage.RESOLVED and not market.dispute_of(d.game_id).settled:
                 outcome = market.settle_dispute(d.game_id)
                 self.say(f"game {d.game_id}: settled in the market ({outcome.name.lower()})")
                 return BUSY
-        return idle(min(waits) if waits else None)
+        return idle(min(waits) if waits else None, block=block)

@@ -1,7 +1,8 @@
 """A whole protocol run with agents: one client, k trainers, oracles, a watcher, on one chain.
 
 `Scenario` gives each party its own key (anvil's dev accounts, in the order client,
-trainers, oracles, watcher) and its own home folder (`<folder>/<name>/`, holding its
+trainers, oracles, watcher, after the deployer's account 0: start anvil with enough
+accounts, e.g. `Anvil(accounts=16)`) and its own home folder (`<folder>/<name>/`, holding its
 SQLite records and private store); all share one public store (`<folder>/public/`), the
 stand-in for the network's content-addressed storage. `run()` drives them with a
 `Devnet` until the task is finalized and every party has withdrawn what it was credited,
@@ -50,6 +51,17 @@ class TrainerRole:
 class OracleRole:
     name: str
     liar: bool = False
+    lies_only_when_answering: bool = False  # a liar that checks others' answers and votes honestly
+
+
+# A question is assigned only when committeeSize + 2 distinct eligible oracles (besides the two parties)
+# exist: the answering oracle, a challenger and a committee of 3 with the deployment's parameters.
+ORACLES: int = 5
+
+
+def oracle_roles(n: int = ORACLES) -> tuple[OracleRole, ...]:
+    """`n` honest oracles, named oracle-1, oracle-2, ..."""
+    return tuple(OracleRole(f"oracle-{i + 1}") for i in range(n))
 
 
 @dataclass
@@ -110,6 +122,7 @@ class ScenarioResult:
     warped_s: int
     crashes: list[str] = field(default_factory=list)
     rpc_failures: int = 0
+    refused: list[str] = field(default_factory=list)  # transactions refused during a tick (lost races)
     started_at: float = 0.0  # unix seconds when run() started
     journal: list[JournalEntry] = field(default_factory=list)  # every party's, by time
     phases: list[Phase] = field(default_factory=list)
@@ -130,14 +143,17 @@ class Scenario:
         folder: Path,
         order: TaskOrder,
         trainers: Sequence[TrainerRole],
-        oracles: Sequence[OracleRole] = (OracleRole("oracle"),),
+        oracles: Sequence[OracleRole] = oracle_roles(),
         observer: Observer | None = None,
         agent_rpc_url: str | None = None,
         defender: str = "first",
     ) -> None:
-        need = 2 + len(trainers) + len(oracles)
+        need = 3 + len(trainers) + len(oracles)  # with the deployer's account 0, the client and the watcher
         if len(accounts) < need:
-            raise ValueError(f"the scenario needs {need} funded accounts, the chain has {len(accounts)}")
+            raise ValueError(
+                f"the scenario needs {need} funded accounts, the chain has {len(accounts)} "
+                f"(start anvil with --accounts {need} or more)"
+            )
         self.rpc_url = rpc_url
         self.agent_rpc_url = agent_rpc_url or rpc_url  # e.g. through a proxy that drops connections
         self.deployment = deployment
@@ -179,9 +195,7 @@ class Scenario:
                 return TrainerAgent(name, strategy=t.strategy, **common)
         for o in self.oracle_roles:
             if o.name == name:
-                # a role may ask for an oracle that registers late (adversaries.LateOracleRole)
-                late = bool(getattr(o, "registers_after_question", False))
-                return OracleAgent(name, liar=o.liar, registers_after_question=late, **common)
+                return OracleAgent(name, liar=o.liar, lies_only_when_answering=o.lies_only_when_answering, **common)
         raise KeyError(name)
 
     def restart(self, agent: Agent) -> Agent:
@@ -300,6 +314,7 @@ class Scenario:
             warped_s=self.devnet.warped_s if self.devnet else 0,
             crashes=list(self.devnet.crashes) if self.devnet else [],
             rpc_failures=self.devnet.rpc_failures if self.devnet else 0,
+            refused=list(self.devnet.refused) if self.devnet else [],
             started_at=started_at,
             journal=journal,
             phases=phases(journal, started_at, started_at + wall_s),

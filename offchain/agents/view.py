@@ -29,7 +29,7 @@ from web3.contract.contract import Contract
 
 from offchain.contracts.dispute_game import GameView, Outcome, Side, Stage
 from offchain.contracts.protocol import Protocol
-from offchain.contracts.recompute_oracle import QuestionStatus
+from offchain.contracts.recompute_oracle import ORACLE_INAPPLICABLE, ORACLE_UNAVAILABLE, QuestionStatus
 
 # Agents' notes about transactions a `GameFeed` shows from the chain (with side, stage and
 # result): a view with a feed can leave them out. Notes about what happens off chain
@@ -439,11 +439,32 @@ class GameFeed:
             f" (game {game_id}, node {q.node})" if game_id is not None else f" (node {q.node})"
         )
         if fn == "answer":
-            text = f"{about}: {common['sender']} answered the node's output commitments"
+            answered = next((e for n, e in events if n == "QuestionAnswered"), None)
+            outputs = [bytes(o) for o in answered["outputs"]] if answered else []
+            refusals: dict[tuple[bytes, ...], str] = {
+                (ORACLE_UNAVAILABLE,): "answered UNAVAILABLE (it could not fetch the inputs)",
+                (ORACLE_INAPPLICABLE,): "answered INAPPLICABLE (the node does not run on the inputs)",
+            }
+            said = refusals.get(tuple(outputs), "answered the node's output commitments")
+            text = f"{about}: {common['sender']} {said}"
+        elif fn == "draw":
+            assigned = next((e for n, e in events if n == "QuestionAssigned"), None)
+            seated = next((e for n, e in events if n == "CommitteeSeated"), None)
+            if assigned is not None:
+                text = f"{about}: drawn to answer: {self.name(assigned['oracle'])}"
+            elif seated is not None:
+                members = ", ".join(self.name(m) for m in seated["committee"])
+                text = f"{about}: committee round {seated['round']} drawn: {members}"
+            elif any(n == "QuestionAbandoned" for n, _ in events):
+                text = f"{about}: too few eligible oracles before the deadline; abandoned"
+            else:
+                text = f"{about}: too few eligible oracles; the draw waits for more"
         elif fn == "challenge":
-            text = f"{about}: {common['sender']} challenged the answer; a committee votes"
-        elif fn == "vote":
-            text = f"{about}: {common['sender']} voted"
+            text = f"{about}: {common['sender']} challenged the answer; a committee will be drawn"
+        elif fn == "commitVote":
+            text = f"{about}: {common['sender']} committed to a vote"
+        elif fn == "revealVote":
+            text = f"{about}: {common['sender']} revealed its vote"
         elif fn == "reassign":
             text = f"{about}: the drawn oracle stayed silent; re-assigned"
         elif fn == "settle":
@@ -451,7 +472,10 @@ class GameFeed:
                 (QuestionStatus.ABANDONED for n, _ in events if n == "QuestionAbandoned"), q.status
             )
             slashed = [e for n, e in events if n == "OracleSlashed"]
-            text = f"{about}: settled, the answer is {status.name.lower()}"
+            if any(n == "RoundFailed" for n, _ in events) and not status.ended:
+                text = f"{about}: the committee round had no majority; another committee will be drawn"
+            else:
+                text = f"{about}: settled, the answer is {status.name.lower()}"
             if slashed:
                 text += "; " + ", ".join(f"oracle {self.name(e['oracle'])} slashed" for e in slashed)
         else:

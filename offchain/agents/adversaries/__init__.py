@@ -3,7 +3,7 @@
 Each `Adversary` names a way to cheat and builds the `Strategy` its cheating trainers
 play (`strategy(config)`, which picks the step to cheat at from the run's config). A
 scenario casts it with `cast(adversary, k)`: k trainers of which `cheaters` cheat, and the
-oracles the scenario needs (with the liar first when `lying_oracle`).
+oracles the scenario needs (liars that lie when drawn to answer, when `lying_oracle`).
 
     refereed demo --cheat <name>     any entry, by its name
 
@@ -32,7 +32,7 @@ from offchain.agents.adversaries._strategies import (
     WrongInput,
     WrongLearningRate,
 )
-from offchain.agents.scenario import OracleRole, TrainerRole
+from offchain.agents.scenario import ORACLES, OracleRole, TrainerRole, oracle_roles
 from offchain.agents.strategy import HONEST, Strategy
 from offchain.game.witness import Deviation, DeviationKind
 from trainer.runner.runner import RunConfig
@@ -45,7 +45,6 @@ __all__ = [
     "DeviatingStrategy",
     "EagerKernels",
     "ForgedRoots",
-    "LateOracleRole",
     "Lazy",
     "OneUlp",
     "PoisonedBatch",
@@ -59,7 +58,10 @@ __all__ = [
     "register",
 ]
 
-LYING_ORACLE_HONEST_ORACLES = 4  # a committee of 3 that excludes the liar and the challenger
+# The lying-oracle entry's oracles. Two questions (one per honest trainer) may each be answered by a
+# different liar; once one is slashed it is no longer eligible, and the other question still needs a
+# committee of 3 besides its answerer and its challenger: 3 + 3 = 6, and one more for slack.
+LYING_ORACLES = ORACLES + 2
 
 
 @dataclass(frozen=True)
@@ -68,19 +70,11 @@ class Adversary:
     summary: str  # one line, for --help and the report
     make: Callable[[RunConfig], Strategy]  # the cheating trainers' strategy for a run of this config
     cheaters: int = 1  # cheating trainers (2: they collude, with the same wrong run)
-    lying_oracle: bool = False  # an oracle that answers wrong is drawn first
+    lying_oracle: bool = False  # the oracle drawn to answer lies (every oracle would, if drawn)
     decided_by: str = ""  # what ends the game against an honest trainer, e.g. "oracle", "post-state proof"
 
     def strategy(self, config: RunConfig) -> Strategy:
         return self.make(config)
-
-
-@dataclass(frozen=True)
-class LateOracleRole(OracleRole):
-    """An honest oracle that registers only once a question has been assigned (a test
-    arrangement: `OracleAgent(registers_after_question=True)`), so the liar is drawn first."""
-
-    registers_after_question: bool = True
 
 
 def early_step(config: RunConfig) -> int:
@@ -236,10 +230,10 @@ def cast(
 ) -> tuple[list[TrainerRole], list[OracleRole]]:
     """The trainers (honest ones first) and oracles of a k-trainer scenario against `adversary`.
 
-    With `lying_oracle` the liar comes first and four honest oracles follow, each a
-    `LateOracleRole` (it registers once a question is assigned, so the liar answers the first
-    one); a challenge then finds a committee of three that is neither the liar nor the
-    challenger.
+    With `lying_oracle`, every oracle lies when it is drawn to answer (and only then: it checks
+    the others' answers and votes honestly). The draw is random, so this is how the scenario makes
+    sure that the oracle drawn to answer lies; whoever it is, another oracle recomputes the node,
+    challenges the lie, and a committee of three others overturns it.
     """
     if not 1 <= adversary.cheaters < k:
         raise ValueError(f"{adversary.name}: {adversary.cheaters} cheaters need k > {adversary.cheaters}, not {k}")
@@ -251,8 +245,9 @@ def cast(
         TrainerRole(f"cheater-{i + 1}" if adversary.cheaters > 1 else "cheater", cheat)
         for i in range(adversary.cheaters)
     ]
-    oracles: list[OracleRole] = [OracleRole("oracle")]
+    oracles = list(oracle_roles())
     if adversary.lying_oracle:
-        oracles = [OracleRole("oracle-liar", liar=True)]
-        oracles += [LateOracleRole(f"oracle-{i + 1}") for i in range(LYING_ORACLE_HONEST_ORACLES)]
+        oracles = [
+            OracleRole(f"oracle-{i + 1}", liar=True, lies_only_when_answering=True) for i in range(LYING_ORACLES)
+        ]
     return honest + cheaters, oracles

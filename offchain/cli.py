@@ -7,12 +7,14 @@
     refereed task show ID                a task's spec, status, groups, trainers and games
     refereed task finalize ID            pay the task out (and withdraw the caller's credit)
     refereed trainer run                 a trainer agent: join, train, submit, defend, withdraw; until Ctrl-C
-    refereed oracle run                  an oracle agent: register, answer, challenge, vote; until Ctrl-C
+    refereed oracle run [--count 5]      oracle agents: register, draw, answer, challenge, vote; until Ctrl-C
     refereed watch                       the watcher agent, with a live view of every game's moves
 
 The agent commands work against any RPC (`--rpc`, default the local anvil). Keys come from
 `--key` or REFEREED_KEY; on anvil's chain (31337) each role defaults to a dev account
-(client 1, trainer 2, oracle 5, watcher 6; `--account I` picks another). The deployment is
+(client 1, trainer 2, oracle 10, watcher 6; `--account I` picks another; `oracle run --count N`
+runs N oracles on accounts I, I+1, ...: a question is drawn only once committeeSize + 2 = 5
+oracles are registered, so `refereed devnet` funds 20 accounts). The deployment is
 read from deployments/<chainId>.json, an agent keeps its records in `--home` (default
 .refereed/<role>-<address>/), and all share the public store `--store` (.refereed/public).
 
@@ -67,7 +69,7 @@ def _raise_stop(signum: int, frame: FrameType | None) -> None:
 @app.command()
 def devnet(
     port: Annotated[int, typer.Option(help="RPC port (0: any free port)")] = 8545,
-    accounts: Annotated[int, typer.Option(help="funded accounts")] = 10,
+    accounts: Annotated[int, typer.Option(help="funded accounts (5 oracles, trainers, a client, a watcher)")] = 20,
     chain_id: Annotated[int, typer.Option(help="chain id")] = ANVIL_CHAIN_ID,
 ) -> None:
     """Run a local anvil chain with funded accounts until Ctrl-C."""
@@ -149,6 +151,8 @@ def deploy(
     for name, rec in deployment.contracts.items():
         table.add_row(name, rec.address, str(rec.block_number))
     out.print(table)
+    for b in deployment.bindings:
+        out.print(f"bound {b.contract}.{b.function}({b.target}) in block {b.block_number}")
     out.print(f"wrote {deployment.path}")
 
 
@@ -224,7 +228,8 @@ def _dense(t: Any, where: str) -> Any:
 # -- agents ------------------------------------------------------------------------------------
 
 DEFAULT_RPC = "http://127.0.0.1:8545"
-DEV_ACCOUNT = {"client": 1, "trainer": 2, "oracle": 5, "watcher": 6}  # anvil's dev accounts, by role
+DEV_ACCOUNT = {"client": 1, "trainer": 2, "oracle": 10, "watcher": 6}  # anvil's dev accounts, by role
+ORACLES = 5  # a question is drawn once committeeSize + 2 oracles are registered (deploy.ORACLE_ARGS)
 MAX_BATCH = 96  # digits: 64 float32 a example, and a batch proof carries at most 24 KiB
 
 task_app = typer.Typer(help="Post, inspect and finalize tasks.", no_args_is_help=True)
@@ -629,22 +634,56 @@ def oracle_run(
     home: Home = None,
     store: StoreDir = Path(".refereed/public"),
     deployments: Deployments = None,
+    count: Annotated[
+        int,
+        typer.Option(
+            help=f"oracles to run in this process, on anvil's dev accounts I, I+1, ... (a question needs "
+            f"{ORACLES} registered oracles); with --key: 1",
+            min=1,
+        ),
+    ] = 1,
     poll: Annotated[float, typer.Option(help="seconds between looks at the chain when idle", min=0.05)] = 1.0,
     liar: Annotated[bool, typer.Option(help="TESTING ONLY: answer and vote wrong outputs", hidden=True)] = False,
 ) -> None:
-    """Run a recompute oracle: register with a bond, answer questions, challenge wrong answers, vote; until Ctrl-C."""
+    """Run recompute oracles: register with a bond, draw, answer, challenge wrong answers, vote; until Ctrl-C."""
+    from offchain.agents.base import run_together
     from offchain.agents.oracle import OracleAgent
     from offchain.agents.view import RichObserver
     from offchain.chain.errors import ChainError
 
-    s = _session("oracle", rpc, key, account, home, store, deployments)
+    if count > 1 and (key is not None or home is not None):
+        _fail("--count runs several oracles on anvil's dev accounts: it cannot go with --key or --home", EXIT_INPUT)
+    first = DEV_ACCOUNT["oracle"] if account is None else account
+    sessions = [
+        _session("oracle", rpc, key, first + i if count > 1 else account, home, store, deployments)
+        for i in range(count)
+    ]
     out = _out()
+    observer = RichObserver(out)
+    agents = []
     try:
-        agent = OracleAgent("oracle", liar=liar, **_agent_kwargs(s, RichObserver(out)))
+        for i, s in enumerate(sessions):
+            name = "oracle" if count == 1 else f"oracle-{i + 1}"
+            agents.append(OracleAgent(name, liar=liar, **_agent_kwargs(s, observer)))
     except ChainError as e:
         _fail(str(e), EXIT_CHAIN)
-    out.print(f"oracle {s.address} on chain {s.chain_id}; records in {s.home}. Ctrl-C stops.")
-    _run_agent(agent, out, poll)
+    for agent, s in zip(agents, sessions, strict=True):
+        out.print(f"{agent.name} {s.address} on chain {s.chain_id}; records in {s.home}. Ctrl-C stops.")
+    if len(agents) == 1:
+        _run_agent(agents[0], out, poll)
+        return
+    with _StopFlag() as stop:
+        try:
+            run_together(agents, poll=poll, stop=stop)
+        except (_Stop, KeyboardInterrupt):
+            pass
+        except ChainError as e:
+            _fail(str(e), EXIT_CHAIN)
+        finally:
+            observer.close()
+            for agent in agents:
+                agent.close()
+    out.print(f"{len(agents)} oracles stopped; their records are in {', '.join(str(s.home) for s in sessions)}")
 
 
 @app.command()

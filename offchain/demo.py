@@ -35,7 +35,7 @@ from rich.table import Table
 from offchain.agents.adversaries import CATALOGUE, DEFAULT, Adversary, cast
 from offchain.agents.client import TaskOrder
 from offchain.agents.oracle import OracleAgent
-from offchain.agents.scenario import OracleRole, Scenario, ScenarioResult, TrainerRole
+from offchain.agents.scenario import OracleRole, Scenario, ScenarioResult, TrainerRole, oracle_roles
 from offchain.agents.strategy import HONEST
 from offchain.agents.view import FeedLine, GameFeed, RichObserver, render, stage_name
 from offchain.chain.anvil import Anvil
@@ -48,6 +48,8 @@ from trainer.workloads import Workload, mlp_digits
 
 ETH = 10**18
 NONE = "none"
+ACCOUNTS = 20  # anvil's funded accounts: the deployer, the client, k trainers, the oracles (5, or 7 for
+# the lying-oracle entry), the watcher
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +89,7 @@ class Timeline:
 
 def cast_trainers(cfg: DemoConfig, workload: Workload) -> tuple[Adversary | None, list[TrainerRole], list[OracleRole]]:
     if cfg.cheat is None:
-        return None, [TrainerRole(f"honest-{i + 1}", HONEST) for i in range(cfg.trainers)], [OracleRole("oracle")]
+        return None, [TrainerRole(f"honest-{i + 1}", HONEST) for i in range(cfg.trainers)], list(oracle_roles())
     adversary = CATALOGUE[cfg.cheat]
     trainers, oracles = cast(adversary, cfg.trainers, workload.config)
     return adversary, trainers, oracles
@@ -101,7 +103,7 @@ def run(out_dir: Path, cfg: DemoConfig, console: Console) -> dict[str, Any]:
 
     with ExitStack() as stack:
         with timeline.phase("chain", "start a local anvil"):
-            node = stack.enter_context(Anvil(accounts=16))
+            node = stack.enter_context(Anvil(accounts=ACCOUNTS))
             console.print(f"anvil on {node.rpc_url}, chain id {node.chain_id}")
         with timeline.phase("deploy", "deploy the protocol contracts"):
             deployer = ChainClient(node.rpc_url, node.accounts[0].private_key, artifacts=artifacts.values())
@@ -262,8 +264,9 @@ def build_report(
 
     # what was recomputed to settle the dispute
     total_nodes = spec.steps * spec.node_count
-    oracles = [a for a in scenario.oracles.values() if isinstance(a, OracleAgent)]
-    recomputed = sum(a.nodes_recomputed for a in oracles)
+    oracles = {n: a for n, a in scenario.oracles.items() if isinstance(a, OracleAgent)}
+    per_oracle = {n: a.nodes_recomputed for n, a in oracles.items()}
+    recomputed = sum(per_oracle.values())  # every oracle recomputes a question's node: to answer, check or vote
     questions = sorted({g["question_id"] for g in games if g["question_id"]})
     distinct = sorted({(g["isolated_step"], g["node"]) for g in games if g["node"] is not None})
     c = spec.checkpoint_interval
@@ -338,6 +341,8 @@ def build_report(
             "referee": {
                 "questions": len(questions),
                 "nodes_recomputed": recomputed,
+                "oracles": len(oracles),
+                "nodes_recomputed_by": per_oracle,
                 "distinct_nodes": [{"step": s, "node": n} for s, n in distinct],
                 "training_nodes": total_nodes,
                 "fraction": recomputed / total_nodes,
@@ -443,7 +448,9 @@ def write_plot(path: Path, report: dict[str, Any]) -> None:
         marks = {  # what a mark between a game's two lanes stands for, by the call it was
             "RecomputeOracle.answer": ("*", "tab:purple", "oracle answered"),
             "RecomputeOracle.challenge": ("*", "tab:orange", "answer challenged"),
-            "RecomputeOracle.vote": ("*", "tab:olive", "committee vote"),
+            "RecomputeOracle.draw": ("*", "tab:cyan", "oracle drawn"),
+            "RecomputeOracle.commitVote": ("*", "tab:olive", "committee vote committed"),
+            "RecomputeOracle.revealVote": ("*", "tab:brown", "committee vote revealed"),
             "RecomputeOracle.reassign": ("*", "tab:gray", "question re-assigned"),
             "RecomputeOracle.settle": ("*", "tab:pink", "oracle answer final"),
             "DisputeGame.timeout": ("X", "tab:red", "clock ran out"),
@@ -511,8 +518,9 @@ def summary(report: dict[str, Any], console: Console) -> None:
         recomputed = "nothing (no dispute: every trainer submitted the same checkpoints)"
     else:
         recomputed = (
-            f"oracles recomputed {ref['nodes_recomputed']} node(s) of the run's {ref['training_nodes']:,} "
-            f"({100 * ref['fraction']:.4f}%), each one node of one step"
+            f"{ref['oracles']} oracles recomputed {ref['nodes_recomputed']} node(s) in all, for "
+            f"{ref['questions']} question(s), of the run's {ref['training_nodes']:,} "
+            f"({100 * ref['fraction']:.4f}%); each one node of one step, to answer or to check the answer"
             if ref["nodes_recomputed"]
             else "no recomputation (decided on chain, without the oracle)"
         )

@@ -375,6 +375,8 @@ class GameFeed:
     def _game_line(
         self, fn: str, args: Mapping[str, Any], events: list[tuple[str, Mapping[str, Any]]], common: dict[str, Any]
     ) -> FeedLine:
+        if "gameId" not in args:  # the deployer's bindMarket
+            return FeedLine(kind="game", text=f"{common['sender']} called DisputeGame.{fn}", **common)
         game_id = int(args["gameId"])
         block = int(common["block"])
         before, after = self._view(game_id, block - 1), self._view(game_id, block)
@@ -430,7 +432,11 @@ class GameFeed:
         self, fn: str, args: Mapping[str, Any], events: list[tuple[str, Mapping[str, Any]]], common: dict[str, Any]
     ) -> FeedLine:
         if "questionId" not in args:
-            what = {"register": "registered as an oracle", "withdraw": "withdrew from the oracle"}.get(fn, fn)
+            what = {
+                "register": "registered as an oracle",
+                "withdraw": "withdrew from the oracle",
+                "bindGame": "bound the oracle to the dispute game",
+            }.get(fn, fn)
             return FeedLine(kind="oracle", text=f"{common['sender']} {what}", **common)
         qid = int(args["questionId"])
         game_id = self._questions.get(qid)

@@ -13,7 +13,7 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from offchain.chain.anvil import Anvil, _rpc_chain_id
+from offchain.chain.anvil import Anvil, _rpc_chain_id, dev_accounts
 from offchain.cli import app
 from trainer.commit import commit_tensor, state_commitments, state_root
 
@@ -93,6 +93,9 @@ def test_deploy_writes_the_deployment_file(anvil: Anvil, tmp_path: Path) -> None
     address = data["contracts"]["CommitmentVerifier"]["address"]
     assert address in result.stdout
     assert data["deployer"] == anvil.accounts[0].address
+    game, market = data["contracts"]["DisputeGame"]["address"], data["contracts"]["TaskMarket"]["address"]
+    assert f"bound RecomputeOracle.bindGame({game})" in result.stdout
+    assert f"bound DisputeGame.bindMarket({market})" in result.stdout
 
 
 @pytest.mark.anvil
@@ -153,6 +156,7 @@ def test_devnet_runs_until_sigint_then_stops_anvil(unused_port: int) -> None:
                 break
         text = "".join(lines)
         assert url in text and "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266" in text and "10,000.00" in text
+        assert dev_accounts(20)[19].address in text, "20 funded accounts: enough for 5 oracles and the other roles"
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=10)
     finally:

@@ -126,6 +126,47 @@ def test_key_and_account_together_exit_2(anvil: Anvil, deployed: Path) -> None:
 
 
 @pytest.mark.anvil
+def test_count_runs_on_dev_accounts_only(anvil: Anvil, deployed: Path) -> None:
+    key = anvil.accounts[3].private_key
+    args = ["oracle", "run", "--rpc", anvil.rpc_url, "--deployments", str(deployed), "--count", "5", "--key", key]
+    one_line_error(runner.invoke(app, args), 2, "--count")
+
+
+@pytest.mark.anvil
+def test_five_oracles_in_one_process_register_and_stop_on_ctrl_c(anvil: Anvil, deployed: Path, tmp_path: Path) -> None:
+    """`oracle run --count 5`: five oracle agents, each on its own dev account and home, register (a
+    question is drawn only once committeeSize + 2 = 5 oracles are); Ctrl-C stops them all cleanly."""
+    from offchain.chain.client import ChainClient
+    from offchain.chain.deploy import load_deployment
+    from offchain.contracts.protocol import Protocol
+
+    chain = ChainClient(anvil.rpc_url)
+    oracle = Protocol.from_deployment(chain, load_deployment(chain.chain_id, deployed)).oracle
+    before = oracle.slot_count()
+    command = [sys.executable, "-m", "offchain.cli", "oracle", "run", "--rpc", anvil.rpc_url]
+    command += ["--deployments", str(deployed), "--store", str(tmp_path / "public"), "--account", "4"]
+    command += ["--count", "5", "--poll", "0.2"]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    try:
+        deadline = time.monotonic() + 120
+        while oracle.slot_count() < before + 5:
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the oracles did not register in time"
+            time.sleep(0.3)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err
+    assert "Traceback" not in err and "5 oracles stopped" in out, out
+    for account in dev_accounts(9)[4:9]:
+        assert oracle.bond_of(account.address) == oracle.min_bond()
+        assert (tmp_path / ".refereed" / f"oracle-{account.address}" / "agent.db").is_file()
+
+
+@pytest.mark.anvil
 def test_an_agent_without_a_deployment_exits_1(anvil: Anvil, tmp_path: Path) -> None:
     result = runner.invoke(app, ["watch", "--rpc", anvil.rpc_url, "--deployments", str(tmp_path)])
     one_line_error(result, 1, "no deployment for chain 31337", "refereed deploy")

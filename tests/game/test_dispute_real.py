@@ -23,7 +23,7 @@ from offchain.chain.client import ChainClient
 from offchain.chain.deploy import ORACLE_ARGS, Deployment, deploy_all
 from offchain.contracts.dispute_game import Outcome, Side, Stage
 from offchain.contracts.protocol import Protocol
-from offchain.contracts.recompute_oracle import OracleParams
+from offchain.contracts.recompute_oracle import OracleParams, QuestionStatus
 from offchain.contracts.task_market import TaskSpec, TaskStatus, Wei
 from offchain.game.player import PLAYING, GamePlayer, recompute
 from offchain.game.witness import Deviation, DeviationKind, RunWitness
@@ -37,6 +37,7 @@ ETHER = 10**18
 GWEI = 10**9
 STEPS, INTERVAL, BATCH, SEED, ARITY, CLOCK = 8, 4, 8, 11, 4, 3600
 WRONG_STEP = 5
+ORACLES = (("oracle", 9), ("oracle-2", 3), ("oracle-3", 4), ("oracle-4", 5), ("oracle-5", 6))
 
 
 @pytest.fixture(scope="module")
@@ -63,10 +64,11 @@ def deployment(anvil: Anvil, artifacts: dict[str, Artifact]) -> Deployment:
 @pytest.fixture(scope="module")
 def actors(anvil: Anvil, artifacts: dict[str, Artifact], deployment: Deployment) -> Iterator[dict[str, Protocol]]:
     out = {}
-    for name, account in (("client", 1), ("honest", 2), ("cheater", 8), ("oracle", 9)):
+    for name, account in (("client", 1), ("honest", 2), ("cheater", 8), *ORACLES):
         chain = ChainClient(anvil.rpc_url, anvil.accounts[account].private_key)
         out[name] = Protocol.from_deployment(chain, deployment, artifacts)
-    out["oracle"].oracle.register()
+    for name, _ in ORACLES:  # a question is drawn only once committeeSize + 2 = 5 oracles are registered
+        out[name].oracle.register()
     yield out
 
 
@@ -107,11 +109,17 @@ def post(p: Protocol, honest: RunWitness) -> tuple[int, TaskSpec]:
 
 
 def answer_as_oracle(actors: dict[str, Protocol], honest: RunWitness, game_id: int) -> None:
-    """The registered oracle recomputes the disputed node from inputs the honest trainer published."""
-    oracle = actors["oracle"]
-    view = oracle.game.game_of(game_id)
+    """The drawn oracle recomputes the disputed node from inputs the honest trainer published."""
+    anyone = actors["oracle"]
+    view = anyone.game.game_of(game_id)
+    assert anyone.oracle.question(view.question_id).status is QuestionStatus.DRAWING
+    while not anyone.oracle.draw_ready(view.question_id):  # the draw's randomness: a block after the ask
+        anyone.market.chain.w3.provider.make_request("evm_mine", [])  # type: ignore[arg-type]
+    drawn = anyone.oracle.draw(view.question_id).assignment
+    assert drawn is not None, "five oracles are registered: the question is assigned"
+    oracle = next(actors[n] for n, _ in ORACLES if actors[n].oracle.chain.address == drawn.oracle)
     q = oracle.oracle.question(view.question_id)
-    assert q.oracle == oracle.oracle.chain.address, "the only registered oracle is drawn"
+    assert q.status is QuestionStatus.ASSIGNED and q.oracle == drawn.oracle
     store = {commit_tensor(t.contiguous()): t for t in honest.node_inputs(view.lo, view.position)}
     inputs = honest.trace(view.lo).records[view.position].inputs
     assert hashlib.sha256(b"".join(inputs)).digest() == q.inputs_hash, "the question's inputs"

@@ -655,10 +655,14 @@ contract RecomputeOracle is IRecomputeOracle {
         uint256 size = _committeeSize;
         uint256 start = seated.length - size;
         (bytes32 majority, bool decided) = _count(questionId, seated, start);
+        // The round's silent members are done (and slashed); those who revealed stay on duty until
+        // the question ends, since a later round may find their vote against the final answer.
         for (uint256 i = start; i < start + size; ++i) {
             address member = seated[i];
-            --_oracles[member].openDuties;
-            if (!_ballots[questionId][member].revealed) _burn(_slash(member, questionId, _silenceSlash));
+            if (!_ballots[questionId][member].revealed) {
+                --_oracles[member].openDuties;
+                _burn(_slash(member, questionId, _silenceSlash));
+            }
         }
         if (!decided) {
             emit RoundFailed(questionId, q.round);
@@ -679,6 +683,7 @@ contract RecomputeOracle is IRecomputeOracle {
             address member = seated[i];
             Ballot storage b = _ballots[questionId][member];
             if (!b.revealed) continue;
+            --_oracles[member].openDuties;
             if (b.outputsHash == majority) {
                 if (overturned) voters.push(member);
             } else {
@@ -752,6 +757,10 @@ contract RecomputeOracle is IRecomputeOracle {
 
     /// @dev A challenged question that could not be decided: the challenger takes its bond back.
     function _abandonChallenge(uint256 questionId, Question storage q) private {
+        address[] storage seated = _committees[questionId];
+        for (uint256 i; i < seated.length; ++i) {
+            if (_ballots[questionId][seated[i]].revealed) --_oracles[seated[i]].openDuties;
+        }
         --_oracles[q.oracle].openDuties;
         _totalChallengeBonds -= _challengeBond;
         _credit(q.challenger, _challengeBond);

@@ -43,12 +43,13 @@ import {
 /// @title RecomputeOracle
 /// @notice Bonded oracles answering the single-operator question that ends a dispute.
 /// @dev Draws (docs/game.md, "Oracle draws"). Stake is counted in units of `minBond`: an oracle
-///      holds one slot per unit in the append-only `_slots`. A draw samples slots uniformly among the
+///      holds one slot per whole unit of its bond in `_slots`; slots freed by exits and slashes are
+///      reused by later registrations, so leaving oracles do not dilute the sample space. A draw samples slots uniformly among the
 ///      `slotCount` that existed when its randomness was requested, each try `t` at
 ///      `keccak256(seed, t) % slotCount`, and keeps the first distinct eligible owners. Eligibility is
 ///      fixed by what happened before the request block `R`: the slot and its owner's (re)activation
 ///      are older than `R`, no exit was requested before `R`, the bond covers the slot's unit. Nothing
-///      a caller does after `R` adds eligibility (a top-up re-activates the whole oracle), and the
+///      a caller does after `R` adds eligibility (slots created after `R` do not count), and the
 ///      seed is unreadable before block `R + delay`.
 ///
 ///      Duties. An oracle is on duty for a question from its assignment (as answering oracle or as
@@ -62,14 +63,13 @@ contract RecomputeOracle is IRecomputeOracle {
         uint64 exitAt; // when the bond can be taken out; 0 unless an exit was requested
         uint64 exitBlock; // the block of the exit request; 0 unless one was made
         uint64 activeSince; // the block of the last (re)activation: eligible for requests after it
-        uint32 units; // slots owned (never decreases: a returning oracle reuses its slots)
+        uint32 units; // slots owned: floor(bond / minBond), at most MAX_UNITS
         uint32 openDuties; // question parts on which it can still be slashed
     }
 
     struct Slot {
-        address oracle;
-        uint64 since; // the block it was created in
-        uint32 unit; // eligible while the owner's bond covers (unit + 1) * minBond
+        address oracle; // address(0): free
+        uint64 since; // the block it was (re)assigned in
     }
 
     struct Ballot {
@@ -106,6 +106,9 @@ contract RecomputeOracle is IRecomputeOracle {
 
     address private _game;
     Slot[] private _slots;
+    /// @dev Indices of freed slots (of oracles that left or were slashed below a unit), reused first.
+    uint256[] private _freeSlots;
+    mapping(address => uint256[]) private _slotsOf;
     mapping(address => OracleAccount) private _oracles;
 
     uint256 private _questionCount;
@@ -178,16 +181,16 @@ contract RecomputeOracle is IRecomputeOracle {
         if (bond < _minBond) revert RecomputeOracleBondTooSmall(msg.value, _minBond - before);
         o.bond = bond;
         _totalBonds += msg.value;
-        // Any deposit re-activates: a draw requested before this block never counts it.
-        o.activeSince = uint64(block.number);
-        o.exitAt = 0;
-        o.exitBlock = 0;
-        uint256 units = bond / _minBond;
-        if (units > MAX_UNITS) units = MAX_UNITS;
-        for (uint256 u = o.units; u < units; ++u) {
-            _slots.push(Slot({oracle: msg.sender, since: uint64(block.number), unit: uint32(u)}));
+        if (before < _minBond || o.exitAt != 0) {
+            // Fresh, refilled or returning (or cancelling an exit): eligible only for draws
+            // requested after this block, so that nobody re-activates after seeing a seed.
+            o.activeSince = uint64(block.number);
+            o.exitAt = 0;
+            o.exitBlock = 0;
         }
-        if (units > o.units) o.units = uint32(units);
+        // A top-up of an active oracle adds slots created now: they too count only for later draws.
+        uint256 units = bond / _minBond;
+        _setUnits(msg.sender, units > MAX_UNITS ? MAX_UNITS : units);
         emit OracleRegistered(msg.sender, bond, o.units);
     }
 
@@ -215,6 +218,7 @@ contract RecomputeOracle is IRecomputeOracle {
         o.bond = 0;
         o.exitAt = 0;
         _totalBonds -= bond;
+        _setUnits(msg.sender, 0);
         emit OracleExited(msg.sender, bond);
         _credit(msg.sender, bond);
     }
@@ -600,13 +604,39 @@ contract RecomputeOracle is IRecomputeOracle {
     /// @dev The owner of slot `i` if it is eligible for a draw requested in block `requestBlock`.
     function _eligible(uint256 i, uint256 requestBlock) private view returns (address) {
         Slot storage s = _slots[i];
-        if (s.since >= requestBlock) return address(0);
         address a = s.oracle;
+        if (a == address(0) || s.since >= requestBlock) return address(0);
         OracleAccount storage o = _oracles[a];
         if (o.activeSince >= requestBlock) return address(0);
         if (o.exitBlock != 0 && o.exitBlock < requestBlock) return address(0);
-        if (o.bond < (uint256(s.unit) + 1) * _minBond) return address(0);
         return a;
+    }
+
+    /// @dev Gives `oracle` exactly `units` slots: new ones (created in this block) reuse freed slots
+    ///      before growing the list; surplus ones are freed (owner cleared). At most 64 either way.
+    function _setUnits(address oracle, uint256 units) private {
+        OracleAccount storage o = _oracles[oracle];
+        uint256[] storage owned = _slotsOf[oracle];
+        while (owned.length < units) {
+            Slot memory fresh = Slot({oracle: oracle, since: uint64(block.number)});
+            uint256 n = _freeSlots.length;
+            if (n == 0) {
+                owned.push(_slots.length);
+                _slots.push(fresh);
+            } else {
+                uint256 i = _freeSlots[n - 1];
+                _freeSlots.pop();
+                _slots[i] = fresh;
+                owned.push(i);
+            }
+        }
+        while (owned.length > units) {
+            uint256 i = owned[owned.length - 1];
+            owned.pop();
+            delete _slots[i];
+            _freeSlots.push(i);
+        }
+        o.units = uint32(units);
     }
 
     function _assign(uint256 questionId, Question storage q, address oracle) private {
@@ -773,13 +803,15 @@ contract RecomputeOracle is IRecomputeOracle {
     }
 
     /// @dev Takes up to `amount` of `oracle`'s bond; returns what was taken, for the caller to credit
-    ///      or burn. The oracle stays eligible for the units its bond still covers.
+    ///      or burn. The oracle keeps the slots its bond still covers; the others are freed.
     function _slash(address oracle, uint256 questionId, uint256 amount) private returns (uint256 slashed) {
         OracleAccount storage o = _oracles[oracle];
         uint256 bond = o.bond;
         slashed = amount < bond ? amount : bond;
         o.bond = bond - slashed;
         _totalBonds -= slashed;
+        uint256 units = o.bond / _minBond;
+        if (units < o.units) _setUnits(oracle, units);
         emit OracleSlashed(oracle, questionId, slashed);
     }
 

@@ -137,8 +137,9 @@ interface IRecomputeOracle {
     function bindGame(address game) external;
 
     /// @notice Adds `msg.value` to the caller's bond (the total must reach `minBond()`) and gives it
-    ///         one stake unit per whole `minBond()` (at most 64). A fresh, refilled or returning
-    ///         oracle (and a cancelled exit) is eligible only for draws requested after this block.
+    ///         one slot per whole `minBond()` of its bond (at most 64), reusing freed slots first. New
+    ///         slots, and a fresh, refilled or returning oracle (or a cancelled exit), count only for
+    ///         draws requested after this block. A slash frees the slots the bond no longer covers.
     function register() external payable;
 
     /// @notice Leaves every draw requested from now on; the bond can be taken out with `exit` after
@@ -212,7 +213,7 @@ interface IRecomputeOracle {
     /// @notice Whether `oracle` would be eligible for a draw requested now (bond covers a unit, no exit
     ///         requested, registered before this block).
     function isActive(address oracle) external view returns (bool);
-    /// @notice Stake units ever created (the draws' sample space).
+    /// @notice Slots in the list, free ones included (the draws' sample space).
     function slotCount() external view returns (uint256);
     /// @notice The owner of stake unit `slot`.
     function slotOwner(uint256 slot) external view returns (address);

@@ -13,13 +13,16 @@ import {
     TaskMarketBadDeadlines,
     TaskMarketBondBelowMinimum,
     TaskMarketBondTooSmall,
+    TaskMarketClockTooShort,
     TaskMarketDisputeAlreadySettled,
     TaskMarketDisputeClosed,
+    TaskMarketDisputeWindowTooShort,
     TaskMarketFinalizeTooEarly,
     TaskMarketGamePending,
     TaskMarketGamesActive,
     TaskMarketTrainerEliminated,
     TaskMarketJoinClosed,
+    TaskMarketJoinWindowTooShort,
     TaskMarketNotJoined,
     TaskMarketNothingToWithdraw,
     TaskMarketSameGroup,
@@ -47,6 +50,13 @@ import {MerkleLib} from "./lib/MerkleLib.sol";
 ///      of them when the task is finalized is burnt. Task ids start at 1, so a zero `taskId` in a
 ///      stored dispute means "no such dispute".
 contract TaskMarket is ITaskMarket {
+    /// @inheritdoc ITaskMarket
+    uint256 public constant MIN_JOIN_WINDOW = 5 minutes;
+    /// @inheritdoc ITaskMarket
+    uint256 public constant MIN_DISPUTE_WINDOW = 1 hours;
+    /// @inheritdoc ITaskMarket
+    uint256 public constant MIN_MOVE_TIME = 1 minutes;
+
     /// @dev Tag of a checkpoint-list record: `"CKPT" || u256(step) || stateRoot`.
     bytes4 private constant CKPT = "CKPT";
 
@@ -441,7 +451,8 @@ contract TaskMarket is ITaskMarket {
 
     // ---- internals -------------------------------------------------------------------------------
 
-    /// @dev Reverts unless the spec's fields make a well-formed game and its deadlines are ordered.
+    /// @dev Reverts unless the spec's fields make a well-formed game, its deadlines are ordered, and its
+    ///      windows and clock leave time to play (docs/game.md, "Market bounds").
     function _validate(TaskSpec calldata spec) private view {
         if (spec.steps == 0) revert TaskMarketZeroSteps();
         if (spec.checkpointInterval == 0 || spec.steps % spec.checkpointInterval != 0) {
@@ -462,6 +473,19 @@ contract TaskMarket is ITaskMarket {
                 block.timestamp, spec.joinDeadline, spec.submitDeadline, spec.disputeDeadline
             );
         }
+        // Cannot underflow: the deadlines are ordered and the join deadline is in the future (above).
+        unchecked {
+            uint256 joinWindow = spec.joinDeadline - block.timestamp;
+            if (joinWindow < MIN_JOIN_WINDOW) {
+                revert TaskMarketJoinWindowTooShort(joinWindow, MIN_JOIN_WINDOW);
+            }
+            uint256 disputeWindow = spec.disputeDeadline - spec.submitDeadline;
+            if (disputeWindow < MIN_DISPUTE_WINDOW) {
+                revert TaskMarketDisputeWindowTooShort(disputeWindow, MIN_DISPUTE_WINDOW);
+            }
+        }
+        uint256 minClock = _game.roundBound(_config(spec)) * MIN_MOVE_TIME;
+        if (spec.clock < minClock) revert TaskMarketClockTooShort(spec.clock, minClock);
     }
 
     /// @dev `max(1, slots - 1) * (comp + fee)`: a trainer can be challenged by each of the other

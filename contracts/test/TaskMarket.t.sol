@@ -20,12 +20,15 @@ import {
     TaskMarketBadDeadlines,
     TaskMarketBondBelowMinimum,
     TaskMarketBondTooSmall,
+    TaskMarketClockTooShort,
     TaskMarketDisputeAlreadySettled,
     TaskMarketDisputeClosed,
+    TaskMarketDisputeWindowTooShort,
     TaskMarketFinalizeTooEarly,
     TaskMarketGamePending,
     TaskMarketGamesActive,
     TaskMarketJoinClosed,
+    TaskMarketJoinWindowTooShort,
     TaskMarketNotJoined,
     TaskMarketNotSubmitted,
     TaskMarketNothingToWithdraw,
@@ -279,10 +282,78 @@ contract TaskMarketTest is Test {
         _post(s);
     }
 
-    function test_postTask_equalDeadlines_succeeds() public checkFunds {
+    function test_postTask_shortestWindows_succeeds() public checkFunds {
         ITaskMarket.TaskSpec memory s = _spec();
+        s.joinDeadline = uint64(block.timestamp + market.MIN_JOIN_WINDOW());
         s.submitDeadline = s.joinDeadline;
-        s.disputeDeadline = s.joinDeadline;
+        s.disputeDeadline = s.submitDeadline + uint64(market.MIN_DISPUTE_WINDOW());
+        _post(s);
+    }
+
+    /// @notice Finding 8 (issue 12): with `submitDeadline == disputeDeadline` a liar submitting in the
+    ///         last second could not be disputed at all.
+    function test_postTask_noDisputeWindow_reverts() public checkFunds {
+        ITaskMarket.TaskSpec memory s = _spec();
+        s.disputeDeadline = s.submitDeadline;
+        vm.expectRevert(
+            abi.encodeWithSelector(
+                TaskMarketDisputeWindowTooShort.selector, uint256(0), market.MIN_DISPUTE_WINDOW()
+            )
+        );
+        _post(s);
+    }
+
+    function test_postTask_disputeWindowOneSecondShort_reverts() public checkFunds {
+        ITaskMarket.TaskSpec memory s = _spec();
+        uint256 min = market.MIN_DISPUTE_WINDOW();
+        s.disputeDeadline = s.submitDeadline + uint64(min - 1);
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketDisputeWindowTooShort.selector, min - 1, min));
+        _post(s);
+    }
+
+    function test_postTask_joinWindowTooShort_reverts() public checkFunds {
+        ITaskMarket.TaskSpec memory s = _spec();
+        uint256 min = market.MIN_JOIN_WINDOW();
+        s.joinDeadline = uint64(block.timestamp + min - 1);
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketJoinWindowTooShort.selector, min - 1, min));
+        _post(s);
+    }
+
+    /// @notice Finding 8 (issue 12): a one-second clock let a side lose to block latency alone.
+    function test_postTask_oneSecondClock_reverts() public checkFunds {
+        ITaskMarket.TaskSpec memory s = _spec();
+        s.clock = 1;
+        uint256 min = game.roundBound(_cfg(s)) * market.MIN_MOVE_TIME();
+        assertGt(min, 1, "a real minimum");
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketClockTooShort.selector, uint64(1), min));
+        _post(s);
+    }
+
+    function test_postTask_clockAtMinimum_succeeds() public checkFunds {
+        ITaskMarket.TaskSpec memory s = _spec();
+        uint256 min = game.roundBound(_cfg(s)) * market.MIN_MOVE_TIME();
+        s.clock = uint64(min);
+        s.bond = market.minBond(s);
+        _post(s);
+        s.clock = uint64(min - 1);
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketClockTooShort.selector, uint64(min - 1), min));
+        _post(s);
+    }
+
+    /// @notice The minimum clock grows with the game's length: arity 2 plays more moves than 64.
+    function test_postTask_minimumClockFollowsRounds_succeeds() public checkFunds {
+        ITaskMarket.TaskSpec memory s = _spec();
+        s.arity = 2;
+        uint256 slow = game.roundBound(_cfg(s)) * market.MIN_MOVE_TIME();
+        s.arity = 64;
+        uint256 fast = game.roundBound(_cfg(s)) * market.MIN_MOVE_TIME();
+        assertGt(slow, fast, "more rounds, more clock");
+        s.clock = uint64(fast);
+        s.bond = market.minBond(s);
+        _post(s);
+        s.arity = 2;
+        s.bond = market.minBond(s);
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketClockTooShort.selector, uint64(fast), slow));
         _post(s);
     }
 

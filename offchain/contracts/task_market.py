@@ -271,6 +271,22 @@ class TaskMarketBadDeadlines(TaskMarketError):
     latest block's timestamp."""
 
 
+class TaskMarketJoinWindowTooShort(TaskMarketError):
+    """Joining closes too soon after posting (`window` < `minWindow` seconds, `TaskMarket.MIN_JOIN_WINDOW`):
+    move `joinDeadline` later so that other trainers can see the task and join."""
+
+
+class TaskMarketDisputeWindowTooShort(TaskMarketError):
+    """Disputes close too soon after the submit deadline (`window` < `minWindow` seconds,
+    `TaskMarket.MIN_DISPUTE_WINDOW`): a result submitted last could not be disputed; move
+    `disputeDeadline` later."""
+
+
+class TaskMarketClockTooShort(TaskMarketError):
+    """The game clock (`clock` seconds per side) is below `minClock` = the game's `roundBound` times
+    `TaskMarket.MIN_MOVE_TIME`: give each side at least `minClock` seconds."""
+
+
 class TaskMarketBondBelowMinimum(TaskMarketError):
     """The spec's bond is below `minBond` (what every game a group can lose costs); raise it to at least
     `min_bond(spec)`."""

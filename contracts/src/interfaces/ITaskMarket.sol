@@ -111,7 +111,10 @@ interface ITaskMarket {
     event Burnt(uint256 indexed taskId, uint256 amount);
     event Withdrawn(address indexed account, uint256 amount);
 
-    /// @notice Posts a task; `msg.value` (> 0) is the escrowed reward.
+    /// @notice Posts a task; `msg.value` (> 0) is the escrowed reward. Besides well-formed fields and
+    ///         ordered deadlines, the spec must leave time to play (docs/game.md, "Market bounds"):
+    ///         joining open `MIN_JOIN_WINDOW` after posting, disputes open `MIN_DISPUTE_WINDOW` after
+    ///         the submit deadline, and a clock of at least `MIN_MOVE_TIME` per move of the longest game.
     function postTask(TaskSpec calldata spec) external payable returns (uint256 taskId);
 
     /// @notice Joins before `joinDeadline` with at least `bond` (any excess is credited back).
@@ -169,5 +172,15 @@ interface ITaskMarket {
     function totalCredits() external view returns (uint256);
     function totalBurnt() external view returns (uint256);
     function game() external view returns (IDisputeGame);
+    /// @notice Least seconds between posting and `joinDeadline` (5 minutes): trainers other than the
+    ///         client's own must see the task and join.
+    function MIN_JOIN_WINDOW() external view returns (uint256);
+    /// @notice Least seconds between `submitDeadline` and `disputeDeadline` (1 hour): a trainer that sees
+    ///         a result submitted in the last second still has 300 blocks of 12 s to open a dispute.
+    function MIN_DISPUTE_WINDOW() external view returns (uint256);
+    /// @notice Least seconds of clock per move (1 minute, 5 blocks of 12 s): `clock` must be at least
+    ///         `game.roundBound(cfg) * MIN_MOVE_TIME`, so a side that moves within a minute of its turn
+    ///         never runs out of time in the longest game.
+    function MIN_MOVE_TIME() external view returns (uint256);
     function oracle() external view returns (IRecomputeOracle);
 }

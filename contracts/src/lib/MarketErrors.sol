@@ -40,6 +40,19 @@ error TaskMarketBadDeadlines(
     uint256 timestamp, uint64 joinDeadline, uint64 submitDeadline, uint64 disputeDeadline
 );
 
+/// @notice Joining must stay open at least `minWindow` seconds after posting (`joinDeadline - timestamp`
+///         is `window`): trainers other than the client's own must have time to see the task and join.
+error TaskMarketJoinWindowTooShort(uint256 window, uint256 minWindow);
+
+/// @notice Disputes must stay open at least `minWindow` seconds after the submit deadline
+///         (`disputeDeadline - submitDeadline` is `window`): a result submitted in the last second must
+///         still be disputable by a trainer that sees it.
+error TaskMarketDisputeWindowTooShort(uint256 window, uint256 minWindow);
+
+/// @notice Each side's clock (`clock` seconds) must cover every move of the longest game with
+///         `MIN_MOVE_TIME` for each: `minClock = roundBound(cfg) * MIN_MOVE_TIME`.
+error TaskMarketClockTooShort(uint64 clock, uint256 minClock);
+
 /// @notice The spec asks a bond of `bond` per trainer; covering every game a group can lose takes
 ///         `minBond`.
 error TaskMarketBondBelowMinimum(uint256 bond, uint256 minBond);

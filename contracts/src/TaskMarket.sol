@@ -29,6 +29,7 @@ import {
     TaskMarketSubmitClosed,
     TaskMarketTaskFull,
     TaskMarketTaskNotOpen,
+    TaskMarketTooManySlots,
     TaskMarketTransferFailed,
     TaskMarketUnknownDispute,
     TaskMarketNotSubmitted,
@@ -50,6 +51,8 @@ import {MerkleLib} from "./lib/MerkleLib.sol";
 ///      of them when the task is finalized is burnt. Task ids start at 1, so a zero `taskId` in a
 ///      stored dispute means "no such dispute".
 contract TaskMarket is ITaskMarket {
+    /// @inheritdoc ITaskMarket
+    uint32 public constant MAX_SLOTS = 64;
     /// @inheritdoc ITaskMarket
     uint256 public constant MIN_JOIN_WINDOW = 5 minutes;
     /// @inheritdoc ITaskMarket
@@ -465,6 +468,7 @@ contract TaskMarket is ITaskMarket {
         if (arity < 2 || arity > 64 || arity & (arity - 1) != 0) revert TaskMarketBadArity(arity);
         if (spec.clock == 0) revert TaskMarketZeroClock();
         if (spec.slots == 0) revert TaskMarketZeroSlots();
+        if (spec.slots > MAX_SLOTS) revert TaskMarketTooManySlots(spec.slots, MAX_SLOTS);
         if (
             block.timestamp >= spec.joinDeadline || spec.joinDeadline > spec.submitDeadline
                 || spec.submitDeadline > spec.disputeDeadline

@@ -36,6 +36,7 @@ import {
     TaskMarketSubmitClosed,
     TaskMarketTaskFull,
     TaskMarketTaskNotOpen,
+    TaskMarketTooManySlots,
     TaskMarketTrainerEliminated,
     TaskMarketTransferFailed,
     TaskMarketUnknownDispute,
@@ -258,6 +259,20 @@ contract TaskMarketTest is Test {
         ITaskMarket.TaskSpec memory s = _spec();
         s.slots = 0;
         vm.expectRevert(abi.encodeWithSelector(TaskMarketZeroSlots.selector));
+        _post(s);
+    }
+
+    /// @notice Finding 7 (issue 12): `finalize` loops over every trainer, so an unbounded `slots` let a
+    ///         task grow past what one transaction can finalize, locking every fund in it.
+    function test_postTask_tooManySlots_reverts() public checkFunds {
+        ITaskMarket.TaskSpec memory s = _spec();
+        uint32 max = market.MAX_SLOTS();
+        s.slots = max + 1;
+        s.bond = market.minBond(s);
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketTooManySlots.selector, max + 1, max));
+        _post(s);
+        s.slots = max;
+        s.bond = market.minBond(s);
         _post(s);
     }
 

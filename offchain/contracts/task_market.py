@@ -266,6 +266,11 @@ class TaskMarketZeroSlots(TaskMarketError):
     """A task takes at least one trainer (`slots`)."""
 
 
+class TaskMarketTooManySlots(TaskMarketError):
+    """The task asks more than `maxSlots` trainers (`TaskMarket.MAX_SLOTS`): `finalize` pays every trainer in
+    one transaction, so lower `slots` to at most `maxSlots`."""
+
+
 class TaskMarketBadDeadlines(TaskMarketError):
     """The deadlines must satisfy now < joinDeadline <= submitDeadline <= disputeDeadline; take them from the
     latest block's timestamp."""

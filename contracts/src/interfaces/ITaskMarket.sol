@@ -172,6 +172,10 @@ interface ITaskMarket {
     function totalCredits() external view returns (uint256);
     function totalBurnt() external view returns (uint256);
     function game() external view returns (IDisputeGame);
+    /// @notice Most trainers a task takes (`slots`, 64): `finalize` pays every one of them in one
+    ///         transaction, about 38,200 gas each at worst (every trainer its own group); at 64 trainers
+    ///         2,442,335 gas (contracts/test/TaskMarketGas.t.sol), a seventh of the 16,777,216 cap.
+    function MAX_SLOTS() external view returns (uint32);
     /// @notice Least seconds between posting and `joinDeadline` (5 minutes): trainers other than the
     ///         client's own must see the task and join.
     function MIN_JOIN_WINDOW() external view returns (uint256);

@@ -35,6 +35,10 @@ error TaskMarketZeroClock();
 /// @notice A task takes at least one trainer.
 error TaskMarketZeroSlots();
 
+/// @notice A task takes at most `maxSlots` trainers (`TaskMarket.MAX_SLOTS`): `finalize` pays each of
+///         them in one transaction, which must stay far below the per-transaction gas cap.
+error TaskMarketTooManySlots(uint32 slots, uint32 maxSlots);
+
 /// @notice The deadlines must satisfy `timestamp < joinDeadline <= submitDeadline <= disputeDeadline`.
 error TaskMarketBadDeadlines(
     uint256 timestamp, uint64 joinDeadline, uint64 submitDeadline, uint64 disputeDeadline

@@ -13,6 +13,7 @@ import {
     TaskMarketBadDeadlines,
     TaskMarketBondBelowMinimum,
     TaskMarketBondTooSmall,
+    TaskMarketCheckpointCount,
     TaskMarketClockTooShort,
     TaskMarketDisputeAlreadySettled,
     TaskMarketDisputeClosed,
@@ -20,6 +21,7 @@ import {
     TaskMarketFinalizeTooEarly,
     TaskMarketGamePending,
     TaskMarketGamesActive,
+    TaskMarketInitialStateMismatch,
     TaskMarketTrainerEliminated,
     TaskMarketJoinClosed,
     TaskMarketJoinWindowTooShort,
@@ -29,6 +31,7 @@ import {
     TaskMarketSubmitClosed,
     TaskMarketTaskFull,
     TaskMarketTaskNotOpen,
+    TaskMarketTooManyCheckpoints,
     TaskMarketTooManySlots,
     TaskMarketTransferFailed,
     TaskMarketUnknownDispute,
@@ -52,6 +55,8 @@ import {MerkleLib} from "./lib/MerkleLib.sol";
 ///      stored dispute means "no such dispute".
 contract TaskMarket is ITaskMarket {
     /// @inheritdoc ITaskMarket
+    uint256 public constant MAX_CHECKPOINTS = 4096;
+    /// @inheritdoc ITaskMarket
     uint32 public constant MAX_SLOTS = 64;
     /// @inheritdoc ITaskMarket
     uint256 public constant MIN_JOIN_WINDOW = 5 minutes;
@@ -60,8 +65,9 @@ contract TaskMarket is ITaskMarket {
     /// @inheritdoc ITaskMarket
     uint256 public constant MIN_MOVE_TIME = 1 minutes;
 
-    /// @dev Tag of a checkpoint-list record: `"CKPT" || u256(step) || stateRoot`.
-    bytes4 private constant CKPT = "CKPT";
+    /// @dev The first five bytes of a checkpoint leaf's hash input: the leaf prefix 0x00, then the tag of
+    ///      a checkpoint-list record `"CKPT" || u256(step) || stateRoot`.
+    uint256 private constant CKPT_LEAF_PREFIX = 0x00434b5054;
 
     /// @dev A task's progress; the spec is stored apart (`_specs`).
     struct Task {
@@ -168,13 +174,7 @@ contract TaskMarket is ITaskMarket {
     }
 
     /// @inheritdoc ITaskMarket
-    function submit(
-        uint256 taskId,
-        bytes32 checkpointRoot,
-        bytes32 finalStateRoot,
-        bytes32[] calldata firstProof,
-        bytes32[] calldata lastProof
-    ) external {
+    function submit(uint256 taskId, bytes32[] calldata stateRoots) external {
         Task storage t = _openTask(taskId);
         Trainer storage tr = _trainers[taskId][msg.sender];
         if (!tr.joined) revert TaskMarketNotJoined(taskId, msg.sender);
@@ -183,7 +183,7 @@ contract TaskMarket is ITaskMarket {
         if (block.timestamp > s.submitDeadline) {
             revert TaskMarketSubmitClosed(taskId, s.submitDeadline, block.timestamp);
         }
-        _verifyEnds(s, checkpointRoot, finalStateRoot, firstProof, lastProof);
+        (bytes32 checkpointRoot, bytes32 finalStateRoot) = _checkpointRoot(taskId, s, stateRoots);
 
         uint32 g = _groupFor(taskId, t, checkpointRoot, finalStateRoot);
         Group storage group = _groups[taskId][g];
@@ -461,6 +461,8 @@ contract TaskMarket is ITaskMarket {
         if (spec.checkpointInterval == 0 || spec.steps % spec.checkpointInterval != 0) {
             revert TaskMarketBadCheckpointInterval(spec.steps, spec.checkpointInterval);
         }
+        uint256 checkpoints = spec.steps / spec.checkpointInterval;
+        if (checkpoints > MAX_CHECKPOINTS) revert TaskMarketTooManyCheckpoints(checkpoints, MAX_CHECKPOINTS);
         if (spec.nodeCount == 0) revert TaskMarketZeroNodeCount();
         if (spec.datasetSize == 0) revert TaskMarketZeroDatasetSize();
         if (spec.batchSize == 0) revert TaskMarketZeroBatchSize();
@@ -539,19 +541,49 @@ contract TaskMarket is ITaskMarket {
         return (questionId, _oracle.fee());
     }
 
-    /// @dev Reverts (with MerkleLib's errors) unless the checkpoint list opens to the task's initial
-    ///      state root at index 0 and to `finalStateRoot` at index `K = steps / checkpointInterval`.
-    function _verifyEnds(
-        TaskSpec storage s,
-        bytes32 checkpointRoot,
-        bytes32 finalStateRoot,
-        bytes32[] calldata firstProof,
-        bytes32[] calldata lastProof
-    ) private view {
-        uint64 steps = s.steps;
-        uint256 last = steps / s.checkpointInterval; // K; the list has K + 1 records
-        MerkleLib.verify(checkpointRoot, last + 1, 0, _ckptLeaf(0, s.initialStateRoot), firstProof);
-        MerkleLib.verify(checkpointRoot, last + 1, last, _ckptLeaf(steps, finalStateRoot), lastProof);
+    /// @dev The checkpoint-list root and final state root of `stateRoots`, the states at steps
+    ///      `0, c, ..., steps`: reverts unless there are `K + 1 = steps / c + 1` of them, the first the
+    ///      task's initial state. The root is built here, so it is always that of a well-formed list
+    ///      (nothing hidden in padding, no leaf that is not a CKPT record).
+    function _checkpointRoot(uint256 taskId, TaskSpec storage s, bytes32[] calldata stateRoots)
+        private
+        view
+        returns (bytes32 checkpointRoot, bytes32 finalStateRoot)
+    {
+        uint256 interval = s.checkpointInterval;
+        uint256 expected = s.steps / interval + 1;
+        if (stateRoots.length != expected) {
+            revert TaskMarketCheckpointCount(taskId, stateRoots.length, expected);
+        }
+        bytes32 initial = s.initialStateRoot;
+        if (stateRoots[0] != initial) revert TaskMarketInitialStateMismatch(taskId, stateRoots[0], initial);
+        checkpointRoot = MerkleLib.rootInPlace(_ckptLeaves(stateRoots, interval));
+        finalStateRoot = stateRoots[expected - 1];
+    }
+
+    /// @dev `leaf("CKPT" || u256(i c) || stateRoots[i])` for every `i`.
+    function _ckptLeaves(bytes32[] calldata stateRoots, uint256 interval)
+        private
+        view
+        returns (bytes32[] memory leaves)
+    {
+        uint256 n = stateRoots.length;
+        leaves = new bytes32[](n);
+        assembly ("memory-safe") {
+            // One 69-byte input `0x00 || "CKPT" || u256(step) || root`, rewritten in place for every record
+            // in scratch memory past the free memory pointer, hashed by the SHA-256 precompile.
+            let buf := mload(0x40)
+            mstore(buf, shl(216, CKPT_LEAF_PREFIX))
+            let roots := stateRoots.offset
+            let out := add(leaves, 0x20)
+            for { let i := 0 } lt(i, n) { i := add(i, 1) } {
+                mstore(add(buf, 5), mul(i, interval))
+                mstore(add(buf, 37), calldataload(add(roots, shl(5, i))))
+                if iszero(staticcall(gas(), 0x02, buf, 69, add(out, shl(5, i)), 0x20)) {
+                    revert(0x00, 0x00)
+                }
+            }
+        }
     }
 
     /// @dev The group of `checkpointRoot`, numbered by first appearance; created (live) if new.
@@ -694,11 +726,6 @@ contract TaskMarket is ITaskMarket {
         _credits[account] += amount;
         _totalCredits += amount;
         emit Credited(account, amount);
-    }
-
-    /// @dev `leaf("CKPT" || u256(step) || stateRoot)`.
-    function _ckptLeaf(uint256 step, bytes32 stateRoot) private pure returns (bytes32) {
-        return MerkleLib.leafHash(abi.encodePacked(CKPT, step, stateRoot));
     }
 
     /// @dev An order-free key of a pair of trainers.

@@ -9,7 +9,6 @@ import {TaskMarket} from "../src/TaskMarket.sol";
 import {IDisputeGame} from "../src/interfaces/IDisputeGame.sol";
 import {IRecomputeOracle} from "../src/interfaces/IRecomputeOracle.sol";
 import {ITaskMarket} from "../src/interfaces/ITaskMarket.sol";
-import {MerkleProofLength, MerkleRootMismatch} from "../src/lib/Errors.sol";
 import {DisputeGameNotYourTurn} from "../src/lib/GameErrors.sol";
 import {
     TaskMarketAlreadyJoined,
@@ -20,6 +19,7 @@ import {
     TaskMarketBadDeadlines,
     TaskMarketBondBelowMinimum,
     TaskMarketBondTooSmall,
+    TaskMarketCheckpointCount,
     TaskMarketClockTooShort,
     TaskMarketDisputeAlreadySettled,
     TaskMarketDisputeClosed,
@@ -27,6 +27,7 @@ import {
     TaskMarketFinalizeTooEarly,
     TaskMarketGamePending,
     TaskMarketGamesActive,
+    TaskMarketInitialStateMismatch,
     TaskMarketJoinClosed,
     TaskMarketJoinWindowTooShort,
     TaskMarketNotJoined,
@@ -36,6 +37,7 @@ import {
     TaskMarketSubmitClosed,
     TaskMarketTaskFull,
     TaskMarketTaskNotOpen,
+    TaskMarketTooManyCheckpoints,
     TaskMarketTooManySlots,
     TaskMarketTrainerEliminated,
     TaskMarketTransferFailed,
@@ -203,6 +205,23 @@ contract TaskMarketTest is Test {
         ITaskMarket.TaskSpec memory s = _spec();
         s.checkpointInterval = 3;
         vm.expectRevert(abi.encodeWithSelector(TaskMarketBadCheckpointInterval.selector, STEPS, uint64(3)));
+        _post(s);
+    }
+
+    function test_postTask_tooManyCheckpoints_reverts() public checkFunds {
+        ITaskMarket.TaskSpec memory s = _spec();
+        uint256 max = market.MAX_CHECKPOINTS();
+        s.steps = uint64(max + 1);
+        s.checkpointInterval = 1;
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketTooManyCheckpoints.selector, max + 1, max));
+        _post(s);
+        s.steps = uint64(2 * (max + 1)); // interval 2: still one checkpoint too many
+        s.checkpointInterval = 2;
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketTooManyCheckpoints.selector, max + 1, max));
+        _post(s);
+        s.steps = uint64(max);
+        s.checkpointInterval = 1;
+        s.bond = market.minBond(s);
         _post(s);
     }
 
@@ -495,12 +514,10 @@ contract TaskMarketTest is Test {
     function test_submit_twice_reverts() public checkFunds {
         uint256 taskId = _postAndJoinAll();
         _submit(taskId, alice, honest);
-        bytes32[] memory first = honest.firstProof();
-        bytes32[] memory last = honest.lastProof();
-        bytes32 finalRoot = honest.finalState();
+        bytes32[] memory roots = honest.stateRoots;
         vm.expectRevert(abi.encodeWithSelector(TaskMarketAlreadySubmitted.selector, taskId, alice, uint32(0)));
         vm.prank(alice);
-        market.submit(taskId, honest.root, finalRoot, first, last);
+        market.submit(taskId, roots);
     }
 
     function test_submit_late_reverts() public checkFunds {
@@ -509,57 +526,114 @@ contract TaskMarketTest is Test {
         vm.warp(deadline); // at the deadline is still in time
         _submit(taskId, alice, honest);
         vm.warp(deadline + 1);
-        bytes32[] memory first = honest.firstProof();
-        bytes32[] memory last = honest.lastProof();
-        bytes32 finalRoot = honest.finalState();
+        bytes32[] memory roots = honest.stateRoots;
         vm.expectRevert(
             abi.encodeWithSelector(TaskMarketSubmitClosed.selector, taskId, deadline, deadline + 1)
         );
         vm.prank(bob);
-        market.submit(taskId, honest.root, finalRoot, first, last);
+        market.submit(taskId, roots);
     }
 
     function test_submit_notJoined_reverts() public checkFunds {
         uint256 taskId = _post(_spec());
-        bytes32[] memory first = honest.firstProof();
-        bytes32[] memory last = honest.lastProof();
-        bytes32 finalRoot = honest.finalState();
+        bytes32[] memory roots = honest.stateRoots;
         vm.expectRevert(abi.encodeWithSelector(TaskMarketNotJoined.selector, taskId, alice));
         vm.prank(alice);
-        market.submit(taskId, honest.root, finalRoot, first, last);
+        market.submit(taskId, roots);
     }
 
-    function test_submit_badFirstProof_reverts() public checkFunds {
+    /// @notice The market builds the root from the list: the padded tree of MerkleLib, the final root
+    ///         its last entry.
+    function test_submit_rootBuiltFromList_succeeds() public checkFunds {
         uint256 taskId = _postAndJoinAll();
-        // The cheat list shares record 0, so its siblings fold that record to the cheat root.
-        bytes32[] memory first = cheat.firstProof();
-        bytes32[] memory last = honest.lastProof();
-        bytes32 finalRoot = honest.finalState();
-        vm.expectRevert(abi.encodeWithSelector(MerkleRootMismatch.selector, cheat.root, honest.root));
+        bytes32[] memory roots = honest.stateRoots;
+        bytes32[] memory leaves = new bytes32[](roots.length);
+        for (uint256 i; i < roots.length; ++i) {
+            leaves[i] = CheckpointLists.leaf(i * INTERVAL, roots[i]);
+        }
+        bytes32 root = Reference.root(leaves);
+        vm.expectEmit(true, true, false, true, address(market));
+        emit ITaskMarket.ResultSubmitted(taskId, alice, 0, root, roots[roots.length - 1]);
         vm.prank(alice);
-        market.submit(taskId, honest.root, finalRoot, first, last);
+        market.submit(taskId, roots);
+        assertEq(market.groupOf(taskId, 0).checkpointRoot, honest.root, "the list's root");
+        assertEq(market.groupOf(taskId, 0).finalStateRoot, honest.finalState(), "its last entry");
     }
 
-    function test_submit_badLastProof_reverts() public checkFunds {
+    /// @notice Finding 4 (issue 12): `submit` took a root and opened only leaves 0 and K, so a root whose
+    ///         padding position held a hidden leaf (here the sibling of leaf K) was accepted. Now the
+    ///         market builds the root from the K + 1 state roots: padding stays PAD, and the root of
+    ///         the same records with a hidden leaf is never a group's root.
+    function test_submit_hiddenPaddingLeaf_cannotBeSubmitted_succeeds() public checkFunds {
         uint256 taskId = _postAndJoinAll();
-        bytes32[] memory first = honest.firstProof();
-        bytes32[] memory last = honest.lastProof();
-        bytes32 wrongFinal = cheat.finalState();
-        uint256 n = honest.leaves.length;
-        bytes32 computed = Reference.fold(n, n - 1, CheckpointLists.leaf(STEPS, wrongFinal), last);
-        vm.expectRevert(abi.encodeWithSelector(MerkleRootMismatch.selector, computed, honest.root));
-        vm.prank(alice);
-        market.submit(taskId, honest.root, wrongFinal, first, last);
+        uint256 n = honest.leaves.length; // 5 records: positions 5 to 7 are padding
+        bytes32[] memory withHidden = new bytes32[](n + 1);
+        for (uint256 i; i < n; ++i) {
+            withHidden[i] = honest.leaves[i];
+        }
+        withHidden[n] = keccak256("hidden");
+        bytes32[][] memory levels = Reference.levels(withHidden);
+        assertEq(levels.length - 1, Reference.depth(n), "same depth: the old openings had the same length");
+        bytes32 hiddenRoot = Reference.listRoot(n, levels[levels.length - 1][0]);
+
+        _submit(taskId, alice, honest);
+        bytes32 built = market.groupOf(taskId, 0).checkpointRoot;
+        assertEq(built, Reference.root(honest.leaves), "the padded root of the records");
+        assertTrue(built != hiddenRoot, "not the root with a hidden leaf");
     }
 
-    function test_submit_shortLastProof_reverts() public checkFunds {
+    function test_submit_initialStateMismatch_reverts() public checkFunds {
         uint256 taskId = _postAndJoinAll();
-        bytes32[] memory first = honest.firstProof();
-        bytes32[] memory last = new bytes32[](2);
-        bytes32 finalRoot = honest.finalState();
-        vm.expectRevert(abi.encodeWithSelector(MerkleProofLength.selector, uint256(2), uint256(3)));
+        bytes32[] memory roots = honest.stateRoots;
+        roots[0] = POST_CHEAT;
+        vm.expectRevert(
+            abi.encodeWithSelector(TaskMarketInitialStateMismatch.selector, taskId, POST_CHEAT, INITIAL)
+        );
         vm.prank(alice);
-        market.submit(taskId, honest.root, finalRoot, first, last);
+        market.submit(taskId, roots);
+    }
+
+    function test_submit_shortList_reverts() public checkFunds {
+        uint256 taskId = _postAndJoinAll();
+        bytes32[] memory roots = new bytes32[](STEPS / INTERVAL);
+        roots[0] = INITIAL;
+        vm.expectRevert(
+            abi.encodeWithSelector(
+                TaskMarketCheckpointCount.selector,
+                taskId,
+                uint256(STEPS / INTERVAL),
+                uint256(STEPS / INTERVAL + 1)
+            )
+        );
+        vm.prank(alice);
+        market.submit(taskId, roots);
+    }
+
+    function test_submit_longList_reverts() public checkFunds {
+        uint256 taskId = _postAndJoinAll();
+        bytes32[] memory roots = new bytes32[](STEPS / INTERVAL + 2);
+        roots[0] = INITIAL;
+        vm.expectRevert(
+            abi.encodeWithSelector(
+                TaskMarketCheckpointCount.selector,
+                taskId,
+                uint256(STEPS / INTERVAL + 2),
+                uint256(STEPS / INTERVAL + 1)
+            )
+        );
+        vm.prank(alice);
+        market.submit(taskId, roots);
+    }
+
+    function test_submit_emptyList_reverts() public checkFunds {
+        uint256 taskId = _postAndJoinAll();
+        vm.expectRevert(
+            abi.encodeWithSelector(
+                TaskMarketCheckpointCount.selector, taskId, uint256(0), uint256(STEPS / INTERVAL + 1)
+            )
+        );
+        vm.prank(alice);
+        market.submit(taskId, new bytes32[](0));
     }
 
     // ---------------------------------------------------------------- openDispute
@@ -1456,11 +1530,9 @@ contract TaskMarketTest is Test {
     }
 
     function _submit(uint256 taskId, address trainer, CheckpointLists.List storage list) internal {
-        bytes32[] memory first = list.firstProof();
-        bytes32[] memory last = list.lastProof();
-        bytes32 finalRoot = list.finalState();
+        bytes32[] memory roots = list.stateRoots;
         vm.prank(trainer);
-        market.submit(taskId, list.root, finalRoot, first, last);
+        market.submit(taskId, roots);
     }
 
     /// @dev bob (cheat) in group 0, alice (honest) in group 1; carol joined and never submits.
@@ -1475,10 +1547,8 @@ contract TaskMarketTest is Test {
         taskId = _twoGroups();
         CheckpointLists.List memory other =
             CheckpointLists.build(CheckpointLists.states("other", INITIAL, STEPS / INTERVAL + 1), INTERVAL);
-        bytes32[] memory first = other.firstProof();
-        bytes32[] memory last = other.lastProof();
         vm.prank(carol);
-        market.submit(taskId, other.root, other.finalState(), first, last);
+        market.submit(taskId, other.stateRoots);
     }
 
     /// @dev Lets the clock of the side to move run out and ends the game against it.

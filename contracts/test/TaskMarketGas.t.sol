@@ -10,7 +10,8 @@ import {ITaskMarket} from "../src/interfaces/ITaskMarket.sol";
 import {CheckpointLists} from "./utils/CheckpointLists.sol";
 
 /// @notice Gas of the market's loops at the bounds `postTask` enforces (docs/game.md, "Market
-///         bounds"): `finalize` of a task with `MAX_SLOTS` trainers.
+///         bounds"): `submit` of a list of `MAX_CHECKPOINTS + 1` roots, `finalize` of a task with
+///         `MAX_SLOTS` trainers.
 /// @dev Each test runs isolated (inline config `isolate = true`): every call is its own transaction,
 ///      so storage starts cold and `vm.lastCallGas().gasTotalUsed` is the transaction's gas, 21,000
 ///      and calldata included. The figures go to the console and to the snapshot group `TaskMarketGas`.
@@ -21,6 +22,8 @@ contract TaskMarketGasTest is Test {
     uint256 internal constant TX_GAS_CAP = 16_777_216;
     /// @notice What `finalize` at `MAX_SLOTS` may take: a quarter of the cap.
     uint256 internal constant FINALIZE_LIMIT = TX_GAS_CAP / 4;
+    /// @notice What `submit` at `MAX_CHECKPOINTS` may take: a third of the cap.
+    uint256 internal constant SUBMIT_LIMIT = TX_GAS_CAP / 3;
     uint64 internal constant STEPS = 8;
     uint64 internal constant INTERVAL = 2;
     bytes32 internal constant INITIAL = keccak256("initial state");
@@ -38,6 +41,40 @@ contract TaskMarketGasTest is Test {
         game = new DisputeGame(oracle);
         market = new TaskMarket(game, oracle);
         vm.deal(client, 100 ether);
+    }
+
+    // ---------------------------------------------------------------- submit
+
+    /// @notice Finding 4 (issue 12): `submit` carries the whole checkpoint list and the market builds its
+    ///         root. At `MAX_CHECKPOINTS` (T = 4096, c = 1: 4,097 state roots, 131 KB of calldata) the
+    ///         first submission, which also creates its group, stays under a third of the cap.
+    /// forge-config: default.isolate = true
+    function test_submit_maxCheckpoints_succeeds() public {
+        uint256 k = market.MAX_CHECKPOINTS();
+        ITaskMarket.TaskSpec memory s = _spec(2);
+        s.steps = uint64(k);
+        s.checkpointInterval = 1;
+        s.bond = market.minBond(s);
+        vm.prank(client);
+        uint256 taskId = market.postTask{value: 1 ether}(s);
+        address trainer = makeAddr("trainer");
+        vm.deal(trainer, s.bond);
+        vm.prank(trainer);
+        market.join{value: s.bond}(taskId);
+        bytes32[] memory roots = CheckpointLists.states("max", INITIAL, k + 1);
+        bytes memory cd = abi.encodeCall(ITaskMarket.submit, (taskId, roots));
+        vm.prank(trainer);
+        (bool ok,) = address(market).call(cd);
+        assertTrue(ok, "submit");
+        uint256 gas = vm.lastCallGas().gasTotalUsed;
+        (uint256 standard, uint256 floor) = _calldataGas(cd);
+        assertGe(gas, 21_000 + floor, "isolated: the EIP-7623 floor is included");
+        assertEq(market.groupOf(taskId, 0).finalStateRoot, roots[k], "submitted");
+        console.log("submit: checkpoints", k, "calldata bytes", cd.length);
+        console.log("  gas", gas, "21000 + floor", 21_000 + floor);
+        console.log("  21000 + standard calldata", 21_000 + standard);
+        assertLe(gas, SUBMIT_LIMIT, "submit at MAX_CHECKPOINTS <= 1/3 of the tx cap");
+        vm.snapshotValue("TaskMarketGas", "submit_maxCheckpoints", gas);
     }
 
     // ---------------------------------------------------------------- finalize
@@ -74,10 +111,8 @@ contract TaskMarketGasTest is Test {
             vm.prank(trainer);
             market.join{value: s.bond}(taskId);
             CheckpointLists.List memory list = ownGroups ? _list(vm.toString(i)) : same;
-            bytes32[] memory first = list.firstProof();
-            bytes32[] memory last = list.lastProof();
             vm.prank(trainer);
-            market.submit(taskId, list.root, list.finalState(), first, last);
+            market.submit(taskId, list.stateRoots);
         }
         assertEq(market.task(taskId).groupCount, ownGroups ? slots : 1, "groups");
         vm.warp(s.disputeDeadline + 1);
@@ -88,6 +123,18 @@ contract TaskMarketGasTest is Test {
         console.log(name, "trainers", slots);
         console.log("  gas", gas, "per trainer", gas / slots);
         vm.snapshotValue("TaskMarketGas", name, gas);
+    }
+
+    /// @notice Calldata gas: 4 per zero byte, 16 per other byte; and the EIP-7623 floor, 10 per
+    ///         token (a zero byte is one token, another byte four).
+    function _calldataGas(bytes memory cd) internal pure returns (uint256 standard, uint256 floor) {
+        uint256 zeros;
+        for (uint256 i; i < cd.length; ++i) {
+            if (cd[i] == 0) ++zeros;
+        }
+        uint256 others = cd.length - zeros;
+        standard = 4 * zeros + 16 * others;
+        floor = 10 * (zeros + 4 * others);
     }
 
     function _list(string memory label) internal pure returns (CheckpointLists.List memory) {

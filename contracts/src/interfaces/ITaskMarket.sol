@@ -6,7 +6,7 @@ import {IRecomputeOracle} from "./IRecomputeOracle.sol";
 
 /// @title ITaskMarket
 /// @notice Clients post training tasks with the reward escrowed; trainers join with a bond,
-///         train, and submit their checkpoint-list root with its first and last openings.
+///         train, and submit their whole checkpoint list, whose root the market builds.
 ///         Submissions are grouped by checkpoint root. Disputes are between two trainers of
 ///         different groups (`openDispute`), all pairs in parallel; the loser is eliminated and its
 ///         bond slashed. A group is eliminated when all its members are. `finalize` pays the reward
@@ -114,22 +114,24 @@ interface ITaskMarket {
     /// @notice Posts a task; `msg.value` (> 0) is the escrowed reward. Besides well-formed fields and
     ///         ordered deadlines, the spec must leave time to play (docs/game.md, "Market bounds"):
     ///         joining open `MIN_JOIN_WINDOW` after posting, disputes open `MIN_DISPUTE_WINDOW` after
-    ///         the submit deadline, and a clock of at least `MIN_MOVE_TIME` per move of the longest game.
+    ///         the submit deadline, a clock of at least `MIN_MOVE_TIME` per move of the longest game, at
+    ///         most `MAX_SLOTS` trainers and `MAX_CHECKPOINTS` checkpoints.
     function postTask(TaskSpec calldata spec) external payable returns (uint256 taskId);
 
     /// @notice Joins before `joinDeadline` with at least `bond` (any excess is credited back).
     function join(uint256 taskId) external payable;
 
-    /// @notice A joined trainer submits once, before `submitDeadline`.
-    /// @param firstProof Opening of `leaf("CKPT" || u256(0) || initialStateRoot)` at index 0.
-    /// @param lastProof Opening of `leaf("CKPT" || u256(steps) || finalStateRoot)` at the last index.
-    function submit(
-        uint256 taskId,
-        bytes32 checkpointRoot,
-        bytes32 finalStateRoot,
-        bytes32[] calldata firstProof,
-        bytes32[] calldata lastProof
-    ) external;
+    /// @notice A joined trainer submits once, before `submitDeadline`, its whole checkpoint list: the
+    ///         `K + 1 = steps / checkpointInterval + 1` state roots after steps `0, c, 2c, ..., steps`, the
+    ///         first of them the task's initial state root. The market builds the list's root itself
+    ///         (leaves `leaf("CKPT" || u256(i c) || stateRoots[i])`, the padded tree of
+    ///         docs/commitments.md section 2), so every submitted root is that of a well-formed list;
+    ///         the last entry is the final state root. Submissions with the same root form a group.
+    /// @dev At `MAX_CHECKPOINTS` (a list of 4,097 roots) a submit takes 5,259,308 gas, the EIP-7623
+    ///      calldata floor (10 gas a token, 40 a non-zero byte) most of it
+    ///      (contracts/test/TaskMarketGas.t.sol).
+    /// @param stateRoots The state roots at steps `0, c, ..., steps`, in order.
+    function submit(uint256 taskId, bytes32[] calldata stateRoots) external;
 
     /// @notice Anyone, before `disputeDeadline`: opens the game between two trainers of different
     ///         groups, neither eliminated, that have not played each other. Each plays its own side:
@@ -172,6 +174,9 @@ interface ITaskMarket {
     function totalCredits() external view returns (uint256);
     function totalBurnt() external view returns (uint256);
     function game() external view returns (IDisputeGame);
+    /// @notice Most checkpoints after step 0 a task has (`steps / checkpointInterval`, 4096): `submit`
+    ///         carries the whole list, 4,097 roots at most, in one transaction.
+    function MAX_CHECKPOINTS() external view returns (uint256);
     /// @notice Most trainers a task takes (`slots`, 64): `finalize` pays every one of them in one
     ///         transaction, about 38,200 gas each at worst (every trainer its own group); at 64 trainers
     ///         2,442,335 gas (contracts/test/TaskMarketGas.t.sol), a seventh of the 16,777,216 cap.

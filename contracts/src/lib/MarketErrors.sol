@@ -17,6 +17,10 @@ error TaskMarketZeroSteps();
 /// @notice `checkpointInterval` must be non-zero and divide `steps`.
 error TaskMarketBadCheckpointInterval(uint64 steps, uint64 checkpointInterval);
 
+/// @notice A task has at most `maxCheckpoints` checkpoints after step 0 (`steps / checkpointInterval` is
+///         `checkpoints`; `TaskMarket.MAX_CHECKPOINTS`): `submit` takes the whole list in one transaction.
+error TaskMarketTooManyCheckpoints(uint256 checkpoints, uint256 maxCheckpoints);
+
 /// @notice A program has at least one node.
 error TaskMarketZeroNodeCount();
 
@@ -90,6 +94,14 @@ error TaskMarketSubmitClosed(uint256 taskId, uint64 submitDeadline, uint256 time
 
 /// @notice `trainer` already submitted to task `taskId`, into group `group`.
 error TaskMarketAlreadySubmitted(uint256 taskId, address trainer, uint32 group);
+
+/// @notice A checkpoint list of task `taskId` has `expected` state roots (`steps / checkpointInterval + 1`,
+///         steps 0 to `steps`); `count` were submitted.
+error TaskMarketCheckpointCount(uint256 taskId, uint256 count, uint256 expected);
+
+/// @notice Every checkpoint list of task `taskId` starts at its initial state root `initialStateRoot`;
+///         the submitted one starts at `stateRoot`.
+error TaskMarketInitialStateMismatch(uint256 taskId, bytes32 stateRoot, bytes32 initialStateRoot);
 
 // ---- openDispute -----------------------------------------------------------------------------
 

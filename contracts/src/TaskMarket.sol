@@ -36,6 +36,7 @@ import {
     TaskMarketTransferFailed,
     TaskMarketUnknownDispute,
     TaskMarketNotSubmitted,
+    TaskMarketProofTooLarge,
     TaskMarketZeroBatchSize,
     TaskMarketZeroClock,
     TaskMarketZeroDatasetSize,
@@ -45,6 +46,7 @@ import {
     TaskMarketZeroSteps
 } from "./lib/MarketErrors.sol";
 import {MerkleLib} from "./lib/MerkleLib.sol";
+import {ProofGasLib} from "./lib/ProofGasLib.sol";
 
 /// @title TaskMarket
 /// @notice Escrow, bonds and payouts of refereed training tasks; the dispute game referees, the
@@ -54,6 +56,8 @@ import {MerkleLib} from "./lib/MerkleLib.sol";
 ///      of them when the task is finalized is burnt. Task ids start at 1, so a zero `taskId` in a
 ///      stored dispute means "no such dispute".
 contract TaskMarket is ITaskMarket {
+    /// @inheritdoc ITaskMarket
+    uint256 public constant MAX_PROOF_GAS = 8_000_000;
     /// @inheritdoc ITaskMarket
     uint256 public constant MAX_CHECKPOINTS = 4096;
     /// @inheritdoc ITaskMarket
@@ -396,8 +400,18 @@ contract TaskMarket is ITaskMarket {
     }
 
     /// @inheritdoc ITaskMarket
+    /// @dev The game's bound allows `DisputeGame.PROOF_GAS` for the decision proof; a task whose largest
+    ///      proof may cost more adds the difference.
     function compensation(TaskSpec calldata spec) public view returns (uint256) {
-        return _game.honestGasBound(_config(spec)) * spec.gasPriceCap;
+        uint256 proofGas = proofGasBound(spec);
+        uint256 allowance = ProofGasLib.GAME_PROOF_GAS;
+        uint256 extra = proofGas > allowance ? proofGas - allowance : 0;
+        return (_game.honestGasBound(_config(spec)) + extra) * spec.gasPriceCap;
+    }
+
+    /// @inheritdoc ITaskMarket
+    function proofGasBound(TaskSpec calldata spec) public pure returns (uint256) {
+        return ProofGasLib.proofGas(spec.batchSize, spec.datasetSize, spec.nodeCount);
     }
 
     /// @inheritdoc ITaskMarket
@@ -492,6 +506,8 @@ contract TaskMarket is ITaskMarket {
         }
         uint256 minClock = _game.roundBound(_config(spec)) * MIN_MOVE_TIME;
         if (spec.clock < minClock) revert TaskMarketClockTooShort(spec.clock, minClock);
+        uint256 proofGas = proofGasBound(spec);
+        if (proofGas > MAX_PROOF_GAS) revert TaskMarketProofTooLarge(proofGas, MAX_PROOF_GAS);
     }
 
     /// @dev `max(1, slots - 1) * (comp + fee)`: a trainer can be challenged by each of the other

@@ -298,6 +298,12 @@ class TaskMarketClockTooShort(TaskMarketError):
     `TaskMarket.MIN_MOVE_TIME`: give each side at least `minClock` seconds."""
 
 
+class TaskMarketProofTooLarge(TaskMarketError):
+    """The largest proof a game of this task could need may cost `proofGas` gas, more than one transaction may
+    spend on it (`maxProofGas`, `TaskMarket.MAX_PROOF_GAS`): lower `batch_size` (or use a smaller dataset or
+    program); `proof_gas_bound(spec)` gives the figure."""
+
+
 class TaskMarketBondBelowMinimum(TaskMarketError):
     """The spec's bond is below `minBond` (what every game a group can lose costs); raise it to at least
     `min_bond(spec)`."""
@@ -481,6 +487,11 @@ class TaskMarketClient(ContractClient):
 
     def compensation(self, spec: TaskSpec) -> Wei:
         return Wei(int(self._call(self.contract.functions.compensation(spec.to_abi()))))
+
+    def proof_gas_bound(self, spec: TaskSpec) -> int:
+        """Gas of the largest proof any game of `spec` can need, an upper bound (`post_task` refuses a spec
+        whose bound exceeds `TaskMarket.MAX_PROOF_GAS`)."""
+        return int(self._call(self.contract.functions.proofGasBound(spec.to_abi())))
 
     def credit_of(self, account: str) -> Wei:
         return Wei(int(self._call(self.contract.functions.creditOf(address(account)))))

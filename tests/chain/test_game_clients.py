@@ -279,6 +279,10 @@ def test_post_task_refuses_a_spec_too_tight_to_play(players: dict[str, Protocol]
     assert slots.value.args.maxSlots == 64
     with pytest.raises(tm.TaskMarketTooManyCheckpoints):
         market.post_task(dataclasses.replace(spec, steps=4097 * INTERVAL), ETHER)
+    big = dataclasses.replace(spec, batch_size=1024, dataset_size=4096)
+    with pytest.raises(tm.TaskMarketProofTooLarge) as proof:  # 1024 rows of 4096 examples: no tx could carry it
+        market.post_task(big, ETHER)
+    assert proof.value.args.proofGas == market.proof_gas_bound(big) > proof.value.args.maxProofGas == 8_000_000
 
 
 def test_bad_moves_raise_typed_exceptions(players: dict[str, Protocol]) -> None:

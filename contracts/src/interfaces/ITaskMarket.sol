@@ -115,7 +115,8 @@ interface ITaskMarket {
     ///         ordered deadlines, the spec must leave time to play (docs/game.md, "Market bounds"):
     ///         joining open `MIN_JOIN_WINDOW` after posting, disputes open `MIN_DISPUTE_WINDOW` after
     ///         the submit deadline, a clock of at least `MIN_MOVE_TIME` per move of the longest game, at
-    ///         most `MAX_SLOTS` trainers and `MAX_CHECKPOINTS` checkpoints.
+    ///         most `MAX_SLOTS` trainers and `MAX_CHECKPOINTS` checkpoints, and a largest proof that fits
+    ///         one transaction (`proofGasBound(spec) <= MAX_PROOF_GAS`).
     function postTask(TaskSpec calldata spec) external payable returns (uint256 taskId);
 
     /// @notice Joins before `joinDeadline` with at least `bond` (any excess is credited back).
@@ -127,7 +128,7 @@ interface ITaskMarket {
     ///         (leaves `leaf("CKPT" || u256(i c) || stateRoots[i])`, the padded tree of
     ///         docs/commitments.md section 2), so every submitted root is that of a well-formed list;
     ///         the last entry is the final state root. Submissions with the same root form a group.
-    /// @dev At `MAX_CHECKPOINTS` (a list of 4,097 roots) a submit takes 5,259,308 gas, the EIP-7623
+    /// @dev At `MAX_CHECKPOINTS` (a list of 4,097 roots) a submit takes 5,259,342 gas, the EIP-7623
     ///      calldata floor (10 gas a token, 40 a non-zero byte) most of it
     ///      (contracts/test/TaskMarketGas.t.sol).
     /// @param stateRoots The state roots at steps `0, c, ..., steps`, in order.
@@ -165,8 +166,15 @@ interface ITaskMarket {
     /// @notice `max(1, slots - 1) * (compensation(spec) + oracle fee)`: a trainer's bond covers every
     ///         game it can lose (it can be challenged by every other trainer at once).
     function minBond(TaskSpec calldata spec) external view returns (uint256);
-    /// @notice What a game's winner is paid: `game.honestGasBound(cfg) * gasPriceCap`.
+    /// @notice What a game's winner is paid: `(game.honestGasBound(cfg) + extra) * gasPriceCap`, where
+    ///         `extra = max(0, proofGasBound(spec) - DisputeGame.PROOF_GAS)` tops up the game's allowance
+    ///         for the decision proof when this task's largest proof may cost more.
     function compensation(TaskSpec calldata spec) external view returns (uint256);
+    /// @notice An upper bound on the gas of the largest decision proof (batch input, state, constant,
+    ///         node input, post-state) any game of `spec` can need, in one transaction, calldata and
+    ///         the EIP-7623 floor included (contracts/src/lib/ProofGasLib.sol, docs/game.md "Market
+    ///         bounds"). `postTask` refuses a spec whose bound exceeds `MAX_PROOF_GAS`.
+    function proofGasBound(TaskSpec calldata spec) external pure returns (uint256);
     function creditOf(address account) external view returns (uint256);
     function totalEscrow() external view returns (uint256);
     function totalBonds() external view returns (uint256);
@@ -174,12 +182,15 @@ interface ITaskMarket {
     function totalCredits() external view returns (uint256);
     function totalBurnt() external view returns (uint256);
     function game() external view returns (IDisputeGame);
+    /// @notice Most gas `proofGasBound(spec)` may be (8,000,000, under half the 16,777,216 per-transaction
+    ///         cap, so that the largest proof fits one transaction with room for the bound's error).
+    function MAX_PROOF_GAS() external view returns (uint256);
     /// @notice Most checkpoints after step 0 a task has (`steps / checkpointInterval`, 4096): `submit`
     ///         carries the whole list, 4,097 roots at most, in one transaction.
     function MAX_CHECKPOINTS() external view returns (uint256);
     /// @notice Most trainers a task takes (`slots`, 64): `finalize` pays every one of them in one
     ///         transaction, about 38,200 gas each at worst (every trainer its own group); at 64 trainers
-    ///         2,442,335 gas (contracts/test/TaskMarketGas.t.sol), a seventh of the 16,777,216 cap.
+    ///         2,442,335 gas (contracts/test/TaskMarketGas.t.sol), under a sixth of the 16,777,216 cap.
     function MAX_SLOTS() external view returns (uint32);
     /// @notice Least seconds between posting and `joinDeadline` (5 minutes): trainers other than the
     ///         client's own must see the task and join.

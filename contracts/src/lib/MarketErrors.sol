@@ -61,6 +61,12 @@ error TaskMarketDisputeWindowTooShort(uint256 window, uint256 minWindow);
 ///         `MIN_MOVE_TIME` for each: `minClock = roundBound(cfg) * MIN_MOVE_TIME`.
 error TaskMarketClockTooShort(uint64 clock, uint256 minClock);
 
+/// @notice The largest decision proof a game of this spec can need may take `proofGas` gas
+///         (`proofGasBound(spec)`: it grows with `batchSize`, `datasetSize` and `nodeCount`); one
+///         transaction may spend at most `maxProofGas` on it (`TaskMarket.MAX_PROOF_GAS`), else an
+///         honest defender might be unable to prove its input.
+error TaskMarketProofTooLarge(uint256 proofGas, uint256 maxProofGas);
+
 /// @notice The spec asks a bond of `bond` per trainer; covering every game a group can lose takes
 ///         `minBond`.
 error TaskMarketBondBelowMinimum(uint256 bond, uint256 minBond);

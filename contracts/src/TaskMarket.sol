@@ -400,8 +400,8 @@ contract TaskMarket is ITaskMarket {
     }
 
     /// @inheritdoc ITaskMarket
-    /// @dev The game's bound allows `DisputeGame.PROOF_GAS` for the decision proof; a task whose largest
-    ///      proof may cost more adds the difference.
+    /// @dev The game's bound allows `DisputeGame.PROOF_GAS` (`ProofGasLib.GAME_PROOF_GAS`) for the
+    ///      decision proof; a task whose largest proof may cost more adds the difference.
     function compensation(TaskSpec calldata spec) public view returns (uint256) {
         uint256 proofGas = proofGasBound(spec);
         uint256 allowance = ProofGasLib.GAME_PROOF_GAS;
@@ -468,8 +468,10 @@ contract TaskMarket is ITaskMarket {
 
     // ---- internals -------------------------------------------------------------------------------
 
-    /// @dev Reverts unless the spec's fields make a well-formed game, its deadlines are ordered, and its
-    ///      windows and clock leave time to play (docs/game.md, "Market bounds").
+    /// @dev Reverts unless the spec's fields make a well-formed game, its deadlines are ordered, and it
+    ///      is within the market bounds (docs/game.md section 4b): windows and clock that leave time to
+    ///      play, at most `MAX_SLOTS` trainers and `MAX_CHECKPOINTS` checkpoints, a largest proof under
+    ///      `MAX_PROOF_GAS`.
     function _validate(TaskSpec calldata spec) private view {
         if (spec.steps == 0) revert TaskMarketZeroSteps();
         if (spec.checkpointInterval == 0 || spec.steps % spec.checkpointInterval != 0) {

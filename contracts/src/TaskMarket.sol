@@ -13,22 +13,30 @@ import {
     TaskMarketBadDeadlines,
     TaskMarketBondBelowMinimum,
     TaskMarketBondTooSmall,
+    TaskMarketCheckpointCount,
+    TaskMarketClockTooShort,
     TaskMarketDisputeAlreadySettled,
     TaskMarketDisputeClosed,
+    TaskMarketDisputeWindowTooShort,
     TaskMarketFinalizeTooEarly,
     TaskMarketGamePending,
     TaskMarketGamesActive,
+    TaskMarketInitialStateMismatch,
     TaskMarketTrainerEliminated,
     TaskMarketJoinClosed,
+    TaskMarketJoinWindowTooShort,
     TaskMarketNotJoined,
     TaskMarketNothingToWithdraw,
     TaskMarketSameGroup,
     TaskMarketSubmitClosed,
     TaskMarketTaskFull,
     TaskMarketTaskNotOpen,
+    TaskMarketTooManyCheckpoints,
+    TaskMarketTooManySlots,
     TaskMarketTransferFailed,
     TaskMarketUnknownDispute,
     TaskMarketNotSubmitted,
+    TaskMarketProofTooLarge,
     TaskMarketZeroBatchSize,
     TaskMarketZeroClock,
     TaskMarketZeroDatasetSize,
@@ -38,6 +46,7 @@ import {
     TaskMarketZeroSteps
 } from "./lib/MarketErrors.sol";
 import {MerkleLib} from "./lib/MerkleLib.sol";
+import {ProofGasLib} from "./lib/ProofGasLib.sol";
 
 /// @title TaskMarket
 /// @notice Escrow, bonds and payouts of refereed training tasks; the dispute game referees, the
@@ -47,8 +56,22 @@ import {MerkleLib} from "./lib/MerkleLib.sol";
 ///      of them when the task is finalized is burnt. Task ids start at 1, so a zero `taskId` in a
 ///      stored dispute means "no such dispute".
 contract TaskMarket is ITaskMarket {
-    /// @dev Tag of a checkpoint-list record: `"CKPT" || u256(step) || stateRoot`.
-    bytes4 private constant CKPT = "CKPT";
+    /// @inheritdoc ITaskMarket
+    uint256 public constant MAX_PROOF_GAS = 8_000_000;
+    /// @inheritdoc ITaskMarket
+    uint256 public constant MAX_CHECKPOINTS = 4096;
+    /// @inheritdoc ITaskMarket
+    uint32 public constant MAX_SLOTS = 64;
+    /// @inheritdoc ITaskMarket
+    uint256 public constant MIN_JOIN_WINDOW = 5 minutes;
+    /// @inheritdoc ITaskMarket
+    uint256 public constant MIN_DISPUTE_WINDOW = 1 hours;
+    /// @inheritdoc ITaskMarket
+    uint256 public constant MIN_MOVE_TIME = 1 minutes;
+
+    /// @dev The first five bytes of a checkpoint leaf's hash input: the leaf prefix 0x00, then the tag of
+    ///      a checkpoint-list record `"CKPT" || u256(step) || stateRoot`.
+    uint256 private constant CKPT_LEAF_PREFIX = 0x00434b5054;
 
     /// @dev A task's progress; the spec is stored apart (`_specs`).
     struct Task {
@@ -155,13 +178,7 @@ contract TaskMarket is ITaskMarket {
     }
 
     /// @inheritdoc ITaskMarket
-    function submit(
-        uint256 taskId,
-        bytes32 checkpointRoot,
-        bytes32 finalStateRoot,
-        bytes32[] calldata firstProof,
-        bytes32[] calldata lastProof
-    ) external {
+    function submit(uint256 taskId, bytes32[] calldata stateRoots) external {
         Task storage t = _openTask(taskId);
         Trainer storage tr = _trainers[taskId][msg.sender];
         if (!tr.joined) revert TaskMarketNotJoined(taskId, msg.sender);
@@ -170,7 +187,7 @@ contract TaskMarket is ITaskMarket {
         if (block.timestamp > s.submitDeadline) {
             revert TaskMarketSubmitClosed(taskId, s.submitDeadline, block.timestamp);
         }
-        _verifyEnds(s, checkpointRoot, finalStateRoot, firstProof, lastProof);
+        (bytes32 checkpointRoot, bytes32 finalStateRoot) = _checkpointRoot(taskId, s, stateRoots);
 
         uint32 g = _groupFor(taskId, t, checkpointRoot, finalStateRoot);
         Group storage group = _groups[taskId][g];
@@ -383,8 +400,18 @@ contract TaskMarket is ITaskMarket {
     }
 
     /// @inheritdoc ITaskMarket
+    /// @dev The game's bound allows `DisputeGame.PROOF_GAS` (`ProofGasLib.GAME_PROOF_GAS`) for the
+    ///      decision proof; a task whose largest proof may cost more adds the difference.
     function compensation(TaskSpec calldata spec) public view returns (uint256) {
-        return _game.honestGasBound(_config(spec)) * spec.gasPriceCap;
+        uint256 proofGas = proofGasBound(spec);
+        uint256 allowance = ProofGasLib.GAME_PROOF_GAS;
+        uint256 extra = proofGas > allowance ? proofGas - allowance : 0;
+        return (_game.honestGasBound(_config(spec)) + extra) * spec.gasPriceCap;
+    }
+
+    /// @inheritdoc ITaskMarket
+    function proofGasBound(TaskSpec calldata spec) public pure returns (uint256) {
+        return ProofGasLib.proofGas(spec.batchSize, spec.datasetSize, spec.nodeCount);
     }
 
     /// @inheritdoc ITaskMarket
@@ -441,12 +468,17 @@ contract TaskMarket is ITaskMarket {
 
     // ---- internals -------------------------------------------------------------------------------
 
-    /// @dev Reverts unless the spec's fields make a well-formed game and its deadlines are ordered.
+    /// @dev Reverts unless the spec's fields make a well-formed game, its deadlines are ordered, and it
+    ///      is within the market bounds (docs/game.md section 4b): windows and clock that leave time to
+    ///      play, at most `MAX_SLOTS` trainers and `MAX_CHECKPOINTS` checkpoints, a largest proof under
+    ///      `MAX_PROOF_GAS`.
     function _validate(TaskSpec calldata spec) private view {
         if (spec.steps == 0) revert TaskMarketZeroSteps();
         if (spec.checkpointInterval == 0 || spec.steps % spec.checkpointInterval != 0) {
             revert TaskMarketBadCheckpointInterval(spec.steps, spec.checkpointInterval);
         }
+        uint256 checkpoints = spec.steps / spec.checkpointInterval;
+        if (checkpoints > MAX_CHECKPOINTS) revert TaskMarketTooManyCheckpoints(checkpoints, MAX_CHECKPOINTS);
         if (spec.nodeCount == 0) revert TaskMarketZeroNodeCount();
         if (spec.datasetSize == 0) revert TaskMarketZeroDatasetSize();
         if (spec.batchSize == 0) revert TaskMarketZeroBatchSize();
@@ -454,6 +486,7 @@ contract TaskMarket is ITaskMarket {
         if (arity < 2 || arity > 64 || arity & (arity - 1) != 0) revert TaskMarketBadArity(arity);
         if (spec.clock == 0) revert TaskMarketZeroClock();
         if (spec.slots == 0) revert TaskMarketZeroSlots();
+        if (spec.slots > MAX_SLOTS) revert TaskMarketTooManySlots(spec.slots, MAX_SLOTS);
         if (
             block.timestamp >= spec.joinDeadline || spec.joinDeadline > spec.submitDeadline
                 || spec.submitDeadline > spec.disputeDeadline
@@ -462,6 +495,21 @@ contract TaskMarket is ITaskMarket {
                 block.timestamp, spec.joinDeadline, spec.submitDeadline, spec.disputeDeadline
             );
         }
+        // Cannot underflow: the deadlines are ordered and the join deadline is in the future (above).
+        unchecked {
+            uint256 joinWindow = spec.joinDeadline - block.timestamp;
+            if (joinWindow < MIN_JOIN_WINDOW) {
+                revert TaskMarketJoinWindowTooShort(joinWindow, MIN_JOIN_WINDOW);
+            }
+            uint256 disputeWindow = spec.disputeDeadline - spec.submitDeadline;
+            if (disputeWindow < MIN_DISPUTE_WINDOW) {
+                revert TaskMarketDisputeWindowTooShort(disputeWindow, MIN_DISPUTE_WINDOW);
+            }
+        }
+        uint256 minClock = _game.roundBound(_config(spec)) * MIN_MOVE_TIME;
+        if (spec.clock < minClock) revert TaskMarketClockTooShort(spec.clock, minClock);
+        uint256 proofGas = proofGasBound(spec);
+        if (proofGas > MAX_PROOF_GAS) revert TaskMarketProofTooLarge(proofGas, MAX_PROOF_GAS);
     }
 
     /// @dev `max(1, slots - 1) * (comp + fee)`: a trainer can be challenged by each of the other
@@ -511,19 +559,49 @@ contract TaskMarket is ITaskMarket {
         return (questionId, _oracle.fee());
     }
 
-    /// @dev Reverts (with MerkleLib's errors) unless the checkpoint list opens to the task's initial
-    ///      state root at index 0 and to `finalStateRoot` at index `K = steps / checkpointInterval`.
-    function _verifyEnds(
-        TaskSpec storage s,
-        bytes32 checkpointRoot,
-        bytes32 finalStateRoot,
-        bytes32[] calldata firstProof,
-        bytes32[] calldata lastProof
-    ) private view {
-        uint64 steps = s.steps;
-        uint256 last = steps / s.checkpointInterval; // K; the list has K + 1 records
-        MerkleLib.verify(checkpointRoot, last + 1, 0, _ckptLeaf(0, s.initialStateRoot), firstProof);
-        MerkleLib.verify(checkpointRoot, last + 1, last, _ckptLeaf(steps, finalStateRoot), lastProof);
+    /// @dev The checkpoint-list root and final state root of `stateRoots`, the states at steps
+    ///      `0, c, ..., steps`: reverts unless there are `K + 1 = steps / c + 1` of them, the first the
+    ///      task's initial state. The root is built here, so it is always that of a well-formed list
+    ///      (nothing hidden in padding, no leaf that is not a CKPT record).
+    function _checkpointRoot(uint256 taskId, TaskSpec storage s, bytes32[] calldata stateRoots)
+        private
+        view
+        returns (bytes32 checkpointRoot, bytes32 finalStateRoot)
+    {
+        uint256 interval = s.checkpointInterval;
+        uint256 expected = s.steps / interval + 1;
+        if (stateRoots.length != expected) {
+            revert TaskMarketCheckpointCount(taskId, stateRoots.length, expected);
+        }
+        bytes32 initial = s.initialStateRoot;
+        if (stateRoots[0] != initial) revert TaskMarketInitialStateMismatch(taskId, stateRoots[0], initial);
+        checkpointRoot = MerkleLib.rootInPlace(_ckptLeaves(stateRoots, interval));
+        finalStateRoot = stateRoots[expected - 1];
+    }
+
+    /// @dev `leaf("CKPT" || u256(i c) || stateRoots[i])` for every `i`.
+    function _ckptLeaves(bytes32[] calldata stateRoots, uint256 interval)
+        private
+        view
+        returns (bytes32[] memory leaves)
+    {
+        uint256 n = stateRoots.length;
+        leaves = new bytes32[](n);
+        assembly ("memory-safe") {
+            // One 69-byte input `0x00 || "CKPT" || u256(step) || root`, rewritten in place for every record
+            // in scratch memory past the free memory pointer, hashed by the SHA-256 precompile.
+            let buf := mload(0x40)
+            mstore(buf, shl(216, CKPT_LEAF_PREFIX))
+            let roots := stateRoots.offset
+            let out := add(leaves, 0x20)
+            for { let i := 0 } lt(i, n) { i := add(i, 1) } {
+                mstore(add(buf, 5), mul(i, interval))
+                mstore(add(buf, 37), calldataload(add(roots, shl(5, i))))
+                if iszero(staticcall(gas(), 0x02, buf, 69, add(out, shl(5, i)), 0x20)) {
+                    revert(0x00, 0x00)
+                }
+            }
+        }
     }
 
     /// @dev The group of `checkpointRoot`, numbered by first appearance; created (live) if new.
@@ -666,11 +744,6 @@ contract TaskMarket is ITaskMarket {
         _credits[account] += amount;
         _totalCredits += amount;
         emit Credited(account, amount);
-    }
-
-    /// @dev `leaf("CKPT" || u256(step) || stateRoot)`.
-    function _ckptLeaf(uint256 step, bytes32 stateRoot) private pure returns (bytes32) {
-        return MerkleLib.leafHash(abi.encodePacked(CKPT, step, stateRoot));
     }
 
     /// @dev An order-free key of a pair of trainers.

@@ -9,7 +9,6 @@ import {TaskMarket} from "../src/TaskMarket.sol";
 import {IDisputeGame} from "../src/interfaces/IDisputeGame.sol";
 import {IRecomputeOracle} from "../src/interfaces/IRecomputeOracle.sol";
 import {ITaskMarket} from "../src/interfaces/ITaskMarket.sol";
-import {MerkleProofLength, MerkleRootMismatch} from "../src/lib/Errors.sol";
 import {DisputeGameNotPlaying, DisputeGameNotYourTurn} from "../src/lib/GameErrors.sol";
 import {RecomputeOracleNotGame, RecomputeOracleRandomnessPending} from "../src/lib/OracleErrors.sol";
 import {ORACLE_UNAVAILABLE} from "../src/interfaces/IRecomputeOracle.sol";
@@ -22,12 +21,17 @@ import {
     TaskMarketBadDeadlines,
     TaskMarketBondBelowMinimum,
     TaskMarketBondTooSmall,
+    TaskMarketCheckpointCount,
+    TaskMarketClockTooShort,
     TaskMarketDisputeAlreadySettled,
     TaskMarketDisputeClosed,
+    TaskMarketDisputeWindowTooShort,
     TaskMarketFinalizeTooEarly,
     TaskMarketGamePending,
     TaskMarketGamesActive,
+    TaskMarketInitialStateMismatch,
     TaskMarketJoinClosed,
+    TaskMarketJoinWindowTooShort,
     TaskMarketNotJoined,
     TaskMarketNotSubmitted,
     TaskMarketNothingToWithdraw,
@@ -35,6 +39,8 @@ import {
     TaskMarketSubmitClosed,
     TaskMarketTaskFull,
     TaskMarketTaskNotOpen,
+    TaskMarketTooManyCheckpoints,
+    TaskMarketTooManySlots,
     TaskMarketTrainerEliminated,
     TaskMarketTransferFailed,
     TaskMarketUnknownDispute,
@@ -206,6 +212,23 @@ contract TaskMarketTest is Test {
         _post(s);
     }
 
+    function test_postTask_tooManyCheckpoints_reverts() public checkFunds {
+        ITaskMarket.TaskSpec memory s = _spec();
+        uint256 max = market.MAX_CHECKPOINTS();
+        s.steps = uint64(max + 1);
+        s.checkpointInterval = 1;
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketTooManyCheckpoints.selector, max + 1, max));
+        _post(s);
+        s.steps = uint64(2 * (max + 1)); // interval 2: still one checkpoint too many
+        s.checkpointInterval = 2;
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketTooManyCheckpoints.selector, max + 1, max));
+        _post(s);
+        s.steps = uint64(max);
+        s.checkpointInterval = 1;
+        s.bond = market.minBond(s);
+        _post(s);
+    }
+
     function test_postTask_zeroNodeCount_reverts() public checkFunds {
         ITaskMarket.TaskSpec memory s = _spec();
         s.nodeCount = 0;
@@ -262,6 +285,20 @@ contract TaskMarketTest is Test {
         _post(s);
     }
 
+    /// @notice Finding 7 (issue 12): `finalize` loops over every trainer, so an unbounded `slots` let a
+    ///         task grow past what one transaction can finalize, locking every fund in it.
+    function test_postTask_tooManySlots_reverts() public checkFunds {
+        ITaskMarket.TaskSpec memory s = _spec();
+        uint32 max = market.MAX_SLOTS();
+        s.slots = max + 1;
+        s.bond = market.minBond(s);
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketTooManySlots.selector, max + 1, max));
+        _post(s);
+        s.slots = max;
+        s.bond = market.minBond(s);
+        _post(s);
+    }
+
     function test_postTask_joinDeadlineNotInFuture_reverts() public checkFunds {
         ITaskMarket.TaskSpec memory s = _spec();
         s.joinDeadline = uint64(block.timestamp);
@@ -283,10 +320,78 @@ contract TaskMarketTest is Test {
         _post(s);
     }
 
-    function test_postTask_equalDeadlines_succeeds() public checkFunds {
+    function test_postTask_shortestWindows_succeeds() public checkFunds {
         ITaskMarket.TaskSpec memory s = _spec();
+        s.joinDeadline = uint64(block.timestamp + market.MIN_JOIN_WINDOW());
         s.submitDeadline = s.joinDeadline;
-        s.disputeDeadline = s.joinDeadline;
+        s.disputeDeadline = s.submitDeadline + uint64(market.MIN_DISPUTE_WINDOW());
+        _post(s);
+    }
+
+    /// @notice Finding 8 (issue 12): with `submitDeadline == disputeDeadline` a liar submitting in the
+    ///         last second could not be disputed at all.
+    function test_postTask_noDisputeWindow_reverts() public checkFunds {
+        ITaskMarket.TaskSpec memory s = _spec();
+        s.disputeDeadline = s.submitDeadline;
+        vm.expectRevert(
+            abi.encodeWithSelector(
+                TaskMarketDisputeWindowTooShort.selector, uint256(0), market.MIN_DISPUTE_WINDOW()
+            )
+        );
+        _post(s);
+    }
+
+    function test_postTask_disputeWindowOneSecondShort_reverts() public checkFunds {
+        ITaskMarket.TaskSpec memory s = _spec();
+        uint256 min = market.MIN_DISPUTE_WINDOW();
+        s.disputeDeadline = s.submitDeadline + uint64(min - 1);
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketDisputeWindowTooShort.selector, min - 1, min));
+        _post(s);
+    }
+
+    function test_postTask_joinWindowTooShort_reverts() public checkFunds {
+        ITaskMarket.TaskSpec memory s = _spec();
+        uint256 min = market.MIN_JOIN_WINDOW();
+        s.joinDeadline = uint64(block.timestamp + min - 1);
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketJoinWindowTooShort.selector, min - 1, min));
+        _post(s);
+    }
+
+    /// @notice Finding 8 (issue 12): a one-second clock let a side lose to block latency alone.
+    function test_postTask_oneSecondClock_reverts() public checkFunds {
+        ITaskMarket.TaskSpec memory s = _spec();
+        s.clock = 1;
+        uint256 min = game.roundBound(_cfg(s)) * market.MIN_MOVE_TIME();
+        assertGt(min, 1, "a real minimum");
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketClockTooShort.selector, uint64(1), min));
+        _post(s);
+    }
+
+    function test_postTask_clockAtMinimum_succeeds() public checkFunds {
+        ITaskMarket.TaskSpec memory s = _spec();
+        uint256 min = game.roundBound(_cfg(s)) * market.MIN_MOVE_TIME();
+        s.clock = uint64(min);
+        s.bond = market.minBond(s);
+        _post(s);
+        s.clock = uint64(min - 1);
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketClockTooShort.selector, uint64(min - 1), min));
+        _post(s);
+    }
+
+    /// @notice The minimum clock grows with the game's length: arity 2 plays more moves than 64.
+    function test_postTask_minimumClockFollowsRounds_succeeds() public checkFunds {
+        ITaskMarket.TaskSpec memory s = _spec();
+        s.arity = 2;
+        uint256 slow = game.roundBound(_cfg(s)) * market.MIN_MOVE_TIME();
+        s.arity = 64;
+        uint256 fast = game.roundBound(_cfg(s)) * market.MIN_MOVE_TIME();
+        assertGt(slow, fast, "more rounds, more clock");
+        s.clock = uint64(fast);
+        s.bond = market.minBond(s);
+        _post(s);
+        s.arity = 2;
+        s.bond = market.minBond(s);
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketClockTooShort.selector, uint64(fast), slow));
         _post(s);
     }
 
@@ -413,12 +518,10 @@ contract TaskMarketTest is Test {
     function test_submit_twice_reverts() public checkFunds {
         uint256 taskId = _postAndJoinAll();
         _submit(taskId, alice, honest);
-        bytes32[] memory first = honest.firstProof();
-        bytes32[] memory last = honest.lastProof();
-        bytes32 finalRoot = honest.finalState();
+        bytes32[] memory roots = honest.stateRoots;
         vm.expectRevert(abi.encodeWithSelector(TaskMarketAlreadySubmitted.selector, taskId, alice, uint32(0)));
         vm.prank(alice);
-        market.submit(taskId, honest.root, finalRoot, first, last);
+        market.submit(taskId, roots);
     }
 
     function test_submit_late_reverts() public checkFunds {
@@ -427,57 +530,114 @@ contract TaskMarketTest is Test {
         vm.warp(deadline); // at the deadline is still in time
         _submit(taskId, alice, honest);
         vm.warp(deadline + 1);
-        bytes32[] memory first = honest.firstProof();
-        bytes32[] memory last = honest.lastProof();
-        bytes32 finalRoot = honest.finalState();
+        bytes32[] memory roots = honest.stateRoots;
         vm.expectRevert(
             abi.encodeWithSelector(TaskMarketSubmitClosed.selector, taskId, deadline, deadline + 1)
         );
         vm.prank(bob);
-        market.submit(taskId, honest.root, finalRoot, first, last);
+        market.submit(taskId, roots);
     }
 
     function test_submit_notJoined_reverts() public checkFunds {
         uint256 taskId = _post(_spec());
-        bytes32[] memory first = honest.firstProof();
-        bytes32[] memory last = honest.lastProof();
-        bytes32 finalRoot = honest.finalState();
+        bytes32[] memory roots = honest.stateRoots;
         vm.expectRevert(abi.encodeWithSelector(TaskMarketNotJoined.selector, taskId, alice));
         vm.prank(alice);
-        market.submit(taskId, honest.root, finalRoot, first, last);
+        market.submit(taskId, roots);
     }
 
-    function test_submit_badFirstProof_reverts() public checkFunds {
+    /// @notice The market builds the root from the list: the padded tree of MerkleLib, the final root
+    ///         its last entry.
+    function test_submit_rootBuiltFromList_succeeds() public checkFunds {
         uint256 taskId = _postAndJoinAll();
-        // The cheat list shares record 0, so its siblings fold that record to the cheat root.
-        bytes32[] memory first = cheat.firstProof();
-        bytes32[] memory last = honest.lastProof();
-        bytes32 finalRoot = honest.finalState();
-        vm.expectRevert(abi.encodeWithSelector(MerkleRootMismatch.selector, cheat.root, honest.root));
+        bytes32[] memory roots = honest.stateRoots;
+        bytes32[] memory leaves = new bytes32[](roots.length);
+        for (uint256 i; i < roots.length; ++i) {
+            leaves[i] = CheckpointLists.leaf(i * INTERVAL, roots[i]);
+        }
+        bytes32 root = Reference.root(leaves);
+        vm.expectEmit(true, true, false, true, address(market));
+        emit ITaskMarket.ResultSubmitted(taskId, alice, 0, root, roots[roots.length - 1]);
         vm.prank(alice);
-        market.submit(taskId, honest.root, finalRoot, first, last);
+        market.submit(taskId, roots);
+        assertEq(market.groupOf(taskId, 0).checkpointRoot, honest.root, "the list's root");
+        assertEq(market.groupOf(taskId, 0).finalStateRoot, honest.finalState(), "its last entry");
     }
 
-    function test_submit_badLastProof_reverts() public checkFunds {
+    /// @notice Finding 4 (issue 12): `submit` took a root and opened only leaves 0 and K, so a root whose
+    ///         padding position held a hidden leaf (here the sibling of leaf K) was accepted. Now the
+    ///         market builds the root from the K + 1 state roots: padding stays PAD, and the root of
+    ///         the same records with a hidden leaf is never a group's root.
+    function test_submit_hiddenPaddingLeaf_cannotBeSubmitted_succeeds() public checkFunds {
         uint256 taskId = _postAndJoinAll();
-        bytes32[] memory first = honest.firstProof();
-        bytes32[] memory last = honest.lastProof();
-        bytes32 wrongFinal = cheat.finalState();
-        uint256 n = honest.leaves.length;
-        bytes32 computed = Reference.fold(n, n - 1, CheckpointLists.leaf(STEPS, wrongFinal), last);
-        vm.expectRevert(abi.encodeWithSelector(MerkleRootMismatch.selector, computed, honest.root));
-        vm.prank(alice);
-        market.submit(taskId, honest.root, wrongFinal, first, last);
+        uint256 n = honest.leaves.length; // 5 records: positions 5 to 7 are padding
+        bytes32[] memory withHidden = new bytes32[](n + 1);
+        for (uint256 i; i < n; ++i) {
+            withHidden[i] = honest.leaves[i];
+        }
+        withHidden[n] = keccak256("hidden");
+        bytes32[][] memory levels = Reference.levels(withHidden);
+        assertEq(levels.length - 1, Reference.depth(n), "same depth: the old openings had the same length");
+        bytes32 hiddenRoot = Reference.listRoot(n, levels[levels.length - 1][0]);
+
+        _submit(taskId, alice, honest);
+        bytes32 built = market.groupOf(taskId, 0).checkpointRoot;
+        assertEq(built, Reference.root(honest.leaves), "the padded root of the records");
+        assertTrue(built != hiddenRoot, "not the root with a hidden leaf");
     }
 
-    function test_submit_shortLastProof_reverts() public checkFunds {
+    function test_submit_initialStateMismatch_reverts() public checkFunds {
         uint256 taskId = _postAndJoinAll();
-        bytes32[] memory first = honest.firstProof();
-        bytes32[] memory last = new bytes32[](2);
-        bytes32 finalRoot = honest.finalState();
-        vm.expectRevert(abi.encodeWithSelector(MerkleProofLength.selector, uint256(2), uint256(3)));
+        bytes32[] memory roots = honest.stateRoots;
+        roots[0] = POST_CHEAT;
+        vm.expectRevert(
+            abi.encodeWithSelector(TaskMarketInitialStateMismatch.selector, taskId, POST_CHEAT, INITIAL)
+        );
         vm.prank(alice);
-        market.submit(taskId, honest.root, finalRoot, first, last);
+        market.submit(taskId, roots);
+    }
+
+    function test_submit_shortList_reverts() public checkFunds {
+        uint256 taskId = _postAndJoinAll();
+        bytes32[] memory roots = new bytes32[](STEPS / INTERVAL);
+        roots[0] = INITIAL;
+        vm.expectRevert(
+            abi.encodeWithSelector(
+                TaskMarketCheckpointCount.selector,
+                taskId,
+                uint256(STEPS / INTERVAL),
+                uint256(STEPS / INTERVAL + 1)
+            )
+        );
+        vm.prank(alice);
+        market.submit(taskId, roots);
+    }
+
+    function test_submit_longList_reverts() public checkFunds {
+        uint256 taskId = _postAndJoinAll();
+        bytes32[] memory roots = new bytes32[](STEPS / INTERVAL + 2);
+        roots[0] = INITIAL;
+        vm.expectRevert(
+            abi.encodeWithSelector(
+                TaskMarketCheckpointCount.selector,
+                taskId,
+                uint256(STEPS / INTERVAL + 2),
+                uint256(STEPS / INTERVAL + 1)
+            )
+        );
+        vm.prank(alice);
+        market.submit(taskId, roots);
+    }
+
+    function test_submit_emptyList_reverts() public checkFunds {
+        uint256 taskId = _postAndJoinAll();
+        vm.expectRevert(
+            abi.encodeWithSelector(
+                TaskMarketCheckpointCount.selector, taskId, uint256(0), uint256(STEPS / INTERVAL + 1)
+            )
+        );
+        vm.prank(alice);
+        market.submit(taskId, new bytes32[](0));
     }
 
     // ---------------------------------------------------------------- openDispute
@@ -1622,11 +1782,9 @@ contract TaskMarketTest is Test {
     }
 
     function _submit(uint256 taskId, address trainer, CheckpointLists.List storage list) internal {
-        bytes32[] memory first = list.firstProof();
-        bytes32[] memory last = list.lastProof();
-        bytes32 finalRoot = list.finalState();
+        bytes32[] memory roots = list.stateRoots;
         vm.prank(trainer);
-        market.submit(taskId, list.root, finalRoot, first, last);
+        market.submit(taskId, roots);
     }
 
     /// @dev bob (cheat) in group 0, alice (honest) in group 1; carol joined and never submits.
@@ -1641,10 +1799,8 @@ contract TaskMarketTest is Test {
         taskId = _twoGroups();
         CheckpointLists.List memory other =
             CheckpointLists.build(CheckpointLists.states("other", INITIAL, STEPS / INTERVAL + 1), INTERVAL);
-        bytes32[] memory first = other.firstProof();
-        bytes32[] memory last = other.lastProof();
         vm.prank(carol);
-        market.submit(taskId, other.root, other.finalState(), first, last);
+        market.submit(taskId, other.stateRoots);
     }
 
     /// @dev Lets the clock of the side to move run out and ends the game against it.

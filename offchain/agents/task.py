@@ -3,7 +3,8 @@
 A trainer joins a task only if everything a run and a dispute need is published and
 matches the spec: the program by its hash (and its graph root and node count), the
 dataset by its root (and size), the initial state by its root, and the sizes the referee
-contracts can check on chain (a batch tensor's bytes, the number of state entries).
+contracts cannot check on chain (a batch tensor's bytes, the number of state entries, and the
+fields per example and ports per node the market's proof-gas bound assumes).
 """
 
 from __future__ import annotations
@@ -20,6 +21,11 @@ from trainer.runner.runner import RunConfig, RunError
 
 MAX_BATCH_BYTES = 24 * 1024  # BatchVerifier.MAX_BATCH_BYTES: the largest batch tensor a proof may carry
 MAX_STATE_ENTRIES = 1 << 16  # DisputeGame.MAX_STATE_ENTRIES
+# ProofGasLib's assumptions: the market sizes a task's largest proof (postTask refuses one that would not
+# fit a transaction, and pays winners for it) for examples of at most this many fields and nodes of at
+# most this many inputs and outputs; a larger one could make a proof cost more than the market allowed.
+MAX_EXAMPLE_FIELDS = 16
+MAX_NODE_PORTS = 64
 
 
 class TaskRejected(OffchainError):
@@ -66,6 +72,17 @@ def load_materials(spec: TaskSpec, public: Store) -> TaskMaterials:
     if len(initial) > MAX_STATE_ENTRIES:
         raise TaskRejected(f"the state has {len(initial)} entries; the referee opens at most {MAX_STATE_ENTRIES}")
     example = dataset.examples[0]
+    if len(example) > MAX_EXAMPLE_FIELDS:
+        raise TaskRejected(
+            f"the dataset's examples have {len(example)} fields; the market sizes batch proofs for at most "
+            f"{MAX_EXAMPLE_FIELDS}"
+        )
+    ports = max(len(node.inputs) + len(node.outputs) for node in program.nodes)
+    if ports > MAX_NODE_PORTS:
+        raise TaskRejected(
+            f"a node of the program has {ports} inputs and outputs; the market sizes proofs for at most "
+            f"{MAX_NODE_PORTS}"
+        )
     for name in program.batch_names:
         if name not in example:
             raise TaskRejected(f"the program reads batch field {name!r}, which the dataset's examples lack")

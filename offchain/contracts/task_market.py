@@ -1,7 +1,8 @@
 """Typed client of TaskMarket (contracts/src/interfaces/ITaskMarket.sol).
 
-Clients post tasks (`post_task`), trainers join with a bond and submit their checkpoint-list
-root (`submit`, or `submit_list` with an `offchain.game.CheckpointList`), anyone opens
+Clients post tasks (`post_task`), trainers join with a bond and submit their checkpoint list
+(`submit` with its state roots, or `submit_list` with an `offchain.game.CheckpointList`; the
+market builds the root), anyone opens
 disputes between groups and settles them; `finalize` pays out and `withdraw` collects.
 Every custom error of the contract (contracts/src/lib/MarketErrors.sol) surfaces as a
 subclass of `TaskMarketError` named after it; errors of the game and oracle it calls keep
@@ -242,6 +243,11 @@ class TaskMarketBadCheckpointInterval(TaskMarketError):
     """The checkpoint interval must be non-zero and divide `steps`."""
 
 
+class TaskMarketTooManyCheckpoints(TaskMarketError):
+    """The task has more than `maxCheckpoints` checkpoints (`steps / checkpointInterval`,
+    `TaskMarket.MAX_CHECKPOINTS`): `submit` carries the whole list, so raise the checkpoint interval."""
+
+
 class TaskMarketZeroNodeCount(TaskMarketError):
     """The program must have at least one node (`nodeCount`)."""
 
@@ -266,9 +272,36 @@ class TaskMarketZeroSlots(TaskMarketError):
     """A task takes at least one trainer (`slots`)."""
 
 
+class TaskMarketTooManySlots(TaskMarketError):
+    """The task asks more than `maxSlots` trainers (`TaskMarket.MAX_SLOTS`): `finalize` pays every trainer in
+    one transaction, so lower `slots` to at most `maxSlots`."""
+
+
 class TaskMarketBadDeadlines(TaskMarketError):
     """The deadlines must satisfy now < joinDeadline <= submitDeadline <= disputeDeadline; take them from the
     latest block's timestamp."""
+
+
+class TaskMarketJoinWindowTooShort(TaskMarketError):
+    """Joining closes too soon after posting (`window` < `minWindow` seconds, `TaskMarket.MIN_JOIN_WINDOW`):
+    move `joinDeadline` later so that other trainers can see the task and join."""
+
+
+class TaskMarketDisputeWindowTooShort(TaskMarketError):
+    """Disputes close too soon after the submit deadline (`window` < `minWindow` seconds,
+    `TaskMarket.MIN_DISPUTE_WINDOW`): a result submitted last could not be disputed; move
+    `disputeDeadline` later."""
+
+
+class TaskMarketClockTooShort(TaskMarketError):
+    """The game clock (`clock` seconds per side) is below `minClock` = the game's `roundBound` times
+    `TaskMarket.MIN_MOVE_TIME`: give each side at least `minClock` seconds."""
+
+
+class TaskMarketProofTooLarge(TaskMarketError):
+    """The largest proof a game of this task could need may cost `proofGas` gas, more than one transaction may
+    spend on it (`maxProofGas`, `TaskMarket.MAX_PROOF_GAS`): lower `batch_size` (or use a smaller dataset or
+    program); `proof_gas_bound(spec)` gives the figure."""
 
 
 class TaskMarketBondBelowMinimum(TaskMarketError):
@@ -298,6 +331,16 @@ class TaskMarketBondTooSmall(TaskMarketError):
 
 class TaskMarketNotJoined(TaskMarketError):
     """The trainer has not joined this task; `join` it before submitting."""
+
+
+class TaskMarketCheckpointCount(TaskMarketError):
+    """The checkpoint list has `count` state roots; the task's has `expected` (`steps / checkpointInterval + 1`,
+    the states after steps 0, c, ..., steps): submit the whole list."""
+
+
+class TaskMarketInitialStateMismatch(TaskMarketError):
+    """The checkpoint list does not start at the task's initial state (`stateRoot` != `initialStateRoot`):
+    train from the task's initial state."""
 
 
 class TaskMarketSubmitClosed(TaskMarketError):
@@ -381,28 +424,15 @@ class TaskMarketClient(ContractClient):
         value = self.spec_of(task_id).bond if bond is None else bond
         return self._send(self.contract.functions.join(task_id), value=value)
 
-    def submit(
-        self,
-        task_id: int,
-        checkpoint_root: bytes,
-        final_state_root: bytes,
-        first_proof: Sequence[bytes],
-        last_proof: Sequence[bytes],
-    ) -> Submission:
-        fn = self.contract.functions.submit(
-            task_id,
-            word(checkpoint_root, "checkpoint root"),
-            word(final_state_root, "final state root"),
-            words(first_proof, "first proof"),
-            words(last_proof, "last proof"),
-        )
+    def submit(self, task_id: int, state_roots: Sequence[bytes]) -> Submission:
+        """Submits a checkpoint list: the state roots after steps `0, c, 2c, ..., T` (`T / c + 1` of them, the
+        first the task's initial state). The market builds the list's root; the event carries it."""
+        fn = self.contract.functions.submit(task_id, words(state_roots, "state roots"))
         return _submission(self._event(self._send(fn), "ResultSubmitted"))
 
     def submit_list(self, task_id: int, checkpoints: CheckpointList) -> Submission:
-        """Submits a whole checkpoint list: its root, final root and end openings."""
-        return self.submit(
-            task_id, checkpoints.root, checkpoints.final_root, checkpoints.first_proof, checkpoints.last_proof
-        )
+        """Submits a whole checkpoint list (its state roots)."""
+        return self.submit(task_id, checkpoints.roots)
 
     def open_dispute(self, task_id: int, defender: str, challenger: str) -> GameId:
         """Opens the game between two trainers of different groups; the game id (from DisputeOpened)."""
@@ -457,6 +487,11 @@ class TaskMarketClient(ContractClient):
 
     def compensation(self, spec: TaskSpec) -> Wei:
         return Wei(int(self._call(self.contract.functions.compensation(spec.to_abi()))))
+
+    def proof_gas_bound(self, spec: TaskSpec) -> int:
+        """Gas of the largest proof any game of `spec` can need, an upper bound (`post_task` refuses a spec
+        whose bound exceeds `TaskMarket.MAX_PROOF_GAS`)."""
+        return int(self._call(self.contract.functions.proofGasBound(spec.to_abi())))
 
     def credit_of(self, account: str) -> Wei:
         return Wei(int(self._call(self.contract.functions.creditOf(address(account)))))

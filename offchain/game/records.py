@@ -70,7 +70,7 @@ class CheckpointList:
 
     @property
     def root(self) -> bytes:
-        """The checkpoint-list root a trainer submits."""
+        """The checkpoint-list root (the market builds it from `roots` at `submit`)."""
         return self.merkle.root
 
     @property
@@ -93,16 +93,6 @@ class CheckpointList:
     def proof(self, index: int) -> list[bytes]:
         """The siblings of checkpoint `index`, as the contracts take them."""
         return list(self.merkle.open(index).siblings)
-
-    @property
-    def first_proof(self) -> list[bytes]:
-        """`submit`'s opening of `CKPT(0, initialStateRoot)` at index 0."""
-        return self.proof(0)
-
-    @property
-    def last_proof(self) -> list[bytes]:
-        """`submit`'s opening of `CKPT(T, finalStateRoot)` at the last index."""
-        return self.proof(self.count - 1)
 
 
 # -- NODE records --------------------------------------------------------------------------

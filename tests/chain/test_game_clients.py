@@ -20,7 +20,7 @@ from offchain.chain.errors import ContractRevert
 from offchain.contracts import dispute_game as dg
 from offchain.contracts import recompute_oracle as ro
 from offchain.contracts import task_market as tm
-from offchain.contracts._base import ContractClient, MerkleError, MerkleRootMismatch, TypedRevert
+from offchain.contracts._base import ContractClient, MerkleError, TypedRevert
 from offchain.contracts.dispute_game import Outcome, Side, Stage
 from offchain.contracts.protocol import Protocol
 from offchain.contracts.recompute_oracle import OracleParams
@@ -80,6 +80,13 @@ def advance(p: Protocol, seconds: int) -> None:
 
 def post(players: dict[str, Protocol], reward: int = 2 * ETHER) -> tuple[int, TaskSpec]:
     client = players["client"]
+    spec = make_spec(client)
+    task_id = client.market.post_task(spec, reward)
+    assert client.market.spec_of(task_id) == spec
+    return task_id, spec
+
+
+def make_spec(client: Protocol) -> TaskSpec:
     t = now(client)
     spec = TaskSpec(
         program_hash=sha("program"),
@@ -101,10 +108,7 @@ def post(players: dict[str, Protocol], reward: int = 2 * ETHER) -> tuple[int, Ta
         submit_deadline=t + 2_000,
         dispute_deadline=t + 100_000,
     )
-    spec = dataclasses.replace(spec, bond=client.market.min_bond(spec))
-    task_id = client.market.post_task(spec, reward)
-    assert client.market.spec_of(task_id) == spec
-    return task_id, spec
+    return dataclasses.replace(spec, bond=client.market.min_bond(spec))
 
 
 def market_balance_matches(p: Protocol) -> bool:
@@ -286,6 +290,26 @@ def test_a_dispute_is_played_down_to_one_step_then_timed_out(players: dict[str, 
 # -- wrong moves surface as typed exceptions with the contract's arguments ---------------------
 
 
+def test_post_task_refuses_a_spec_too_tight_to_play(players: dict[str, Protocol]) -> None:
+    market = players["client"].market
+    spec = make_spec(players["client"])
+    with pytest.raises(tm.TaskMarketDisputeWindowTooShort) as window:
+        market.post_task(dataclasses.replace(spec, dispute_deadline=spec.submit_deadline + 60), ETHER)
+    assert (window.value.args.window, window.value.args.minWindow) == (60, 3600)
+    with pytest.raises(tm.TaskMarketClockTooShort) as clock:
+        market.post_task(dataclasses.replace(spec, clock=1), ETHER)
+    assert clock.value.args.minClock == 60 * players["anyone"].game.round_bound(spec.config())
+    with pytest.raises(tm.TaskMarketTooManySlots) as slots:
+        market.post_task(dataclasses.replace(spec, slots=65), ETHER)
+    assert slots.value.args.maxSlots == 64
+    with pytest.raises(tm.TaskMarketTooManyCheckpoints):
+        market.post_task(dataclasses.replace(spec, steps=4097 * INTERVAL), ETHER)
+    big = dataclasses.replace(spec, batch_size=1024, dataset_size=4096)
+    with pytest.raises(tm.TaskMarketProofTooLarge) as proof:  # 1024 rows of 4096 examples: no tx could carry it
+        market.post_task(big, ETHER)
+    assert proof.value.args.proofGas == market.proof_gas_bound(big) > proof.value.args.maxProofGas == 8_000_000
+
+
 def test_bad_moves_raise_typed_exceptions(players: dict[str, Protocol]) -> None:
     a, b, anyone = players["a"], players["b"], players["anyone"]
     task_id, spec = post(players)
@@ -302,9 +326,13 @@ def test_bad_moves_raise_typed_exceptions(players: dict[str, Protocol]) -> None:
         "a": CheckpointList.from_steps(honest, STEPS, INTERVAL),
         "b": CheckpointList.from_steps(diverging(3), STEPS, INTERVAL),
     }
-    with pytest.raises(MerkleRootMismatch) as bad_end:  # a library error, through the market: B's last
-        b.market.submit(task_id, lists["b"].root, honest(STEPS), lists["b"].first_proof, lists["b"].last_proof)
-    assert bad_end.value.args.expected == lists["b"].root and bad_end.value.contract == "TaskMarket"
+    roots = list(lists["b"].roots)
+    with pytest.raises(tm.TaskMarketCheckpointCount) as short:  # the whole list, steps 0 to T
+        b.market.submit(task_id, roots[:-1])
+    assert (short.value.args.count, short.value.args.expected) == (len(roots) - 1, len(roots))
+    with pytest.raises(tm.TaskMarketInitialStateMismatch) as start:  # from the task's initial state
+        b.market.submit(task_id, [sha("elsewhere"), *roots[1:]])
+    assert start.value.args.initialStateRoot == spec.initial_state_root and start.value.contract == "TaskMarket"
     a.market.submit_list(task_id, lists["a"])
     b.market.submit_list(task_id, lists["b"])
     a_addr, b_addr = a.market.chain.address, b.market.chain.address

@@ -67,8 +67,8 @@ def test_checkpoint_list_matches_the_runner_format() -> None:
     assert [cl.leaf(i) for i in range(6)] == leaves == [checkpoint_leaf(5 * i, r) for i, r in enumerate(roots)]
     assert cl.root == merkle_root(leaves) == cl.tree.root
     assert cl.steps == 25 and cl.count == 6 and cl.final_root == roots[-1]
-    verify(cl.root, 6, 0, checkpoint_leaf(0, roots[0]), cl.first_proof)
-    verify(cl.root, 6, 5, checkpoint_leaf(25, roots[5]), cl.last_proof)
+    verify(cl.root, 6, 0, checkpoint_leaf(0, roots[0]), cl.proof(0))
+    verify(cl.root, 6, 5, checkpoint_leaf(25, roots[5]), cl.proof(5))
     with pytest.raises(GameError, match="multiple"):
         CheckpointList.from_steps(lambda s: roots[0], 7, 5)
 

@@ -17,6 +17,10 @@ error TaskMarketZeroSteps();
 /// @notice `checkpointInterval` must be non-zero and divide `steps`.
 error TaskMarketBadCheckpointInterval(uint64 steps, uint64 checkpointInterval);
 
+/// @notice A task has at most `maxCheckpoints` checkpoints after step 0 (`steps / checkpointInterval` is
+///         `checkpoints`; `TaskMarket.MAX_CHECKPOINTS`): `submit` takes the whole list in one transaction.
+error TaskMarketTooManyCheckpoints(uint256 checkpoints, uint256 maxCheckpoints);
+
 /// @notice A program has at least one node.
 error TaskMarketZeroNodeCount();
 
@@ -35,10 +39,33 @@ error TaskMarketZeroClock();
 /// @notice A task takes at least one trainer.
 error TaskMarketZeroSlots();
 
+/// @notice A task takes at most `maxSlots` trainers (`TaskMarket.MAX_SLOTS`): `finalize` pays each of
+///         them in one transaction, which must stay far below the per-transaction gas cap.
+error TaskMarketTooManySlots(uint32 slots, uint32 maxSlots);
+
 /// @notice The deadlines must satisfy `timestamp < joinDeadline <= submitDeadline <= disputeDeadline`.
 error TaskMarketBadDeadlines(
     uint256 timestamp, uint64 joinDeadline, uint64 submitDeadline, uint64 disputeDeadline
 );
+
+/// @notice Joining must stay open at least `minWindow` seconds after posting (`joinDeadline - timestamp`
+///         is `window`): trainers other than the client's own must have time to see the task and join.
+error TaskMarketJoinWindowTooShort(uint256 window, uint256 minWindow);
+
+/// @notice Disputes must stay open at least `minWindow` seconds after the submit deadline
+///         (`disputeDeadline - submitDeadline` is `window`): a result submitted in the last second must
+///         still be disputable by a trainer that sees it.
+error TaskMarketDisputeWindowTooShort(uint256 window, uint256 minWindow);
+
+/// @notice Each side's clock (`clock` seconds) must cover every move of the longest game with
+///         `MIN_MOVE_TIME` for each: `minClock = roundBound(cfg) * MIN_MOVE_TIME`.
+error TaskMarketClockTooShort(uint64 clock, uint256 minClock);
+
+/// @notice The largest decision proof a game of this spec can need may take `proofGas` gas
+///         (`proofGasBound(spec)`: it grows with `batchSize`, `datasetSize` and `nodeCount`); one
+///         transaction may spend at most `maxProofGas` on it (`TaskMarket.MAX_PROOF_GAS`), else an
+///         honest defender might be unable to prove its input.
+error TaskMarketProofTooLarge(uint256 proofGas, uint256 maxProofGas);
 
 /// @notice The spec asks a bond of `bond` per trainer; covering every game a group can lose takes
 ///         `minBond`.
@@ -73,6 +100,14 @@ error TaskMarketSubmitClosed(uint256 taskId, uint64 submitDeadline, uint256 time
 
 /// @notice `trainer` already submitted to task `taskId`, into group `group`.
 error TaskMarketAlreadySubmitted(uint256 taskId, address trainer, uint32 group);
+
+/// @notice A checkpoint list of task `taskId` has `expected` state roots (`steps / checkpointInterval + 1`,
+///         steps 0 to `steps`); `count` were submitted.
+error TaskMarketCheckpointCount(uint256 taskId, uint256 count, uint256 expected);
+
+/// @notice Every checkpoint list of task `taskId` starts at its initial state root `initialStateRoot`;
+///         the submitted one starts at `stateRoot`.
+error TaskMarketInitialStateMismatch(uint256 taskId, bytes32 stateRoot, bytes32 initialStateRoot);
 
 // ---- openDispute -----------------------------------------------------------------------------
 

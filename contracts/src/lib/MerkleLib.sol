@@ -74,6 +74,18 @@ library MerkleLib {
         }
     }
 
+    /// @notice The list root of `leaves`: the padded tree of section 2, built level by level (a level of
+    ///         odd length other than the top is extended with one PAD, so a subtree holding only padding
+    ///         is PAD itself), under `listRoot(n, top)`; an empty list's root is `listRoot(0, PAD)`.
+    /// @dev Overwrites `leaves` with the levels as it folds them, so that no second array is
+    ///      allocated. Reverts `MerkleCountTooLarge` unless `leaves.length < 2^64`.
+    function rootInPlace(bytes32[] memory leaves) internal pure returns (bytes32) {
+        uint256 n = leaves.length;
+        if (n > MAX_COUNT) revert MerkleCountTooLarge(n);
+        if (n == 0) return listRoot(0, PAD);
+        return listRoot(n, _asPure(_foldLevels)(leaves));
+    }
+
     /// @notice The list root implied by an opening of `leaf` at `index` in a list of `count` leaves.
     /// @dev Reverts `MerkleCountTooLarge` (count >= 2^64), `MerkleIndexOutOfRange` (index >= count,
     ///      which covers every padding position), `MerklePaddingLeaf` (leaf == PAD) and
@@ -159,6 +171,35 @@ library MerkleLib {
         }
     }
 
+    /// @dev The top node of the padded tree over `leaves` (at least one), folded level by level in
+    ///      place: node `i` of a level overwrites entry `i`, after entries `2i` and `2i + 1` were read.
+    ///      `view` for the same reason as `_nodeHash`.
+    function _foldLevels(bytes32[] memory leaves) private view returns (bytes32 top) {
+        assembly ("memory-safe") {
+            // Hash loop on scratch space plus the free memory pointer slot (restored after the loop): the
+            // input 0x01 || left || right sits at 0x1f..0x5f, the output goes straight into the array.
+            let fmp := mload(0x40)
+            mstore(0x00, 0x01)
+            let base := add(leaves, 0x20)
+            for { let width := mload(leaves) } gt(width, 1) {} {
+                let half := shr(1, add(width, 1))
+                for { let i := 0 } lt(i, half) { i := add(i, 1) } {
+                    let at := add(base, shl(6, i))
+                    mstore(0x20, mload(at))
+                    let right := 0 // PAD past the end of an odd level
+                    if lt(add(shl(1, i), 1), width) { right := mload(add(at, 0x20)) }
+                    mstore(0x40, right)
+                    if iszero(staticcall(gas(), 0x02, 0x1f, 0x41, add(base, shl(5, i)), 0x20)) {
+                        revert(0x00, 0x00)
+                    }
+                }
+                width := half
+            }
+            mstore(0x40, fmp)
+            top := mload(base)
+        }
+    }
+
     /// @dev `H(0x02 || u64(count) || top)` through the SHA-256 precompile; the caller checked
     ///      `count < 2^64`. `view` for the same reason as `_nodeHash`.
     function _listRoot(bytes32 count, bytes32 top) private view returns (bytes32 h) {
@@ -189,6 +230,18 @@ library MerkleLib {
         private
         pure
         returns (function(uint256, bytes32, bytes32[] calldata) pure returns (bytes32) g)
+    {
+        assembly ("memory-safe") {
+            // Same function pointer, different declared mutability; nothing else changes.
+            g := f
+        }
+    }
+
+    /// @dev `_asPure` for `_foldLevels`'s signature.
+    function _asPure(function(bytes32[] memory) view returns (bytes32) f)
+        private
+        pure
+        returns (function(bytes32[] memory) pure returns (bytes32) g)
     {
         assembly ("memory-safe") {
             // Same function pointer, different declared mutability; nothing else changes.

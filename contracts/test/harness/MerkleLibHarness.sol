@@ -26,6 +26,10 @@ contract MerkleLibHarness {
         return MerkleLib.depth(count);
     }
 
+    function rootInPlace(bytes32[] memory leaves) external pure returns (bytes32) {
+        return MerkleLib.rootInPlace(leaves);
+    }
+
     function computeRoot(uint256 count, uint256 index, bytes32 leaf, bytes32[] calldata siblings)
         external
         pure

@@ -197,7 +197,7 @@ contract FindingsTest is Test {
         vm.deal(trainer, bond);
         vm.startPrank(trainer);
         market.join{value: bond}(taskId);
-        market.submit(taskId, list.root, list.finalState(), list.firstProof(), list.lastProof());
+        market.submit(taskId, list.stateRoots);
         vm.stopPrank();
     }
 }

@@ -825,7 +825,7 @@ contract MarketHandler is Test {
         CheckpointLists.List memory list =
             ProtocolModel.checkpointList(_runs[taskId], _claims[taskId][trainer]);
         vm.prank(trainer);
-        market.submit(taskId, list.root, list.finalState(), list.firstProof(), list.lastProof());
+        market.submit(taskId, list.stateRoots);
         _submitted[taskId][trainer] = true;
     }
 

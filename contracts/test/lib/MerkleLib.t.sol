@@ -45,6 +45,7 @@ contract MerkleLibTest is Test {
                 assertEq(Reference.leaf(records[i]), leaves[i], "reference leaf");
             }
             assertEq(Reference.root(leaves), root, "reference tree root");
+            assertEq(lib.rootInPlace(leaves), root, "rootInPlace(leaves)");
             assertEq(lib.listRoot(count, Reference.top(leaves)), root, "listRoot(count, top)");
         }
         assertEq(cases, 11, "list sizes 1, 2, 3, 4, 5, 8, 9, 16, 17, 64, 65");
@@ -192,6 +193,25 @@ contract MerkleLibTest is Test {
         assertEq(before, abi.encodePacked(keccak256("kept")), "allocated memory untouched");
     }
 
+    function test_rootInPlace_freeMemoryPointer_succeeds() public pure {
+        (bytes32[] memory leaves, bytes32 root) = _list(5, 1);
+        bytes memory after_ = abi.encodePacked(keccak256("kept"));
+        uint256 fmp;
+        assembly ("memory-safe") {
+            // Read the free memory pointer to compare after the fold.
+            fmp := mload(0x40)
+        }
+        bytes32 got = MerkleLib.rootInPlace(leaves);
+        uint256 fmpAfter;
+        assembly ("memory-safe") {
+            // Read the free memory pointer again.
+            fmpAfter := mload(0x40)
+        }
+        assertEq(fmpAfter, fmp, "free memory pointer restored");
+        assertEq(after_, abi.encodePacked(keccak256("kept")), "memory after the array untouched");
+        assertEq(got, root, "root");
+    }
+
     function testFuzz_leafHash_matchesReference_succeeds(bytes memory data) public view {
         assertEq(lib.leafHash(data), Reference.leaf(data));
         assertEq(lib.leafHashCalldata(data), Reference.leaf(data));
@@ -319,6 +339,16 @@ contract MerkleLibTest is Test {
         bytes32[] memory siblings = Reference.proof(leaves, index);
         lib.verify(root, count, index, leaves[index], siblings);
         assertEq(lib.computeRoot(count, index, leaves[index], siblings), root);
+    }
+
+    function testFuzz_rootInPlace_matchesReference_succeeds(uint256 count, uint256 seed) public view {
+        count = bound(count, 1, 300);
+        (bytes32[] memory leaves, bytes32 root) = _list(count, seed);
+        assertEq(lib.rootInPlace(leaves), root);
+    }
+
+    function test_rootInPlace_emptyList_succeeds() public view {
+        assertEq(lib.rootInPlace(new bytes32[](0)), Reference.listRoot(0, PAD));
     }
 
     function testFuzz_verify_flippedBit_reverts(

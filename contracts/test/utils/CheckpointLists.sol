@@ -63,16 +63,6 @@ library CheckpointLists {
         }
     }
 
-    /// @notice The opening of the first record (the initial state).
-    function firstProof(List memory list) internal pure returns (bytes32[] memory) {
-        return opening(list, 0);
-    }
-
-    /// @notice The opening of the last record (the final state).
-    function lastProof(List memory list) internal pure returns (bytes32[] memory) {
-        return opening(list, list.leaves.length - 1);
-    }
-
     /// @notice The final state root.
     function finalState(List memory list) internal pure returns (bytes32) {
         return list.stateRoots[list.stateRoots.length - 1];

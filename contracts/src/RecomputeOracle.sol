@@ -732,7 +732,8 @@ contract RecomputeOracle is IRecomputeOracle {
             _credit(oracle, reward);
             _burn(bond - reward);
         } else {
-            uint256 slashed = _slash(oracle, questionId, _penalty(q.outputsHash, majority));
+            uint256 penalty = _penalty(q.outputsHash, majority);
+            uint256 slashed = penalty == 0 ? 0 : _slash(oracle, questionId, penalty);
             uint256 reward = slashed / 2;
             _credit(challenger, reward + bond);
             _burn(slashed - reward);

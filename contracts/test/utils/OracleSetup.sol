@@ -105,6 +105,125 @@ library OracleSetup {
         }
     }
 
+    /// @notice `who` challenges `questionId` with exactly the challenge bond (dealt to it).
+    function challengeNow(RecomputeOracle oracle, uint256 questionId, address who) internal {
+        uint256 bond = oracle.challengeBond();
+        VM.deal(who, who.balance + bond);
+        VM.prank(who);
+        oracle.challenge{value: bond}(questionId);
+    }
+
+    /// @notice `member` commits to `outputsHash` with `salt`.
+    function commitNow(
+        RecomputeOracle oracle,
+        uint256 questionId,
+        address member,
+        bytes32 outputsHash,
+        bytes32 salt
+    ) internal {
+        VM.prank(member);
+        oracle.commitVote(questionId, commitment(questionId, member, outputsHash, salt));
+    }
+
+    /// @notice `member` reveals `outputsHash` with `salt`.
+    function revealNow(
+        RecomputeOracle oracle,
+        uint256 questionId,
+        address member,
+        bytes32 outputsHash,
+        bytes32 salt
+    ) internal {
+        VM.prank(member);
+        oracle.revealVote(questionId, outputsHash, salt);
+    }
+
+    /// @notice The members of the question's current (last seated) round, in seating order.
+    function currentRound(RecomputeOracle oracle, uint256 questionId)
+        internal
+        view
+        returns (address[] memory members)
+    {
+        address[] memory seated = oracle.committeeOf(questionId);
+        uint256 size = oracle.params().committeeSize;
+        members = new address[](size);
+        for (uint256 i; i < size; ++i) {
+            members[i] = seated[seated.length - size + i];
+        }
+    }
+
+    /// @notice The block whose hash decides the pending draw of `questionId`.
+    function targetBlock(RecomputeOracle oracle, uint256 questionId) internal view returns (uint256) {
+        return
+            oracle.question(questionId).requestBlock
+                + BlockhashRandomness(address(oracle.randomness())).delay();
+    }
+
+    /// @notice Mines up to the block after the pending draw's target block, gives the target block the
+    ///         hash `targetHash` (the chain's choice), and draws.
+    function drawWith(RecomputeOracle oracle, uint256 questionId, bytes32 targetHash) internal {
+        uint256 target = targetBlock(oracle, questionId);
+        if (block.number <= target) VM.roll(target + 1);
+        VM.setBlockhash(target, targetHash);
+        oracle.draw(questionId);
+    }
+
+    /// @notice The seed of the pending draw of `questionId` as `draw` forms it from block-hash randomness
+    ///         (readable once the target block is mined).
+    function seedOf(RecomputeOracle oracle, uint256 questionId) internal view returns (bytes32) {
+        IRecomputeOracle.Question memory q = oracle.question(questionId);
+        bytes32 value = keccak256(abi.encode(blockhash(targetBlock(oracle, questionId)), q.requestId));
+        return keccak256(abi.encode(value, questionId, q.attempts, q.round));
+    }
+
+    /// @notice The draw of docs/game.md re-done off-chain: the first `need` distinct owners met by the
+    ///         tries `keccak256(seed, t) % slotCount` (t < 96), skipping the parties, `excluded`, and
+    ///         slots whose unit their owner's bond no longer covers. Valid while every other slot the
+    ///         question counts is eligible (created and activated before the request, no exit
+    ///         requested before it).
+    function sample(RecomputeOracle oracle, uint256 questionId, uint256 need, address[] memory excluded)
+        internal
+        view
+        returns (address[] memory picks, uint256 found)
+    {
+        IRecomputeOracle.Question memory q = oracle.question(questionId);
+        bytes32 seed = seedOf(oracle, questionId);
+        picks = new address[](need);
+        if (q.slotCount == 0) return (picks, 0);
+        uint256 minBond = oracle.minBond();
+        for (uint256 t; t < 96 && found < need; ++t) {
+            uint256 slot = uint256(keccak256(abi.encode(seed, t))) % q.slotCount;
+            address a = oracle.slotOwner(slot);
+            if (a == q.parties[0] || a == q.parties[1] || contains(excluded, a)) continue;
+            uint256 unit;
+            for (uint256 j; j < slot; ++j) {
+                if (oracle.slotOwner(j) == a) ++unit;
+            }
+            if (oracle.bondOf(a) < (unit + 1) * minBond) continue;
+            bool again;
+            for (uint256 j; j < found; ++j) {
+                if (picks[j] == a) again = true;
+            }
+            if (!again) picks[found++] = a;
+        }
+    }
+
+    function contains(address[] memory list, address a) internal pure returns (bool) {
+        for (uint256 i; i < list.length; ++i) {
+            if (list[i] == a) return true;
+        }
+        return false;
+    }
+
+    /// @notice Asserts the funds identity: `balance == totalBonds + totalChallengeBonds + totalCredits
+    ///         + totalBurnt`.
+    function assertFunds(RecomputeOracle oracle) internal view {
+        VM.assertEq(
+            address(oracle).balance,
+            oracle.totalBonds() + oracle.totalChallengeBonds() + oracle.totalCredits() + oracle.totalBurnt(),
+            "balance == bonds + challenge bonds + credits + burnt"
+        );
+    }
+
     function hashOf(bytes32[] memory outputs) internal pure returns (bytes32) {
         return sha256(abi.encodePacked(outputs));
     }

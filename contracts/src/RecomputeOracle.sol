@@ -85,6 +85,9 @@ contract RecomputeOracle is IRecomputeOracle {
     uint256 private constant MAX_DURATION = type(uint32).max;
     /// @dev Most stake units one oracle holds (bounds `register`'s loop).
     uint256 private constant MAX_UNITS = 64;
+    /// @dev Largest committee: a draw must be able to seat it in `MAX_DRAW_TRIES`, and a round's
+    ///      settlement loops over `maxRounds` committees.
+    uint256 private constant MAX_COMMITTEE = 15;
     /// @dev Sampling tries per draw (bounds `draw`'s loop: about 7k gas a try when cold).
     uint256 private constant MAX_DRAW_TRIES = 96;
 
@@ -130,7 +133,7 @@ contract RecomputeOracle is IRecomputeOracle {
     uint256 private _totalBurnt;
 
     constructor(IRandomness randomness_, Params memory p) {
-        if (p.committeeSize == 0 || p.committeeSize % 2 == 0) {
+        if (p.committeeSize == 0 || p.committeeSize % 2 == 0 || p.committeeSize > MAX_COMMITTEE) {
             revert RecomputeOracleInvalidCommitteeSize(p.committeeSize);
         }
         if (p.minBond == 0) revert RecomputeOracleZeroMinBond();
@@ -179,13 +182,15 @@ contract RecomputeOracle is IRecomputeOracle {
         uint256 bond = before + msg.value;
         // Here before + msg.value < minBond, so minBond - before cannot wrap.
         if (bond < _minBond) revert RecomputeOracleBondTooSmall(msg.value, _minBond - before);
+        // An exit is final until done: cancelling it would change the oracle's eligibility for draws
+        // already requested, after their seeds may be known.
+        if (o.exitAt != 0) revert RecomputeOracleExitAlreadyRequested(msg.sender, o.exitAt);
         o.bond = bond;
         _totalBonds += msg.value;
-        if (before < _minBond || o.exitAt != 0) {
-            // Fresh, refilled or returning (or cancelling an exit): eligible only for draws
-            // requested after this block, so that nobody re-activates after seeing a seed.
+        if (before < _minBond) {
+            // Fresh, refilled or returning: it had no slot; eligible only for draws requested after
+            // this block.
             o.activeSince = uint64(block.number);
-            o.exitAt = 0;
             o.exitBlock = 0;
         }
         // A top-up of an active oracle adds slots created now: they too count only for later draws.
@@ -455,6 +460,11 @@ contract RecomputeOracle is IRecomputeOracle {
     /// @inheritdoc IRecomputeOracle
     function slotCount() external view returns (uint256) {
         return _slots.length;
+    }
+
+    /// @inheritdoc IRecomputeOracle
+    function freeSlotCount() external view returns (uint256) {
+        return _freeSlots.length;
     }
 
     /// @inheritdoc IRecomputeOracle

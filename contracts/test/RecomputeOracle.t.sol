@@ -370,9 +370,7 @@ contract RecomputeOracleTest is Test {
         assertEq(recompute.slotCount(), slots + 2, "two new slots");
         assertEq(recompute.slotOwner(slots), o, "new slot");
         assertEq(recompute.slotOwner(slots + 1), o, "new slot");
-        assertFalse(recompute.isActive(o), "a deposit re-activates: not active in its block");
-        vm.roll(block.number + 1);
-        assertTrue(recompute.isActive(o), "active again");
+        assertTrue(recompute.isActive(o), "a top-up does not re-activate: its old slot still counts");
     }
 
     function test_register_topUpWithoutNewUnit_succeeds() public balanced {
@@ -407,18 +405,16 @@ contract RecomputeOracleTest is Test {
         assertTrue(recompute.isActive(o), "active again");
     }
 
-    function test_register_afterRequestExit_cancelsExit_succeeds() public balanced {
+    /// @notice An exit is final until done: cancelling it (the old `register` after `requestExit`) would
+    ///         change the oracle's eligibility for draws already requested.
+    function test_register_afterRequestExit_reverts() public balanced {
         vm.prank(oracles[2]);
         recompute.requestExit();
         assertFalse(recompute.isActive(oracles[2]), "left");
+        uint64 exitAt = uint64(block.timestamp) + EXIT_DELAY;
+        vm.expectRevert(abi.encodeWithSelector(RecomputeOracleExitAlreadyRequested.selector, oracles[2], exitAt));
         vm.prank(oracles[2]);
-        recompute.register(); // nothing added: the bond covers a unit
-        vm.roll(block.number + 1);
-        assertTrue(recompute.isActive(oracles[2]), "active again");
-        vm.warp(block.timestamp + EXIT_DELAY);
-        vm.expectRevert(abi.encodeWithSelector(RecomputeOracleExitNotRequested.selector, oracles[2]));
-        vm.prank(oracles[2]);
-        recompute.exit();
+        recompute.register();
     }
 
     function test_register_afterExit_reusesSlots_succeeds() public balanced {
@@ -754,21 +750,20 @@ contract RecomputeOracleTest is Test {
     ///      after the request block of a question, is never drawn for it; it would be drawn 3 times
     ///      in 4 if it counted, as it is for the next question.
     function test_draw_lateWhale_neverDrawn_succeeds() public balanced {
-        address whale = makeAddr("whale");
-        vm.deal(whale, 24 * MIN_BOND);
         uint256 drawnLater;
-        for (uint256 i; i < 24; ++i) {
+        for (uint256 i; i < 12; ++i) {
+            address whale = makeAddr(string.concat("whale", vm.toString(i)));
+            vm.deal(whale, 24 * MIN_BOND);
             uint256 qid;
-            uint256 value = i == 0 ? 24 * MIN_BOND : 0;
             if (i % 2 == 0) {
                 vm.prank(whale);
-                recompute.register{value: value}();
+                recompute.register{value: 24 * MIN_BOND}();
                 qid = _ask(); // same block
             } else {
                 qid = _ask();
                 vm.roll(block.number + 1);
                 vm.prank(whale);
-                recompute.register{value: value}();
+                recompute.register{value: 24 * MIN_BOND}();
             }
             OracleSetup.drawWith(recompute, qid, keccak256(abi.encode("late", i)));
             assertEq(uint8(_status(qid)), uint8(IRecomputeOracle.QuestionStatus.Assigned), "drawn");
@@ -778,7 +773,7 @@ contract RecomputeOracleTest is Test {
             OracleSetup.drawWith(recompute, next, keccak256(abi.encode("next", i)));
             if (_oracleOf(next) == whale) ++drawnLater;
         }
-        assertGe(drawnLater, 12, "counted once registered before the request (about 18 of 24)");
+        assertGe(drawnLater, 3, "counted once registered before the request");
     }
 
     function test_draw_exitRequestedBeforeRequest_excluded_succeeds() public balanced {
@@ -805,21 +800,20 @@ contract RecomputeOracleTest is Test {
         assertEq(uint8(_status(qid)), uint8(IRecomputeOracle.QuestionStatus.Assigned), "both still counted");
     }
 
-    function test_draw_topUpAfterRequest_excluded_succeeds() public balanced {
+    /// @notice A top-up after the request neither adds to nor removes from the pending draw: the old
+    ///         slot still counts (no self-removal to force a re-roll), the new one does not.
+    function test_draw_topUpAfterRequest_unchanged_succeeds() public balanced {
         _reset(NEED);
         uint256 qid = _ask();
         vm.roll(block.number + 1);
-        vm.deal(oracles[0], 1 ether);
+        vm.deal(oracles[0], MIN_BOND);
         vm.prank(oracles[0]);
-        recompute.register{value: 1 ether}(); // re-activates: not counted for the pending request
+        recompute.register{value: MIN_BOND}();
+        assertEq(recompute.question(qid).slotCount, NEED, "the draw samples the slots of its request");
+        assertEq(recompute.slotCount(), NEED + 1, "a new slot");
         vm.roll(block.number + 1);
-        uint256 requestId = recompute.question(qid).requestId;
         recompute.draw(qid);
-        IRecomputeOracle.Question memory q = recompute.question(qid);
-        assertEq(uint8(q.status), uint8(IRecomputeOracle.QuestionStatus.Drawing), "waits");
-        assertEq(q.requestId, requestId + 1, "requested again");
-        OracleSetup.drawNow(recompute, qid);
-        assertEq(uint8(_status(qid)), uint8(IRecomputeOracle.QuestionStatus.Assigned), "counted again");
+        assertEq(uint8(_status(qid)), uint8(IRecomputeOracle.QuestionStatus.Assigned), "still counted");
     }
 
     function test_draw_topUpReactivates_succeeds() public balanced {
@@ -2111,24 +2105,26 @@ contract RecomputeOracleTest is Test {
         vm.warp(recompute.question(qid).deadline);
         _answer(qid, _outputs(1));
         vm.warp(recompute.question(qid).deadline);
-        // The committee pool (6 oracles less the answering one) is thinned to 2 by exit requests;
-        // the leavers come back meanwhile.
-        address[] memory leavers = _leaveAllBut(qid, 2);
+        // The committee pool (6 oracles less the answering one) is thinned to 2 by exit requests; a
+        // newcomer joins meanwhile.
+        _leaveAllBut(qid, 2);
         _challenge(qid);
-        _slowDraw(qid, leavers);
+        _slowDraw(qid, _newcomer("eighth"));
         assertEq(uint8(_status(qid)), uint8(IRecomputeOracle.QuestionStatus.Voting), "round 1");
         _silentRound(qid);
-        // Round 2 needs 3 oracles outside round 1: two are left, a seventh joins meanwhile.
+        // Round 2 needs 3 oracles outside round 1, which seated every eligible one: three join.
         assertEq(
             uint8(_status(qid)), uint8(IRecomputeOracle.QuestionStatus.CommitteeDrawing), "round 2 drawing"
         );
-        _slowDraw(qid, _newcomer("seventh"));
+        address[] memory late = new address[](3);
+        (late[0], late[1], late[2]) = (makeAddr("seventh"), makeAddr("ninth"), makeAddr("tenth"));
+        _slowDraw(qid, late);
         assertEq(uint8(_status(qid)), uint8(IRecomputeOracle.QuestionStatus.Voting), "round 2");
         _silentRound(qid);
         assertEq(uint8(_status(qid)), uint8(IRecomputeOracle.QuestionStatus.Abandoned), "abandoned");
         uint256 bound = askedAt + recompute.maxResolutionTime();
         assertLe(block.timestamp, bound, "ends within maxResolutionTime");
-        assertEq(block.timestamp + 2, bound, "and the bound is tight (2 s to spare)");
+        assertGe(block.timestamp + 10, bound, "and the bound is tight (at most 10 s to spare)");
     }
 
     // ---------------------------------------------------------------- helpers
@@ -2322,14 +2318,16 @@ contract RecomputeOracleTest is Test {
         assertEq(uint8(_status(qid)), uint8(drawing), "too few at first");
         for (uint256 i; i < joiners.length; ++i) {
             uint256 bond = recompute.bondOf(joiners[i]);
-            _register(joiners[i], bond >= MIN_BOND ? 0 : ORACLE_BOND);
+            _register(joiners[i], bond >= MIN_BOND ? 0 : ORACLE_BOND - bond);
             if (bond == 0) oracles.push(joiners[i]);
         }
-        vm.warp(deadline);
+        // The request made before they registered does not count them: the next draw finds too few
+        // again and requests anew; the draw at the deadline, the last second a draw may succeed, counts
+        // them.
         vm.roll(block.number + 2);
         recompute.draw(qid);
-        assertEq(uint8(_status(qid)), uint8(drawing), "too few at the deadline");
-        vm.warp(deadline + 1);
+        assertEq(uint8(_status(qid)), uint8(drawing), "too few for the old request");
+        vm.warp(deadline);
         vm.roll(block.number + 2);
         recompute.draw(qid);
     }

@@ -70,7 +70,7 @@ interface IRecomputeOracle {
         uint64 voteWindow; // the commit phase, and again the reveal phase
         uint64 exitDelay;
         uint64 waitLimit; // how long one draw may wait for enough eligible oracles
-        uint8 committeeSize; // odd
+        uint8 committeeSize; // odd, at most 15
         uint8 maxAttempts; // answering oracles tried before the question is abandoned
         uint8 maxRounds; // committees drawn before a challenged question is abandoned
     }
@@ -138,8 +138,9 @@ interface IRecomputeOracle {
 
     /// @notice Adds `msg.value` to the caller's bond (the total must reach `minBond()`) and gives it
     ///         one slot per whole `minBond()` of its bond (at most 64), reusing freed slots first. New
-    ///         slots, and a fresh, refilled or returning oracle (or a cancelled exit), count only for
-    ///         draws requested after this block. A slash frees the slots the bond no longer covers.
+    ///         slots, and a fresh, refilled or returning oracle, count only for draws requested after
+    ///         this block. A slash frees the slots the bond no longer covers. Reverts
+    ///         `RecomputeOracleExitAlreadyRequested` while an exit is pending: an exit is final.
     function register() external payable;
 
     /// @notice Leaves every draw requested from now on; the bond can be taken out with `exit` after
@@ -215,7 +216,9 @@ interface IRecomputeOracle {
     function isActive(address oracle) external view returns (bool);
     /// @notice Slots in the list, free ones included (the draws' sample space).
     function slotCount() external view returns (uint256);
-    /// @notice The owner of stake unit `slot`.
+    /// @notice Slots freed and not yet reused.
+    function freeSlotCount() external view returns (uint256);
+    /// @notice The owner of slot `slot` (`address(0)`: free).
     function slotOwner(uint256 slot) external view returns (address);
     function unitsOf(address oracle) external view returns (uint256);
     function bondOf(address oracle) external view returns (uint256);

@@ -87,7 +87,11 @@ contract RecomputeOracleInvariantsTest is Test {
         }
         assertEq(bonds, oracle.totalBonds(), "sum of bonds != totalBonds");
         assertEq(credits, oracle.totalCredits(), "sum of credits != totalCredits");
-        assertEq(units, oracle.slotCount(), "sum of units != slotCount");
+        assertEq(units + oracle.freeSlotCount(), oracle.slotCount(), "units + free slots != slotCount");
+        for (uint256 i; i < actors.length; ++i) {
+            uint256 covered = oracle.bondOf(actors[i]) / oracle.minBond();
+            assertEq(oracle.unitsOf(actors[i]), covered > 64 ? 64 : covered, "units != whole bonds");
+        }
         uint256[] memory qids = handler.questionIds();
         uint256 challenged;
         for (uint256 i; i < qids.length; ++i) {

@@ -176,8 +176,8 @@ library OracleSetup {
     }
 
     /// @notice The draw of docs/game.md re-done off-chain: the first `need` distinct owners met by the
-    ///         tries `keccak256(seed, t) % slotCount` (t < 96), skipping the parties, `excluded`, and
-    ///         slots whose unit their owner's bond no longer covers. Valid while every other slot the
+    ///         tries `keccak256(seed, t) % slotCount` (t < 96), skipping free slots, the parties and
+    ///         `excluded` (a slash frees the slots a bond no longer covers). Valid while every other slot the
     ///         question counts is eligible (created and activated before the request, no exit
     ///         requested before it).
     function sample(RecomputeOracle oracle, uint256 questionId, uint256 need, address[] memory excluded)
@@ -189,16 +189,10 @@ library OracleSetup {
         bytes32 seed = seedOf(oracle, questionId);
         picks = new address[](need);
         if (q.slotCount == 0) return (picks, 0);
-        uint256 minBond = oracle.minBond();
         for (uint256 t; t < 96 && found < need; ++t) {
             uint256 slot = uint256(keccak256(abi.encode(seed, t))) % q.slotCount;
             address a = oracle.slotOwner(slot);
-            if (a == q.parties[0] || a == q.parties[1] || contains(excluded, a)) continue;
-            uint256 unit;
-            for (uint256 j; j < slot; ++j) {
-                if (oracle.slotOwner(j) == a) ++unit;
-            }
-            if (oracle.bondOf(a) < (unit + 1) * minBond) continue;
+            if (a == address(0) || a == q.parties[0] || a == q.parties[1] || contains(excluded, a)) continue;
             bool again;
             for (uint256 j; j < found; ++j) {
                 if (picks[j] == a) again = true;

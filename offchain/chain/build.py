@@ -192,7 +192,29 @@ def compile_contracts(
 ) -> dict[str, Artifact]:
     """Every contract, interface and library under `src`, by contract name."""
     root = (root or repo_root()).resolve()
-    input_json = standard_json_input(root, profile, src)
+    return _compile(root, standard_json_input(root, profile, src), use_cache=use_cache)
+
+
+def compile_sources(
+    sources: Mapping[str, str], root: Path | None = None, *, profile: str = "default", use_cache: bool = True
+) -> dict[str, Artifact]:
+    """The contracts of Solidity `sources` ({source name: text}) that are not under contracts/src, compiled
+    with the protocol's settings (cached the same way). A source may import the protocol's files by their
+    repository paths ("contracts/src/interfaces/IRecomputeOracle.sol"); only its own contracts are returned.
+    For code that is no part of the protocol: a test's or an adversary's helper contract."""
+    root = (root or repo_root()).resolve()
+    clash = [name for name in sources if name.startswith(SRC_DIR + "/")]
+    if clash:
+        raise BuildError(f"{clash[0]} lies under {SRC_DIR}: compile the protocol with compile_contracts")
+    input_json = {
+        "language": "Solidity",
+        "sources": {name: {"content": text} for name, text in sources.items()},
+        "settings": solc_settings(root, profile),
+    }
+    return _compile(root, input_json, use_cache=use_cache)
+
+
+def _compile(root: Path, input_json: dict[str, Any], *, use_cache: bool) -> dict[str, Artifact]:
     key = _cache_key(input_json, _compiler_id(root))
     cache_file = root / CACHE_DIR / f"{key}.json"
     output = _load_cached(root, cache_file) if use_cache else None

@@ -282,7 +282,7 @@ class OracleAgent(Agent):
         verdict, wait = self._verdict(qid, q, now, since=q.deadline - window, window=window)
         if verdict is None:
             return idle(min(wait, q.deadline))
-        outputs = _wrong(verdict.outputs) if self.liar else verdict.outputs
+        outputs = self._lie(qid, q, verdict.outputs) if self.liar else verdict.outputs
         self.db.update("question", qid, answered=outputs_hash(outputs).hex(), answered_kind=verdict.kind)
         try:
             self.protocol.oracle.answer(qid, list(outputs))
@@ -348,7 +348,7 @@ class OracleAgent(Agent):
             verdict, wait = self._verdict(qid, q, now, since=q.commit_deadline - window, window=window)
             if verdict is None:
                 return idle(min(wait, q.commit_deadline))
-            votes = _wrong(verdict.outputs) if self.lies_in_votes else verdict.outputs
+            votes = self._lie(qid, q, verdict.outputs) if self.lies_in_votes else verdict.outputs
             votes_hash = outputs_hash(votes)
             salt = secrets.token_bytes(32)
             commitment = vote_commitment(qid, self.address, votes_hash, salt)
@@ -396,6 +396,10 @@ class OracleAgent(Agent):
         self.db.update("vote", key, revealed=True)
         self.say(f"question {qid}: revealed our vote in round {q.round}")
         return BUSY
+
+    def _lie(self, qid: int, q: Question, outputs: tuple[bytes, ...]) -> tuple[bytes, ...]:
+        """What a liar answers or votes instead of `outputs` (its verdict): the verdict with one bit flipped."""
+        return _wrong(outputs)
 
     # -- the verdict ---------------------------------------------------------------------------
 

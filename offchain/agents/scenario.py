@@ -45,6 +45,8 @@ from offchain.store import Store
 class TrainerRole:
     name: str
     strategy: Strategy
+    agent: type[TrainerAgent] = TrainerAgent  # an adversary's own agent, for moves beyond its strategy's
+    allies: tuple[str, ...] = ()  # other parties it controls: the agent gets their addresses (`allies=`)
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,8 @@ class OracleRole:
     name: str
     liar: bool = False
     lies_only_when_answering: bool = False  # a liar that checks others' answers and votes honestly
+    agent: type[OracleAgent] = OracleAgent
+    allies: tuple[str, ...] = ()
 
 
 # A question is assigned only when committeeSize + 2 distinct eligible oracles (besides the two parties)
@@ -192,11 +196,21 @@ class Scenario:
             return WatcherAgent(name, defender=self.defender, **common)
         for t in self.trainer_roles:
             if t.name == name:
-                return TrainerAgent(name, strategy=t.strategy, **common)
+                return t.agent(name, strategy=t.strategy, **self._allies(t.allies), **common)
         for o in self.oracle_roles:
             if o.name == name:
-                return OracleAgent(name, liar=o.liar, lies_only_when_answering=o.lies_only_when_answering, **common)
+                return o.agent(
+                    name,
+                    liar=o.liar,
+                    lies_only_when_answering=o.lies_only_when_answering,
+                    **self._allies(o.allies),
+                    **common,
+                )
         raise KeyError(name)
+
+    def _allies(self, names: tuple[str, ...]) -> dict[str, Any]:
+        """`allies={name: address}` for an agent that controls other parties, nothing for the others."""
+        return {"allies": {n: self.keys[n].address for n in names}} if names else {}
 
     def restart(self, agent: Agent) -> Agent:
         """A fresh agent over the same home folder (what a supervisor does after a crash)."""

@@ -3,10 +3,14 @@
 Each case runs a whole `Scenario` (a client, k = 3 trainers cast by `cast`, the oracles the
 entry needs, a watcher) on a fresh deployment and checks that the honest group is paid,
 that every game an honest trainer plays is won by it, that every cheater is eliminated and
-loses at least its bond, that the game isolated the step the cheater deviated at, and that
-the game was decided where the catalogue says (`decided_by`), as seen by following each
-game's stage round by round. The unit cases check each cheater's claimed roots against the
-honest run, bit for bit, without a chain.
+loses at least its bond, that every honest oracle keeps its whole bond, that the game
+isolated the step the cheater deviated at, and that the game was decided where the catalogue
+says (`decided_by`), as seen by following each game's stage round by round. An entry's
+`Case.check` adds what is particular to it, read from the chain's events (and its state at
+past blocks) and the agents' records: for the attacks on the recompute oracle, that the
+draws could not be chosen, that no junk question was asked, that a question waited for
+enough oracles, that a question the node cannot run was answered INAPPLICABLE. The unit
+cases check each cheater's claimed roots against the honest run, bit for bit, without a chain.
 """
 
 from __future__ import annotations
@@ -15,19 +19,41 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
+from web3 import Web3
+from web3.contract import Contract
 
-from offchain.agents.adversaries import CATALOGUE, DEFAULT, Adversary, Cheater, EagerKernels, ForgedRoots, cast
+from offchain.agents.adversaries import (
+    ACCOMPLICE,
+    CATALOGUE,
+    DEFAULT,
+    Adversary,
+    Cheater,
+    EagerKernels,
+    ForgedRoots,
+    cast,
+)
+from offchain.agents.adversaries._agents import grinder_artifact
 from offchain.agents.adversaries._witnesses import RewiredWitness
 from offchain.agents.client import TaskOrder
-from offchain.agents.scenario import OracleRole, Scenario, ScenarioResult, TrainerRole, oracle_roles
+from offchain.agents.oracle import COMPUTED, INAPPLICABLE
+from offchain.agents.scenario import ORACLES, OracleRole, Scenario, ScenarioResult, TrainerRole, oracle_roles
 from offchain.agents.strategy import HONEST
 from offchain.chain.anvil import Anvil
 from offchain.chain.build import Artifact
+from offchain.chain.client import ChainClient
 from offchain.chain.deploy import Deployment
 from offchain.contracts.dispute_game import Outcome, Stage
 from offchain.contracts.protocol import Protocol
+from offchain.contracts.recompute_oracle import (
+    INAPPLICABLE_HASH,
+    Question,
+    QuestionStatus,
+    RecomputeOracleClient,
+    outputs_hash,
+)
 from offchain.contracts.task_market import TaskStatus
 from offchain.game.records import RefKind
 from offchain.game.witness import RunWitness
@@ -41,20 +67,33 @@ K = 3
 REFUSED = re.compile(r"the contract refused our move \((\w+)\); attempt \d+")
 
 
+@dataclass
+class Played:
+    """One entry's scenario after its run: what a `Case.check` reads."""
+
+    node: Anvil
+    scenario: Scenario
+    result: ScenarioResult
+    prepared: Any = None  # what `Case.prepare` returned
+
+
 @dataclass(frozen=True)
 class Case:
     """What a game against the entry's cheater looks like."""
 
     decided_in: Stage  # the stage a game was in when it ended
     refused: bool = False  # the cheater's move there was refused (it cannot back its claim)
-    check: Callable[[Scenario, ScenarioResult], None] | None = None
+    check: Callable[[Played], None] | None = None
+    prepare: Callable[[Anvil, Scenario], Any] | None = None  # before the run, e.g. a contract the check calls
+    cheater_games: int = 0  # games between two cheaters (sybils of one attacker), beside those against honest ones
 
 
-def liar_slashed(scenario: Scenario, result: ScenarioResult) -> None:
+def liar_slashed(played: Played) -> None:
     """Every oracle lies when drawn to answer (the draw is random), and only then. Each lie was challenged
     by another oracle and overturned by a committee of three others that committed to their votes, then
     revealed them: the liar's whole bond is slashed, half of it, with the challenge bond back, is credited
     to the challenger, and nobody else lost anything."""
+    scenario = played.scenario
     oracle = scenario.protocol().oracle
     oracles = {scenario.keys[n].address for n in scenario.oracles}
     lies = oracle._logs("QuestionAnswered")
@@ -84,6 +123,183 @@ def liar_slashed(scenario: Scenario, result: ScenarioResult) -> None:
         assert not oracle._logs("OracleSlashed", {"oracle": honest}) and oracle.bond_of(honest) == bond
 
 
+def questions_of(scenario: Scenario, result: ScenarioResult) -> dict[int, int]:
+    """game id -> the id of the question it asked the oracle."""
+    game = scenario.protocol().game
+    return {g.game_id: game.game_of(g.game_id).question_id for g in result.games}
+
+
+@dataclass(frozen=True)
+class Drawn:
+    """A draw made on a question: the answering oracle (`QuestionAssigned`) or a committee (`CommitteeSeated`)."""
+
+    block: int
+    request: int  # the randomness request it used
+    request_block: int
+    committee: bool
+    picked: list[str]
+
+
+def drawn(oracle: RecomputeOracleClient, qid: int) -> list[Drawn]:
+    """Every draw made on question `qid`, oldest first."""
+    requests = [(int(e["_block"]), int(e["requestId"])) for e in oracle._logs("DrawRequested", {"questionId": qid})]
+    made = [(int(a["_block"]), False, [a["oracle"]]) for a in oracle._logs("QuestionAssigned", {"questionId": qid})]
+    made += [(s.block, True, list(s.committee)) for s in oracle.seatings(qid)]
+    out = []
+    for block, committee, picked in sorted(made):
+        request_block, request = max(r for r in requests if r[0] < block)
+        out.append(Drawn(block, request, request_block, committee, picked))
+    return out
+
+
+def keeper_probe(node: Anvil, scenario: Scenario) -> Contract:
+    """An honest keeper's own DrawGrinder (deployed from account 0, no party): it runs a draw with eth_call."""
+    keeper = ChainClient(node.rpc_url, node.accounts[0].private_key, artifacts=scenario.artifacts.values())
+    return keeper.deploy(grinder_artifact(), scenario.deployment.address("RecomputeOracle")).contract
+
+
+def draws_not_chosen(played: Played) -> None:
+    """The grinder could not choose: its one-transaction challenge-and-draw was refused (the randomness is
+    not readable yet); each draw it ran at several blocks picked the same oracles at every block, which are
+    those the draw seated and those an honest keeper's draw gives in the block before; its oracle, when it
+    answered or sat on a committee, was overturned or outvoted and lost its whole bond."""
+    scenario, result, keeper = played.scenario, played.result, played.prepared
+    oracle = scenario.protocol().oracle
+    grinder = scenario.trainers["cheater"]
+    accomplice = Web3.to_checksum_address(scenario.keys[ACCOMPLICE].address)
+    helper = grinder.db.get("grinder", "contract")
+    assert helper is not None, "the grinder never deployed its contract"
+    questions = questions_of(scenario, result)
+    for qid in questions.values():
+        rec = grinder.db.get("grind", qid)
+        assert rec is not None and rec["challenge_and_draw"] == "RecomputeOracleRandomnessPending", (qid, rec)
+    assert all(e["challenger"] != helper["address"] for e in oracle._logs("AnswerChallenged"))
+
+    several = 0
+    for qid in questions.values():
+        draws = drawn(oracle, qid)
+        assert [d.committee for d in draws] == [False, True], f"question {qid}: an answering oracle, then a committee"
+        for d in draws:
+            probe = grinder.db.get("probe", f"{qid}:{d.request}")
+            # It gets to every draw first but one: the committee's after an honest oracle challenged its ally's
+            # answer (oracles that tick after the challenger in the same round may draw it), which cannot seat
+            # its ally anyway.
+            ours = not d.committee or (grinder.db.get("grind", qid) or {}).get("challenged")
+            assert probe is not None or not ours, f"question {qid}: the grinder did not run the draw of {d.request}"
+            if probe is None:
+                continue
+            runs = probe["probes"]
+            assert runs and all(r.get("picked") == d.picked for r in runs), (d, runs)
+            blocks = [r["block"] for r in runs]
+            assert len(set(blocks)) == len(blocks) and max(blocks) < d.block
+            several += len(blocks) > 1
+            keeper_from = {"from": played.node.accounts[0].address}
+            answerer, seated = keeper.functions.drawAndShow(qid).call(keeper_from, block_identifier=d.block - 1)
+            assert (list(seated[-len(d.picked) :]) if d.committee else [answerer]) == d.picked, (qid, d, seated)
+    assert several, "the grinder never ran a draw at more than one block"
+
+    lied = False
+    for qid in questions.values():
+        q = oracle.question(qid)
+        assert q.status is QuestionStatus.FINAL
+        for who, outputs in oracle.answers(qid):
+            if who == accomplice:
+                lied = True
+                assert outputs_hash(outputs) != q.outputs_hash and oracle._logs("AnswerChallenged", {"questionId": qid})
+        for seating in oracle.seatings(qid):
+            if accomplice in seating.committee:
+                lied = True
+                votes = oracle.reveals(qid, from_block=seating.block)
+                assert votes[accomplice] != q.outputs_hash, "its oracle's vote stood"
+                assert sum(v == q.outputs_hash for v in votes.values()) > len(votes) // 2
+    assert (oracle.bond_of(accomplice) == 0) is lied, "its oracle lost its bond exactly when it lied"
+
+
+def oracles_not_starved(played: Played) -> None:
+    """The starver's junk question and its game between its own accounts were refused before its games reached
+    the oracle; its own oracle registered; every question of its games was drawn among the six oracles, and no
+    honest oracle was slashed or deactivated."""
+    scenario, result = played.scenario, played.result
+    p = scenario.protocol()
+    starver = scenario.trainers["cheater"]
+    (attack,) = [rec for _, rec in starver.db.all("starve")]
+    assert attack == {"ask": "RecomputeOracleNotGame", "open": "DisputeGameNotMarket"}, attack
+    said = notes(scenario, "cheater")
+    tried = max(i for i, m in enumerate(said) if "directly: refused" in m)
+    assert tried < min(i for i, m in enumerate(said) if "published the inputs" in m), "it attacked too late"
+    assert p.game.game_count() == len(result.games) and p.oracle.asked() == sorted(
+        questions_of(scenario, result).values()
+    )
+    registered = {e["oracle"]: int(e["_block"]) for e in p.oracle._logs("OracleRegistered")}
+    assert scenario.keys[ACCOMPLICE].address in registered and len(registered) == len(scenario.oracles)
+    for qid in questions_of(scenario, result).values():
+        first = drawn(p.oracle, qid)[0]
+        assert not first.committee and first.request_block > max(registered.values()), "drawn among fewer oracles"
+    for name in scenario.oracles:
+        if name != ACCOMPLICE:
+            assert p.oracle.is_active(scenario.keys[name].address), f"{name} was deactivated"
+
+
+def waited_for_oracles(played: Played) -> None:
+    """Only the cheater's oracle was registered when the first question was asked: the question stayed in its
+    draw (its first draw found too few eligible oracles and asked for new randomness) and nothing was drawn
+    before five honest oracles had registered before a randomness request."""
+    scenario, result = played.scenario, played.result
+    oracle = scenario.protocol().oracle
+    accomplice = scenario.keys[ACCOMPLICE].address
+    registered = {e["oracle"]: int(e["_block"]) for e in oracle._logs("OracleRegistered")}
+    late = sorted(b for a, b in registered.items() if a != accomplice)
+    assert len(late) == ORACLES and registered[accomplice] < late[0]
+    questions = sorted(questions_of(scenario, result).values())
+    for qid in questions:
+        for d in drawn(oracle, qid):
+            assert d.request_block > late[-1], f"question {qid} was drawn before five honest oracles were eligible"
+    first = questions[0]
+    asked = int(oracle._logs("QuestionAsked", {"questionId": first})[0]["_block"])
+    assert asked < late[0], "the honest oracles registered before the question was asked"
+    at_ask = Question.from_abi(oracle.contract.functions.question(first).call(block_identifier=asked))
+    assert at_ask.status is QuestionStatus.DRAWING and at_ask.slot_count == 1, "the liar's was not the only slot"
+    assigned = drawn(oracle, first)[0]
+    requests = [int(e["_block"]) for e in oracle._logs("DrawRequested", {"questionId": first})]
+    failed = [b for b in requests if asked < b < assigned.block]
+    assert failed, "the first draw did not wait: no randomness was requested again before the assignment"
+    waiting = Question.from_abi(oracle.contract.functions.question(first).call(block_identifier=failed[0]))
+    assert waiting.status is QuestionStatus.DRAWING and waiting.attempts == 0
+    assert any("too few eligible oracles" in m for name in scenario.oracles for m in notes(scenario, name))
+
+
+def hostile_question_answered(played: Played) -> None:
+    """The sybils' game asked about the mm node with the 1-d input they published: the oracle drawn to answer
+    ran it, answered INAPPLICABLE and wrote down why; nobody challenged; both sybils lost that game. Every
+    oracle went on serving the honest trainer's games, whose questions it answered with the computed outputs."""
+    scenario, result = played.scenario, played.result
+    p = scenario.protocol()
+    sybils = {"sybil-1", "sybil-2"}
+    questions = questions_of(scenario, result)
+    (among,) = [g for g in result.games if {g.defender, g.challenger} == sybils]
+    assert among.outcome is Outcome.BOTH_LOSE, among
+    hostile = questions[among.game_id]
+    q = p.oracle.question(hostile)
+    assert p.oracle.result(hostile) == (QuestionStatus.FINAL, INAPPLICABLE_HASH)
+    assert not p.oracle._logs("AnswerChallenged", {"questionId": hostile})
+    listing = scenario.public.get_blob(q.inputs_hash)
+    crafted = scenario.public.get_tensor(listing[:32])
+    assert crafted.dim() == 1, "the sybils did not publish the 1-d input"
+    answerer = next(a for a in scenario.oracles.values() if a.address == q.oracle)
+    rec = answerer.db.get("question", hostile) or {}
+    assert rec["answered_kind"] == INAPPLICABLE and rec["verdict"]["kind"] == INAPPLICABLE, rec
+    assert "mm" in rec["verdict"]["reason"], rec["verdict"]
+    for agent in scenario.oracles.values():
+        assert not any("handling it failed" in m for m in notes(scenario, agent.name)), agent.name
+        assert not (agent.db.get("question", hostile) or {}).get("errors")
+    for g in result.games:
+        if g is among:
+            continue
+        qid = questions[g.game_id]
+        (answered,) = [a for a in scenario.oracles.values() if a.address == p.oracle.question(qid).oracle]
+        assert (answered.db.get("question", qid) or {})["answered_kind"] == COMPUTED
+
+
 CASES: dict[str, Case] = {
     "faulty-kernel": Case(Stage.ORACLE),
     "one-ulp": Case(Stage.POST_STATE_PROOF, refused=True),
@@ -98,6 +314,10 @@ CASES: dict[str, Case] = {
     "copy-then-diverge": Case(Stage.ORACLE),
     "lying-oracle": Case(Stage.ORACLE, check=liar_slashed),
     "colluding": Case(Stage.INPUT_PROOF, refused=True),
+    "committee-grinder": Case(Stage.ORACLE, check=draws_not_chosen, prepare=keeper_probe),
+    "oracle-starver": Case(Stage.ORACLE, check=oracles_not_starved),
+    "lone-liar": Case(Stage.ORACLE, check=waited_for_oracles),
+    "hostile-question": Case(Stage.ORACLE, check=hostile_question_answered, cheater_games=1),
 }
 
 
@@ -225,6 +445,7 @@ def test_the_honest_group_wins_against(
     scenario = make_scenario(node, deployment, artifacts, tmp_path, workload, trainers, oracles)
     p = scenario.protocol()
     stages = Stages(p)
+    prepared = case.prepare(node, scenario) if case.prepare is not None else None
     result = scenario.run(timeout_s=240, on_round=stages)
 
     honest = [t.name for t in trainers if t.strategy is HONEST]
@@ -240,11 +461,14 @@ def test_the_honest_group_wins_against(
     assert result.status is TaskStatus.FINALIZED and result.winning_group == group[honest[0]]
 
     # One game per (cheater, honest) pair, each won by the honest side, on the step the cheater deviated at.
-    assert len(result.games) == len(cheaters) * len(honest)
+    against_honest = [g for g in result.games if {g.defender, g.challenger} & set(honest)]
+    assert len(against_honest) == len(cheaters) * len(honest)
+    assert len(result.games) - len(against_honest) == case.cheater_games
     for g in result.games:
-        assert {g.defender, g.challenger} & set(honest) and {g.defender, g.challenger} & set(cheaters)
-        winner = g.defender if g.outcome is Outcome.DEFENDER_WINS else g.challenger
-        assert g.outcome in (Outcome.DEFENDER_WINS, Outcome.CHALLENGER_WINS) and winner in honest, g
+        assert {g.defender, g.challenger} & set(cheaters)
+        if g in against_honest:
+            winner = g.defender if g.outcome is Outcome.DEFENDER_WINS else g.challenger
+            assert g.outcome in (Outcome.DEFENDER_WINS, Outcome.CHALLENGER_WINS) and winner in honest, g
         assert g.step == strategy.deviates_at, f"game {g.game_id} isolated step {g.step}"
         stage = stages.last[g.game_id]
         assert stage is case.decided_in, f"game {g.game_id} ended in {stage.name}"
@@ -262,8 +486,14 @@ def test_the_honest_group_wins_against(
     for h in honest:
         assert not result.eliminated[h]
         assert result.net(h) >= result.reward // len(honest) - result.fees[h], f"{h}: {result.net(h)}"
+    # Every honest oracle keeps its whole bond.
+    bond = p.oracle.min_bond()
+    for role in oracles:
+        if not role.liar:
+            who = scenario.keys[role.name].address
+            assert p.oracle.bond_of(who) == bond and not p.oracle._logs("OracleSlashed", {"oracle": who}), role.name
     if case.check is not None:
-        case.check(scenario, result)
+        case.check(Played(node, scenario, result, prepared))
 
     moves = ",".join(str(g.moves) for g in result.games)
     honest_gas = "/".join(f"{result.gas[h] / 1e6:.2f}M" for h in honest)
@@ -298,6 +528,40 @@ def test_an_eager_trainer_that_audits_does_not_submit(
     assert result.games == [] and result.status is TaskStatus.FINALIZED
     assert result.net("eager") <= -result.bond
     assert result.net("honest-1") >= result.reward - result.fees["honest-1"]
+
+
+def test_a_lone_liar_whose_question_no_oracle_comes_for_is_abandoned(
+    node: Anvil,
+    deployment: Deployment,
+    artifacts: dict[str, Artifact],
+    workload: Workload,
+    tmp_path: Path,
+) -> None:
+    """`lone-liar` with no honest oracle ever coming: each question waits in its draw (the devnet moves the
+    clock when everyone waits) until its draw deadline, then is abandoned; the games end NoDecision, nobody
+    is eliminated, nobody is paid the reward and the client gets it back."""
+    trainers, oracles = cast(CATALOGUE["lone-liar"], K, workload.config)
+    alone = [o for o in oracles if o.name == ACCOMPLICE]
+    scenario = make_scenario(node, deployment, artifacts, tmp_path, workload, trainers, alone)
+    result = scenario.run(timeout_s=120)
+    p = scenario.protocol()
+    assert result.crashes == [] and result.refused == []
+
+    assert len(result.games) == 2 and all(g.outcome is Outcome.NO_DECISION for g in result.games), result.games
+    wait_limit = p.oracle.params().wait_limit
+    for qid in questions_of(scenario, result).values():
+        assert p.oracle.question(qid).status is QuestionStatus.ABANDONED
+        assert not p.oracle.assignments(qid), "a question was assigned with one oracle"
+        assert len(p.oracle._logs("DrawRequested", {"questionId": qid})) >= 2, "the draw did not wait"
+    assert result.warped_s >= wait_limit
+    said = notes(scenario, ACCOMPLICE)
+    assert any("too few eligible oracles" in m for m in said), said
+
+    assert result.status is TaskStatus.FINALIZED and result.winning_group is not None and result.winning_group < 0
+    assert not any(result.eliminated.values()), result.eliminated
+    assert result.net("client") == -result.fees["client"], "the client did not get its reward back"
+    for t in trainers:
+        assert result.net(t.name) == -result.fees[t.name], f"{t.name}: {result.net(t.name)}"
 
 
 # -- the cheaters' runs, without a chain ----------------------------------------------------------

@@ -3,7 +3,10 @@
 Each `Adversary` names a way to cheat and builds the `Strategy` its cheating trainers
 play (`strategy(config)`, which picks the step to cheat at from the run's config). A
 scenario casts it with `cast(adversary, k)`: k trainers of which `cheaters` cheat, and the
-oracles the scenario needs (liars that lie when drawn to answer, when `lying_oracle`).
+oracles the scenario needs (liars that lie when drawn to answer, when `lying_oracle`). The
+entries that attack the recompute oracle cast their own parties (`casting`): a cheater with an
+agent of its own (`offchain.agents.adversaries._agents`) and an oracle it controls, oracles that
+come late, or two sybils of one attacker.
 
     refereed demo --cheat <name>     any entry, by its name
 
@@ -19,11 +22,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from offchain.agents.adversaries._agents import ColludingOracle, CommitteeGrinder, LateOracle, OracleStarver
 from offchain.agents.adversaries._strategies import (
     Cheater,
     DeviatingStrategy,
     EagerKernels,
     ForgedRoots,
+    HostileQuestion,
     Lazy,
     OneUlp,
     PoisonedBatch,
@@ -34,19 +39,26 @@ from offchain.agents.adversaries._strategies import (
 )
 from offchain.agents.scenario import ORACLES, OracleRole, TrainerRole, oracle_roles
 from offchain.agents.strategy import HONEST, Strategy
+from offchain.agents.trainer import TrainerAgent
 from offchain.game.witness import Deviation, DeviationKind
 from trainer.runner.runner import RunConfig
 
 __all__ = [
+    "ACCOMPLICE",
     "CATALOGUE",
     "DEFAULT",
     "Adversary",
     "Cheater",
+    "ColludingOracle",
+    "CommitteeGrinder",
     "DeviatingStrategy",
     "EagerKernels",
     "ForgedRoots",
+    "HostileQuestion",
+    "LateOracle",
     "Lazy",
     "OneUlp",
+    "OracleStarver",
     "PoisonedBatch",
     "RefusesToMove",
     "WrongGraph",
@@ -64,6 +76,9 @@ __all__ = [
 LYING_ORACLES = ORACLES + 2
 
 
+Casting = Callable[["Adversary", int, RunConfig], tuple[list[TrainerRole], list[OracleRole]]]
+
+
 @dataclass(frozen=True)
 class Adversary:
     name: str  # the CLI's name for it
@@ -72,6 +87,7 @@ class Adversary:
     cheaters: int = 1  # cheating trainers (2: they collude, with the same wrong run)
     lying_oracle: bool = False  # the oracle drawn to answer lies (every oracle would, if drawn)
     decided_by: str = ""  # what ends the game against an honest trainer, e.g. "oracle", "post-state proof"
+    casting: Casting | None = None  # its own parties for `cast` (default: the honest trainers, the cheaters, oracles)
 
     def strategy(self, config: RunConfig) -> Strategy:
         return self.make(config)
@@ -218,6 +234,92 @@ register(
     )
 )
 
+# -- attacks on the recompute oracle ---------------------------------------------------------------
+
+ACCOMPLICE = "cheater-oracle"  # the oracle a cheater controls
+
+
+def _honest(adversary: Adversary, k: int) -> list[TrainerRole]:
+    if not 1 <= adversary.cheaters < k:
+        raise ValueError(f"{adversary.name}: {adversary.cheaters} cheaters need k > {adversary.cheaters}, not {k}")
+    return [TrainerRole(f"honest-{i + 1}", HONEST) for i in range(k - adversary.cheaters)]
+
+
+def _accomplice() -> OracleRole:
+    return OracleRole(ACCOMPLICE, liar=True, agent=ColludingOracle, allies=("cheater",))
+
+
+def _cheater_with_an_oracle(agent: type[TrainerAgent]) -> Casting:
+    """One cheater (its own `agent`) and the oracle it controls, listed after five honest ones: in a devnet
+    round the oracles tick after the trainers, in this order, so the cheater sees every answer first."""
+
+    def casting(adversary: Adversary, k: int, config: RunConfig) -> tuple[list[TrainerRole], list[OracleRole]]:
+        cheater = TrainerRole("cheater", adversary.strategy(config), agent=agent, allies=(ACCOMPLICE,))
+        return [*_honest(adversary, k), cheater], [*oracle_roles(), _accomplice()]
+
+    return casting
+
+
+def _lone_liar(adversary: Adversary, k: int, config: RunConfig) -> tuple[list[TrainerRole], list[OracleRole]]:
+    """The cheater's oracle registers at once; five honest ones only once a question has been asked."""
+    late = [OracleRole(f"oracle-{i + 1}", agent=LateOracle) for i in range(ORACLES)]
+    return [*_honest(adversary, k), TrainerRole("cheater", adversary.strategy(config))], [_accomplice(), *late]
+
+
+def _sybils(adversary: Adversary, k: int, config: RunConfig) -> tuple[list[TrainerRole], list[OracleRole]]:
+    """Sybils of one attacker, in variants (`HostileQuestion`), and five honest oracles."""
+    step = late_step(config)
+    sybils = [
+        TrainerRole(f"sybil-{i + 1}", HostileQuestion("hostile-question", step, variant=i))
+        for i in range(adversary.cheaters)
+    ]
+    return [*_honest(adversary, k), *sybils], list(oracle_roles())
+
+
+register(
+    Adversary(
+        "committee-grinder",
+        "a faulty kernel; it controls an oracle and tries to choose the committee: challenges and draws in one "
+        "transaction through its own contract, and runs every draw at several blocks, sending it only when its "
+        "oracle is picked",
+        lambda c: DeviatingStrategy("committee-grinder", Deviation(late_step(c), DeviationKind.KERNEL)),
+        decided_by="oracle (the draws are fixed by randomness requested before them: every block gives the same "
+        "picks; its oracle, one among six, never holds a committee majority)",
+        casting=_cheater_with_an_oracle(CommitteeGrinder),
+    )
+)
+register(
+    Adversary(
+        "oracle-starver",
+        "a faulty kernel; before its game reaches the oracle it asks the oracle directly and opens a game "
+        "between two of its own accounts (both refused), and registers an oracle of its own (a liar)",
+        lambda c: DeviatingStrategy("oracle-starver", Deviation(late_step(c), DeviationKind.KERNEL)),
+        decided_by="oracle (drawn among the honest oracles and its own, none of them slashed or deactivated)",
+        casting=_cheater_with_an_oracle(OracleStarver),
+    )
+)
+register(
+    Adversary(
+        "lone-liar",
+        "a faulty kernel, and the only oracle registered when its question is asked is its own liar",
+        lambda c: DeviatingStrategy("lone-liar", Deviation(late_step(c), DeviationKind.KERNEL)),
+        decided_by="oracle (the question waits in its draw until five oracles are eligible, then is drawn among them)",
+        casting=_lone_liar,
+    )
+)
+register(
+    Adversary(
+        "hostile-question",
+        "two sybils claim a 1-d input for an mm node at the step they cheat at, publish it, and differ on the "
+        "node's outputs: their game asks the oracle a question the node cannot run",
+        lambda c: HostileQuestion("hostile-question", late_step(c), variant=0),
+        cheaters=2,
+        decided_by="oracle (against the honest trainer, an ordinary question; between the sybils the oracles "
+        "answer refereed:inputs-inapplicable and both lose)",
+        casting=_sybils,
+    )
+)
+
 DEFAULT = "eager-kernels"
 """The demo's cheat: the most realistic one that the oracle decides. Eager kernels differ from
 RepOps at every step of the MLP (53 of 86 nodes a step: addmm, mm, gelu, erf, exp, log-softmax,
@@ -235,11 +337,11 @@ def cast(
     sure that the oracle drawn to answer lies; whoever it is, another oracle recomputes the node,
     challenges the lie, and a committee of three others overturns it.
     """
-    if not 1 <= adversary.cheaters < k:
-        raise ValueError(f"{adversary.name}: {adversary.cheaters} cheaters need k > {adversary.cheaters}, not {k}")
     if config is None:
         raise ValueError("cast needs the run's config to place the cheat")
-    honest = [TrainerRole(f"honest-{i + 1}", HONEST) for i in range(k - adversary.cheaters)]
+    if adversary.casting is not None:
+        return adversary.casting(adversary, k, config)
+    honest = _honest(adversary, k)
     cheat = adversary.strategy(config)
     cheaters = [
         TrainerRole(f"cheater-{i + 1}" if adversary.cheaters > 1 else "cheater", cheat)

@@ -13,10 +13,12 @@ from collections.abc import Callable
 from offchain.agents.adversaries._witnesses import (
     EagerWitness,
     ForgedWitness,
+    HostileInputsWitness,
     LazyWitness,
     OneUlpWitness,
     PoisonedBatchWitness,
     RewiredWitness,
+    first_mm_after,
     replace_input,
     replace_op,
     skipped_input,
@@ -207,3 +209,21 @@ class ForgedRoots(Cheater):
 
     def will_move(self, game_id: int, view: GameView, moves_made: int) -> bool:
         return view.stage is Stage.CHECKPOINT_DESCENT
+
+
+class HostileQuestion(Cheater):
+    """A sybil of an attacker who plays several (`variant` 0, 1, ...): a faulty kernel at step `step` (node 0's
+    op), and in that step's trace the first mm after node 0 claims a 1-d input (`HostileInputsWitness`). Against
+    an honest trainer its first wrong record is node 0's, an ordinary question; between two of its variants it
+    is the mm node, whose inputs they agree on and publish: a question the node cannot run."""
+
+    def __init__(self, name: str, step: int, variant: int) -> None:
+        summary = f"a faulty kernel at step {step}; claims a 1-d input for an mm node (variant {variant})"
+        super().__init__(name, summary, step)
+        self.deviation = Deviation(step, DeviationKind.KERNEL)
+        self.variant = variant
+
+    def witness(self, program: Program, dataset: Dataset, config: RunConfig, initial: State) -> RunWitness:
+        return HostileInputsWitness(
+            program, dataset, config, initial, self.deviation, node=first_mm_after(program, 0), variant=self.variant
+        )

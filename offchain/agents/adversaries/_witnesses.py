@@ -13,6 +13,9 @@ trainer marks the game stuck after three refusals, and its clock runs out.
   input taken from another node), claiming either that program's descriptor or the task's.
 - `ForgedWitness`: honest up to a checkpoint, then checkpoint states of random numbers it
   never trained to (and nothing between them).
+- `HostileInputsWitness`: a faulty kernel at one step, whose trace claims a wrong-shaped input
+  for a later node of that step (a question the oracle cannot run), in variants that differ
+  only in that node's outputs and the state they hand on.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import torch
 
 from offchain.game.errors import GameError
 from offchain.game.witness import DeviationKind, RunWitness, State
+from trainer.commit import commit_tensor
 from trainer.commit.records import canonical_names
 from trainer.interp import Interpreter
 from trainer.interp.interpreter import Trace
@@ -234,3 +238,62 @@ def _noise(like: Mapping[str, torch.Tensor], step: int) -> State:
         else:
             out[name] = t.clone()
     return out
+
+
+def first_mm_after(program: Program, node: int) -> int:
+    """The first `aten.mm` node after `node` (in the MLP's step: the backward pass's first matrix product)."""
+    for n in program.nodes[node + 1 :]:
+        if n.op == "aten.mm.default":
+            return n.index
+    raise GameError(f"the program has no aten.mm node after node {node}")
+
+
+@dataclass
+class HostileInputsWitness(RunWitness):
+    """A KERNEL deviation at `deviation.step`, whose trace also claims that node `node` of that step read, as
+    input `input_index`, a tensor that does not fit it: the real input flattened to one dimension (an mm of a
+    1-d tensor). It publishes that tensor for the oracle (`node_inputs`). `variant` 0 claims the node's
+    computed outputs; another variant claims them with one bit flipped and hands on a post-state moved by
+    `deviation.delta * variant`, so that two sybils of different variants are in different groups, agree on
+    everything of the step before the node, on the node's inputs, and differ on its outputs."""
+
+    node: int = 0
+    input_index: int = 0
+    variant: int = 0
+
+    def _step(self) -> int:
+        if self.deviation is None or self.deviation.kind is not DeviationKind.KERNEL:
+            raise GameError("a hostile-inputs witness needs a KERNEL deviation")
+        return self.deviation.step
+
+    def _run_step(self, step: int, state: State) -> State:
+        new_state = super()._run_step(step, state)
+        if step != self._step() or not self.variant:
+            return new_state
+        assert self.deviation is not None
+        name = canonical_names(list(new_state))[-1]
+        return {**new_state, name: new_state[name] + self.deviation.delta * self.variant}
+
+    def crafted(self) -> torch.Tensor:
+        real = super().node_inputs(self._step(), self.node)[self.input_index]
+        return real.reshape(-1).contiguous()
+
+    def trace(self, step: int) -> Trace:
+        if step == self._step() and step not in self._traces:
+            records = list(super().trace(step).records)
+            r = records[self.node]
+            inputs = list(r.inputs)
+            inputs[self.input_index] = commit_tensor(self.crafted())
+            outputs = r.outputs
+            if self.variant:
+                first = outputs[0]
+                outputs = (bytes([first[0] ^ self.variant]) + first[1:], *outputs[1:])
+            records[self.node] = dataclasses.replace(r, inputs=tuple(inputs), outputs=tuple(outputs))
+            self._traces[step] = Trace(tuple(records))
+        return super().trace(step)
+
+    def node_inputs(self, step: int, node: int) -> list[torch.Tensor]:
+        inputs = super().node_inputs(step, node)
+        if (step, node) == (self._step(), self.node):
+            inputs[self.input_index] = self.crafted()
+        return inputs

@@ -376,12 +376,12 @@ contract TaskMarket is ITaskMarket {
         t.status = TaskStatus.Finalized;
         uint256 bond = s.bond;
         uint256 reward = t.reward;
-        _totalEscrow -= reward;
         uint256 unrevealed = t.entrants - t.submitted;
         uint256 toClient = unrevealed * bond;
         _totalBonds -= toClient;
         if (unrevealed != 0) emit BondsForfeited(taskId, unrevealed, toClient);
         int256 winningGroup = -1;
+        uint256 shares; // the winners' shares stay escrowed until claimed
         if (live == 1) {
             uint32 g = t.liveXor;
             uint256 winners = _groups[taskId][g].live;
@@ -389,11 +389,11 @@ contract TaskMarket is ITaskMarket {
             t.won = true;
             t.winningGroup = g;
             t.share = share;
-            toClient += reward - share * winners;
+            shares = share * winners;
             winningGroup = int256(uint256(g));
-        } else {
-            toClient += reward;
         }
+        _totalEscrow -= reward - shares;
+        toClient += reward - shares;
         _credit(t.client, toClient);
         uint256 burnt = t.pools;
         if (burnt != 0) {
@@ -414,7 +414,10 @@ contract TaskMarket is ITaskMarket {
         tr.claimed = true;
         uint256 bond = _specs[taskId].bond;
         uint256 amount = bond;
-        if (t.won && tr.group == t.winningGroup) amount += t.share;
+        if (t.won && tr.group == t.winningGroup) {
+            amount += t.share;
+            _totalEscrow -= t.share;
+        }
         _totalBonds -= bond;
         emit Claimed(taskId, trainer, amount);
         _credit(trainer, amount);

@@ -293,7 +293,7 @@ def test_an_eager_trainer_that_audits_does_not_submit(
     eager = p.market.trainer_of(result.task_id, scenario.keys["eager"].address)
     assert eager.joined and not eager.submitted
     said = notes(scenario, "eager")
-    assert any("SELF-AUDIT FAILED" in m and "not submitting" in m for m in said), said
+    assert any("SELF-AUDIT FAILED" in m and "not committing" in m for m in said), said
     assert not any(": submitted " in m for m in said)
     assert result.games == [] and result.status is TaskStatus.FINALIZED
     assert result.net("eager") <= -result.bond
@@ -355,8 +355,8 @@ def test_eager_kernels_differ_from_repops_at_every_step(workload: Workload, hone
         assert mine.records[first].outputs != theirs.records[first].outputs
 
 
-# The cheaters skip the audit, submit first and so defend when the earlier group defends. With the
-# later group defending, the honest trainer itself has to prove its claims through its agent.
+# The honest trainers open the games and challenge; the cheaters, who open none, defend. When the opener
+# defends instead, the honest trainer itself has to prove its claims through its agent.
 HONEST_PROVES = {
     "one-ulp": Stage.POST_STATE_PROOF,  # it opens the post-state entry and its source in the agreed trace
     "poisoned-batch": Stage.INPUT_PROOF,  # it opens its batch, row by row, in the dataset
@@ -383,14 +383,14 @@ def test_the_honest_defender_proves_its_claims(
         order=TaskOrder(workload, reward=3 * ETHER, slots=2),
         trainers=trainers,
         oracles=oracles,
-        defender="last",
+        opener_defends=True,
     )
     p = scenario.protocol()
     stages = Stages(p)
     result = scenario.run(timeout_s=240, on_round=stages)
 
     [game] = result.games
-    assert (game.defender, game.challenger) == ("honest-1", "cheater"), "the later group (honest) defends"
+    assert (game.defender, game.challenger) == ("honest-1", "cheater"), "the opener (honest) defends"
     assert game.outcome is Outcome.DEFENDER_WINS, game
     assert stages.last[game.game_id] is HONEST_PROVES[name], stages.last[game.game_id].name
     assert not refusals(scenario, "honest-1"), "an honest proof was refused"

@@ -387,8 +387,11 @@ class TrainerAgent(Agent):
         if not self.opens_games or me.eliminated:
             return None
         market = self.protocol.market
-        played = {d.challenger if d.defender == self.address else d.defender for d in disputes}
-        played.discard(self.address)
+        played = {
+            d.challenger if d.defender == self.address else d.defender
+            for d in disputes
+            if self.address in (d.defender, d.challenger)
+        }
         for s in market.submissions(task_id, from_block=since):
             other = s.trainer
             if other == self.address or s.group == me.group or other in played:

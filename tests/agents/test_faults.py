@@ -184,7 +184,13 @@ def assert_honest_side_won(sc: Scenario, r: ScenarioResult, protocol: Protocol) 
     assert r.winning_group == market.group_of_trainer(r.task_id, sc.keys["alice"].address)
     slashed = {e["trainer"]: int(e["slashed"]) for e in market._logs("TrainerEliminated", {"taskId": r.task_id})}
     assert slashed == {sc.keys["mallory"].address: r.bond}
-    assert r.net("alice") > r.reward  # the reward, plus compensation from mallory's bond, less gas
+    # The reward, plus what mallory's bond repaid her (her game's metered gas and the gas of opening it), less
+    # her gas: to the wei, so no transaction of hers went unjournaled.
+    alice_address = sc.keys["alice"].address
+    repaid = sum(int(e["amount"]) for e in market._logs("CompensationPaid", {"taskId": r.task_id}))
+    repaid += sum(int(e["amount"]) for e in market._logs("OpenerRepaid", {"opener": alice_address}))
+    assert repaid > 0
+    assert r.net("alice") + r.fees["alice"] == r.reward + repaid
     assert int(protocol.market.chain.balance(market.address)) == market.totals()
     alice = trainer(sc, "alice")
     games = dict(alice.db.all("game"))

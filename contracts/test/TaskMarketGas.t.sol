@@ -183,7 +183,7 @@ contract TaskMarketGasTest is Test {
     ///         revealing one result, it stays under 200k gas, and each live entrant's `claim` under
     ///         100k.
     /// forge-config: default.isolate = true
-    function test_finalize_maxSlotsAndChallengers_succeeds() public {
+    function test_attack_finalizeLoop_maxSlotsAnd40Challengers_succeeds() public {
         (uint256 gas, uint256 claimMax) = _finalizeFull("finalize_maxSlots_40challengers", false, CHALLENGERS);
         assertLe(gas, FINALIZE_LIMIT, "finalize under 200k");
         assertLe(claimMax, CLAIM_LIMIT, "claim under 100k");

@@ -4,9 +4,13 @@
     refereed deploy --rpc URL [--key K]  deploy the protocol, write deployments/<chainId>.json
     refereed commit PATH                 commitment of a tensor or state dict saved with torch.save
     refereed task post [--steps ...]     post the MLP-on-digits task with its reward; prints the task id
-    refereed task show ID                a task's spec, status, groups, trainers and games
-    refereed task finalize ID            pay the task out (and withdraw the caller's credit)
-    refereed trainer run                 a trainer agent: join, train, submit, defend, withdraw; until Ctrl-C
+                                         (--follow: then verify the results, finalize, withdraw; --challenge:
+                                         also train the task and enter it as an outside challenger)
+    refereed task show ID                a task's spec, status, groups, entrants and games
+    refereed task finalize ID            finalize a task after its dispute deadline, claim for every live
+                                         entrant, and withdraw the caller's credit
+    refereed trainer run                 a trainer agent: join (or enter a full task as an outside challenger),
+                                         train, commit, reveal, open and play games, claim, withdraw; until Ctrl-C
     refereed oracle run [--count 5]      oracle agents: register, draw, answer, challenge, vote; until Ctrl-C
     refereed watch                       the watcher agent, with a live view of every game's moves
 
@@ -356,8 +360,8 @@ class _StopFlag:
         return self.asked
 
 
-def _run_agent(agent: Any, out: Console, poll: float, every: Any = None) -> None:
-    """`agent.run_forever` until Ctrl-C; `every()` is called once per loop (a live view's refresh)."""
+def _run_agent(agent: Any, out: Console, poll: float, every: Any = None, until: Any = None) -> None:
+    """`agent.run_forever` until Ctrl-C (or `until()`); `every()` is called once per loop (a live view's refresh)."""
     from offchain.chain.errors import ChainError
 
     with _StopFlag() as stop:
@@ -365,7 +369,7 @@ def _run_agent(agent: Any, out: Console, poll: float, every: Any = None) -> None
         def stopping() -> bool:
             if every is not None:
                 every()
-            return stop()
+            return stop() or (until is not None and until())
 
         try:
             agent.run_forever(poll=poll, stop=stopping)
@@ -410,13 +414,29 @@ def task_post(
     arity: Annotated[int, typer.Option(help="arity N of the games (a power of two, 2..64)")] = 4,
     clock: Annotated[int, typer.Option(help="seconds per side per game", min=1)] = 3600,
     join_window: Annotated[int, typer.Option(help="seconds to join after posting", min=1)] = 600,
-    submit_window: Annotated[int, typer.Option(help="seconds to submit after posting", min=1)] = 3600,
-    dispute_window: Annotated[int, typer.Option(help="seconds to dispute after posting", min=1)] = 7200,
+    submit_window: Annotated[
+        int, typer.Option(help="seconds to commit to a result after posting (reveals come after)", min=1)
+    ] = 3600,
+    dispute_window: Annotated[
+        int,
+        typer.Option(
+            help="seconds to dispute after posting (at least --submit-window + 4500: reveals, then 1 h)", min=1
+        ),
+    ] = 9000,
+    follow: Annotated[
+        bool, typer.Option(help="then follow the task: verify the revealed results, finalize it, withdraw")
+    ] = False,
+    verify: Annotated[bool, typer.Option(help="with --follow: replay sampled intervals of each result")] = True,
+    challenge: Annotated[
+        bool, typer.Option(help="with --follow: also train the task and enter it as an outside challenger")
+    ] = False,
+    poll: Annotated[float, typer.Option(help="with --follow: seconds between looks at the chain", min=0.05)] = 1.0,
 ) -> None:
-    """Post the MLP-on-digits task with its reward in escrow; prints the task id (last line)."""
+    """Post the MLP-on-digits task with its reward in escrow; prints the task id (last line of the post)."""
     from offchain.agents.client import ClientAgent, TaskOrder
     from offchain.agents.view import RichObserver
     from offchain.chain.errors import ChainError
+    from offchain.contracts.task_market import MIN_SUBMIT_TO_DISPUTE
     from trainer.workloads import mlp_digits
 
     if steps % interval:
@@ -429,6 +449,12 @@ def task_post(
         _fail(f"--arity {arity} is not a power of two in 2..64", EXIT_INPUT)
     if not join_window <= submit_window <= dispute_window:
         _fail("the windows must grow: --join-window <= --submit-window <= --dispute-window", EXIT_INPUT)
+    if dispute_window - submit_window < MIN_SUBMIT_TO_DISPUTE:
+        _fail(
+            f"--dispute-window must be at least --submit-window + {MIN_SUBMIT_TO_DISPUTE} s (the reveals, then an "
+            "hour of disputes)",
+            EXIT_INPUT,
+        )
     s = _session("client", rpc, key, account, home, store, deployments)
     out = _out()
     order = TaskOrder(
@@ -441,7 +467,9 @@ def task_post(
         submit_window=submit_window,
         dispute_window=dispute_window,
     )
-    agent = ClientAgent("client", order=order, **_agent_kwargs(s, RichObserver(out)))
+    agent = ClientAgent(
+        "client", order=order, verify=verify, challenge=challenge, **_agent_kwargs(s, RichObserver(out))
+    )
     try:
         rec = agent.db.get("order", "task")
         if rec is not None and "task_id" in rec:
@@ -456,10 +484,13 @@ def task_post(
     except ChainError as e:
         _fail(str(e), EXIT_CHAIN)
     finally:
-        agent.close()
+        if task_id is None or not follow:
+            agent.close()
     if task_id is None:
         _fail("the task was not posted (see above)", EXIT_CHAIN)
     out.print(task_id)
+    if follow:
+        _run_agent(agent, out, poll, until=lambda: (agent.db.get("order", "task") or {}).get("status") == "done")
 
 
 @task_app.command("show")
@@ -470,7 +501,7 @@ def task_show(
 ) -> None:
     """Print a task's spec, status, groups, trainers and games."""
     from offchain.chain.errors import ChainError
-    from offchain.contracts.task_market import TaskStatus
+    from offchain.contracts.task_market import REVEAL_WINDOW, TaskStatus, entry_closes
 
     p = _reader(rpc, deployments)
     out = _out()
@@ -503,20 +534,29 @@ def task_show(
         ("dataset", f"0x{spec.dataset_root.hex()} ({spec.dataset_size} examples), seed {spec.seed}"),
         ("initial state", f"0x{spec.initial_state_root.hex()}"),
         ("games", f"arity {spec.arity}, clock {spec.clock} s per side"),
-        ("trainers", f"{task.joined} joined, {task.submitted} submitted of {spec.slots} slots"),
+        (
+            "trainers",
+            f"{task.joined} joined, {task.submitted} submitted of {spec.slots} slots, "
+            f"{task.entrants - task.joined} outside challengers",
+        ),
         ("bond", f"{spec.bond / 10**18:.6f} ETH each"),
         ("join by", when(spec.join_deadline)),
-        ("submit by", when(spec.submit_deadline)),
+        ("commit by", when(spec.submit_deadline)),
+        ("reveal by", when(spec.submit_deadline + REVEAL_WINDOW) + " (or 15 min after a later commit)"),
+        ("enter by", when(entry_closes(spec))),
         ("dispute by", when(spec.dispute_deadline)),
         ("groups", f"{task.group_count} ({task.live_groups} live), {task.active_games} games running"),
     ):
         head.add_row(k, v)
+    if task.won:
+        head.add_row("won by", f"group {task.winning_group}, {task.share / 10**18:.6f} ETH each")
     out.print(head)
     if trainers:
-        table = Table("trainer", "joined", "submitted", "group", "eliminated", title="trainers")
+        table = Table("entrant", "on", "committed", "revealed", "group", "eliminated", "claimed", title="entrants")
         for t, v in views.items():
             group = str(v.group) if v.submitted else ""
-            table.add_row(t, _yes(v.joined), _yes(v.submitted), group, _yes(v.eliminated))
+            on = "challenger" if v.challenger else "slot"
+            table.add_row(t, on, _yes(v.committed), _yes(v.submitted), group, _yes(v.eliminated), _yes(v.claimed))
         out.print(table)
     if groups:
         table = Table("group", "checkpoint root", "members", "live", "eliminated", title="groups")
@@ -549,13 +589,17 @@ def task_finalize(
     key: Key = None,
     account: Account = None,
     deployments: Deployments = None,
+    claim: Annotated[
+        bool, typer.Option(help="then claim for every live entrant that revealed (its bond and share)")
+    ] = True,
     withdraw: Annotated[bool, typer.Option(help="then withdraw the caller's credit at the market")] = True,
 ) -> None:
-    """Finalize a task: its reward goes to the winning group (or back to the client); anyone may call it."""
+    """Finalize a task after its dispute deadline: the reward is won by the one live group (or goes back to the
+    client); anyone may call it, and claim each live entrant's bond and share for it."""
     from offchain.chain.client import ChainClient
     from offchain.chain.errors import ChainError
     from offchain.contracts.protocol import Protocol
-    from offchain.contracts.task_market import TaskMarketError, TaskStatus
+    from offchain.contracts.task_market import TaskMarketError, TaskMarketNothingToClaim, TaskStatus
 
     s = _session("client", rpc, key, account, None, Path(".refereed/public"), deployments)
     out = _out()
@@ -563,12 +607,22 @@ def task_finalize(
         p = Protocol.from_deployment(ChainClient(rpc, s.key, artifacts=s.artifacts.values()), s.deployment, s.artifacts)
         if p.market.task(task_id).status is TaskStatus.NONE:
             _fail(f"there is no task {task_id} on chain {s.chain_id} (tasks 1..{p.market.task_count()})", EXIT_INPUT)
-        try:
-            fin = p.market.finalize(task_id)
-        except TaskMarketError as e:
-            _fail(f"task {task_id} cannot be finalized: {e}", EXIT_CHAIN)
-        who = "refunded to the client" if fin.winning_group < 0 else f"credited to group {fin.winning_group}"
-        out.print(f"task {task_id} finalized: the reward of {fin.reward / 10**18:.6f} ETH is {who}")
+        with p.market.chain.capped(p.market.spec_of(task_id).gas_price_cap):
+            try:
+                fin = p.market.finalize(task_id)
+            except TaskMarketError as e:
+                _fail(f"task {task_id} cannot be finalized: {e}", EXIT_CHAIN)
+            who = "refunded to the client" if fin.winning_group < 0 else f"won by group {fin.winning_group}"
+            out.print(f"task {task_id} finalized: the reward of {fin.reward / 10**18:.6f} ETH is {who}")
+            for trainer in p.market.trainers_of(task_id) if claim else ():
+                v = p.market.trainer_of(task_id, trainer)
+                if not v.submitted or v.eliminated or v.claimed:
+                    continue
+                try:
+                    c = p.market.claim(task_id, trainer)
+                except TaskMarketNothingToClaim:  # it claimed for itself meanwhile
+                    continue
+                out.print(f"claimed {c.amount / 10**18:.6f} ETH for {trainer}")
         if withdraw and p.market.credit_of(s.address) > 0:
             w = p.market.withdraw()
             out.print(f"{s.address} withdrew {w.amount / 10**18:.6f} ETH")
@@ -586,12 +640,16 @@ def trainer_run(
     deployments: Deployments = None,
     task: Annotated[list[int] | None, typer.Option(help="only these tasks (repeatable); default: any task")] = None,
     poll: Annotated[float, typer.Option(help="seconds between looks at the chain when idle", min=0.05)] = 1.0,
+    challenge_if_full: Annotated[
+        bool, typer.Option(help="train a task whose slots are taken and enter it as an outside challenger")
+    ] = True,
     cheat: Annotated[
         str | None,
         typer.Option(help="TESTING ONLY: cheat with this adversary from the catalogue (needs one --task)", hidden=True),
     ] = None,
 ) -> None:
-    """Run a trainer: join tasks, train with RepOps, self-audit, submit, defend in games, withdraw; until Ctrl-C."""
+    """Run a trainer: join tasks (or enter full ones as an outside challenger), train with RepOps, self-audit,
+    commit, reveal, open and play games, claim, withdraw; until Ctrl-C."""
     from offchain.agents.strategy import HONEST, Strategy
     from offchain.agents.task import TaskRejected, run_config
     from offchain.agents.trainer import TrainerAgent
@@ -618,7 +676,11 @@ def trainer_run(
     name = "trainer" if cheat is None else f"cheater ({cheat})"
     try:
         agent = TrainerAgent(
-            name, strategy=strategy, task_ids=set(task) if task else None, **_agent_kwargs(s, RichObserver(out))
+            name,
+            strategy=strategy,
+            task_ids=set(task) if task else None,
+            challenge_if_full=challenge_if_full,
+            **_agent_kwargs(s, RichObserver(out)),
         )
     except ChainError as e:
         _fail(str(e), EXIT_CHAIN)

@@ -221,6 +221,7 @@ def build_report(
         and len(honest_groups) == 1
         and result.winning_group == next(iter(honest_groups)),
         "honest_trainers_paid": all(result.net(n) > 0 for n in honest),
+        "client_replayed_the_honest_result": all(result.verdicts.get(g) == "verified" for g in honest_groups),
     }
 
     # games: outcome, where they ended, how, and their moves per side
@@ -327,10 +328,13 @@ def build_report(
             "decided_by": adversary.decided_by,
         },
         "trainers": {n: ("cheater" if n in cheaters else "honest") for n in scenario.trainers},
-        "honest_won": all(v for k, v in checks.items() if k != "honest_trainers_paid"),
+        "honest_won": all(
+            v for k, v in checks.items() if k not in ("honest_trainers_paid", "client_replayed_the_honest_result")
+        ),
         "checks": checks,
         "status": result.status.name.lower(),
         "winning_group": result.winning_group,
+        "verdicts": {str(g): v for g, v in sorted(result.verdicts.items())},  # the client's replays, per group
         "eliminated": result.eliminated,
         "games": games,
         "rounds": {
@@ -531,6 +535,12 @@ def summary(report: dict[str, Any], console: Console) -> None:
         goal = _intervals(report["recompute"]["trainer_goal_intervals"])
         recomputed += f"; trainers replayed {replayed} (goal: <= N = {goal})"
     t.add_row("recomputed", recomputed)
+    if report["verdicts"]:
+        t.add_row(
+            "client",
+            "replayed sampled intervals of each result: "
+            + ", ".join(f"group {g} {v}" for g, v in report["verdicts"].items()),
+        )
     ph = report["phases_s"]
     t.add_row("wall time", " · ".join(f"{k} {v:.1f} s" for k, v in ph.items()) + f" · total {report['wall_s']:.1f} s")
     t.add_row("chain time", f"{report['warped_s']:,} s fast-forwarded by the devnet while every agent waited")

@@ -43,7 +43,15 @@ import {
     TaskMarketZeroNodeCount,
     TaskMarketZeroReward,
     TaskMarketZeroSlots,
-    TaskMarketZeroSteps
+    TaskMarketZeroSteps,
+    TaskMarketAlreadyCommitted,
+    TaskMarketNotCommitted,
+    TaskMarketRevealMismatch,
+    TaskMarketRevealClosed,
+    TaskMarketCopiedResult,
+    TaskMarketEntryClosed,
+    TaskMarketNotFinalized,
+    TaskMarketNothingToClaim
 } from "./lib/MarketErrors.sol";
 import {MerkleLib} from "./lib/MerkleLib.sol";
 import {ProofGasLib} from "./lib/ProofGasLib.sol";
@@ -68,6 +76,13 @@ contract TaskMarket is ITaskMarket {
     uint256 public constant MIN_DISPUTE_WINDOW = 1 hours;
     /// @inheritdoc ITaskMarket
     uint256 public constant MIN_MOVE_TIME = 1 minutes;
+    /// @inheritdoc ITaskMarket
+    uint256 public constant REVEAL_WINDOW = 15 minutes;
+    /// @inheritdoc ITaskMarket
+    uint256 public constant OPEN_GAS_BOUND = 1_000_000;
+    /// @dev Gas charged to `openDispute` besides what it measures: the transaction's base cost and the
+    ///      repayment bookkeeping that follows the measurement.
+    uint256 private constant OPEN_OVERHEAD_GAS = 21_000 + 10_000;
 
     /// @dev The first five bytes of a checkpoint leaf's hash input: the leaf prefix 0x00, then the tag of
     ///      a checkpoint-list record `"CKPT" || u256(step) || stateRoot`.
@@ -77,20 +92,31 @@ contract TaskMarket is ITaskMarket {
     struct Task {
         address client;
         TaskStatus status;
-        uint32 joined;
-        uint32 submitted;
+        uint32 joined; // on slots
+        uint32 entrants; // on slots and outside challengers
+        uint32 submitted; // revealed
         uint32 groupCount;
         uint32 liveGroups;
         uint32 activeGames;
+        uint32 liveXor; // XOR of the live groups' indices: the live group when liveGroups == 1
+        bool won;
+        uint32 winningGroup;
         uint256 reward;
         uint256 compensation; // compensation(spec), fixed at posting (honestGasBound is pure)
+        uint256 share; // once won: each live winner's share of the reward
+        uint256 pools; // this task's part of the pools' total
     }
 
     struct Trainer {
         bool joined;
         bool submitted;
         bool eliminated;
+        bool challenger;
+        bool claimed;
         uint32 group;
+        uint64 committedBlock; // 0: no commitment
+        uint64 committedAt;
+        bytes32 commitment;
         uint256 pool; // once eliminated: what is left of its slashed bond
     }
 
@@ -99,6 +125,7 @@ contract TaskMarket is ITaskMarket {
         bytes32 finalStateRoot;
         address[] members;
         uint32 live; // members not eliminated
+        uint64 createdBlock;
     }
 
     struct Dispute {
@@ -106,6 +133,8 @@ contract TaskMarket is ITaskMarket {
         address defender;
         address challenger;
         bool settled;
+        address opener;
+        uint256 openCost; // wei: the opener's metered gas at min(its gas price, gasPriceCap)
     }
 
     IDisputeGame private immutable _game;
@@ -142,7 +171,7 @@ contract TaskMarket is ITaskMarket {
         if (msg.value == 0) revert TaskMarketZeroReward();
         _validate(spec);
         uint256 comp = compensation(spec);
-        uint256 required = _minBond(spec.slots, comp);
+        uint256 required = _minBond(spec.slots, comp, spec.gasPriceCap);
         if (spec.bond < required) revert TaskMarketBondBelowMinimum(spec.bond, required);
 
         taskId = ++_taskCount;
@@ -171,6 +200,7 @@ contract TaskMarket is ITaskMarket {
 
         tr.joined = true;
         ++t.joined;
+        ++t.entrants;
         _trainerList[taskId].push(msg.sender);
         _totalBonds += bond;
         emit TrainerJoined(taskId, msg.sender, bond);
@@ -178,23 +208,70 @@ contract TaskMarket is ITaskMarket {
     }
 
     /// @inheritdoc ITaskMarket
-    function submit(uint256 taskId, bytes32[] calldata stateRoots) external {
-        Task storage t = _openTask(taskId);
+    function commit(uint256 taskId, bytes32 commitment) external {
+        _openTask(taskId);
         Trainer storage tr = _trainers[taskId][msg.sender];
-        if (!tr.joined) revert TaskMarketNotJoined(taskId, msg.sender);
-        if (tr.submitted) revert TaskMarketAlreadySubmitted(taskId, msg.sender, tr.group);
+        if (!tr.joined || tr.challenger) revert TaskMarketNotJoined(taskId, msg.sender);
         TaskSpec storage s = _specs[taskId];
         if (block.timestamp > s.submitDeadline) {
             revert TaskMarketSubmitClosed(taskId, s.submitDeadline, block.timestamp);
         }
+        if (tr.committedBlock != 0) revert TaskMarketAlreadyCommitted(taskId, msg.sender);
+        _commit(taskId, tr, commitment);
+    }
+
+    /// @inheritdoc ITaskMarket
+    function enter(uint256 taskId, bytes32 commitment) external payable {
+        Task storage t = _openTask(taskId);
+        TaskSpec storage s = _specs[taskId];
+        uint256 closesAt = uint256(s.disputeDeadline) - MIN_DISPUTE_WINDOW;
+        if (block.timestamp > closesAt) revert TaskMarketEntryClosed(taskId, closesAt, block.timestamp);
+        Trainer storage tr = _trainers[taskId][msg.sender];
+        if (tr.joined) revert TaskMarketAlreadyJoined(taskId, msg.sender);
+        uint256 bond = s.bond;
+        if (msg.value < bond) revert TaskMarketBondTooSmall(msg.value, bond);
+
+        tr.joined = true;
+        tr.challenger = true;
+        ++t.entrants;
+        _trainerList[taskId].push(msg.sender);
+        _totalBonds += bond;
+        emit ChallengerEntered(taskId, msg.sender, bond, commitment);
+        _commit(taskId, tr, commitment);
+        _credit(msg.sender, msg.value - bond);
+    }
+
+    /// @inheritdoc ITaskMarket
+    function submit(uint256 taskId, bytes32[] calldata stateRoots, bytes32 salt) external {
+        Task storage t = _openTask(taskId);
+        Trainer storage tr = _trainers[taskId][msg.sender];
+        if (tr.committedBlock == 0) revert TaskMarketNotCommitted(taskId, msg.sender);
+        if (tr.submitted) revert TaskMarketAlreadySubmitted(taskId, msg.sender, tr.group);
+        TaskSpec storage s = _specs[taskId];
+        uint256 opensAfter = s.submitDeadline;
+        uint256 closesAt = (tr.committedAt > opensAfter ? tr.committedAt : opensAfter) + REVEAL_WINDOW;
+        // A reveal comes in a later block than its commit, so nobody commits to a result it reads from a
+        // pending reveal and reveals it in the same block.
+        if (block.timestamp <= opensAfter || block.timestamp > closesAt || block.number <= tr.committedBlock) {
+            revert TaskMarketRevealClosed(taskId, opensAfter, closesAt, block.timestamp);
+        }
+        bytes32 expected = keccak256(abi.encode(taskId, msg.sender, keccak256(abi.encodePacked(stateRoots)), salt));
+        if (expected != tr.commitment) revert TaskMarketRevealMismatch(taskId, msg.sender);
         (bytes32 checkpointRoot, bytes32 finalStateRoot) = _checkpointRoot(taskId, s, stateRoots);
 
         uint32 g = _groupFor(taskId, t, checkpointRoot, finalStateRoot);
         Group storage group = _groups[taskId][g];
+        // Copying: a result seen revealed before this entrant committed is not its own work.
+        if (group.createdBlock <= tr.committedBlock) {
+            revert TaskMarketCopiedResult(taskId, g, group.createdBlock, tr.committedBlock);
+        }
         group.members.push(msg.sender);
         // A group whose members all lost their games is live again with a fresh member: games
         // decide about the trainers who played them, not about a result.
-        if (group.live++ == 0) ++t.liveGroups;
+        if (group.live++ == 0) {
+            ++t.liveGroups;
+            t.liveXor ^= g;
+        }
         tr.submitted = true;
         tr.group = g;
         ++t.submitted;
@@ -213,6 +290,7 @@ contract TaskMarket is ITaskMarket {
         external
         returns (uint256 gameId)
     {
+        uint256 start = gasleft();
         Task storage t = _openTask(taskId);
         TaskSpec storage s = _specs[taskId];
         if (block.timestamp > s.disputeDeadline) {
@@ -227,9 +305,17 @@ contract TaskMarket is ITaskMarket {
         _played[taskId][pair] = true;
         ++t.activeGames;
         gameId = _openGame(taskId, defender, d.group, challenger, c.group);
-        _disputes[gameId] =
-            Dispute({taskId: taskId, defender: defender, challenger: challenger, settled: false});
         emit DisputeOpened(taskId, gameId, d.group, c.group, defender, challenger);
+        uint256 gas = start - gasleft() + OPEN_OVERHEAD_GAS + 40 * msg.data.length;
+        if (gas > OPEN_GAS_BOUND) gas = OPEN_GAS_BOUND;
+        _disputes[gameId] = Dispute({
+            taskId: taskId,
+            defender: defender,
+            challenger: challenger,
+            settled: false,
+            opener: msg.sender,
+            openCost: gas * _price(s.gasPriceCap)
+        });
     }
 
     /// @inheritdoc ITaskMarket
@@ -253,13 +339,13 @@ contract TaskMarket is ITaskMarket {
         address defender = dispute.defender;
         address challenger = dispute.challenger;
         if (outcome == IDisputeGame.Outcome.DefenderWins) {
-            fee = _defeat(taskId, gameId, challenger, defender, fee);
+            fee = _defeat(taskId, gameId, challenger, defender, 0, fee);
         } else if (outcome == IDisputeGame.Outcome.ChallengerWins) {
-            fee = _defeat(taskId, gameId, defender, challenger, fee);
+            fee = _defeat(taskId, gameId, defender, challenger, 1, fee);
         } else if (outcome == IDisputeGame.Outcome.BothLose) {
             Trainer storage a = _eliminate(taskId, defender);
             Trainer storage b = _eliminate(taskId, challenger);
-            if (fee != 0 && !_takeFromPool(a, fee) && !_takeFromPool(b, fee)) fee = 0;
+            if (fee != 0 && !_takeFromPool(taskId, a, fee) && !_takeFromPool(taskId, b, fee)) fee = 0;
         }
 
         if (fee != 0) {
@@ -270,42 +356,71 @@ contract TaskMarket is ITaskMarket {
     }
 
     /// @inheritdoc ITaskMarket
-    /// @dev Trainers that joined but never submitted forfeit their bonds to the client. With one
-    ///      live group its live members share the reward (the remainder of the division to the first
-    ///      of them) and take their bonds back; otherwise the client takes the reward back and every
-    ///      live trainer its bond. What is left of eliminated trainers' bonds is burnt: it stays in
-    ///      this contract and belongs to nobody. Compensation and oracle fees repay what honest
-    ///      parties spent; any surplus paid out would be a prize for losing: if it went to a winner,
-    ///      a trainer could beat its own sybil and collect the sybil's bond; if it went to the client,
-    ///      a client could plant sybils in its own task and recover what they lose.
+    /// @dev Entrants that never revealed forfeit their bonds to the client. With one live group its
+    ///      live members share the reward (`claim`; the remainder of the division goes to the client);
+    ///      otherwise the client takes the reward back and every live entrant its bond. What is left
+    ///      of eliminated trainers' bonds is burnt: it stays in this contract and belongs to nobody.
+    ///      Compensation and oracle fees repay what honest parties spent; any surplus paid out would be
+    ///      a prize for losing: if it went to a winner, a trainer could beat its own sybil and collect
+    ///      the sybil's bond; if it went to the client, a client could plant sybils in its own task and
+    ///      recover what they lose. Loops over nothing: payouts are claimed.
     function finalize(uint256 taskId) external {
         Task storage t = _openTask(taskId);
         if (t.activeGames != 0) revert TaskMarketGamesActive(taskId, t.activeGames);
         TaskSpec storage s = _specs[taskId];
         uint32 live = t.liveGroups;
         if (block.timestamp <= s.disputeDeadline) {
-            bool settledEarly = live <= 1
-                && (block.timestamp > s.submitDeadline || (t.joined == s.slots && t.submitted == t.joined));
-            if (!settledEarly) {
-                revert TaskMarketFinalizeTooEarly(taskId, block.timestamp, s.disputeDeadline, live);
-            }
+            revert TaskMarketFinalizeTooEarly(taskId, block.timestamp, s.disputeDeadline, live);
         }
 
         t.status = TaskStatus.Finalized;
         uint256 bond = s.bond;
         uint256 reward = t.reward;
-        _totalEscrow -= reward;
-        uint256 toClient = _forfeitUnsubmitted(taskId, bond);
-        if (live != 1) toClient += reward;
-        (int256 winningGroup, uint256 burnt) =
-            _settleGroups(taskId, t.groupCount, bond, live == 1 ? reward : 0);
+        uint256 unrevealed = t.entrants - t.submitted;
+        uint256 toClient = unrevealed * bond;
+        _totalBonds -= toClient;
+        if (unrevealed != 0) emit BondsForfeited(taskId, unrevealed, toClient);
+        int256 winningGroup = -1;
+        uint256 shares; // the winners' shares stay escrowed until claimed
+        if (live == 1) {
+            uint32 g = t.liveXor;
+            uint256 winners = _groups[taskId][g].live;
+            uint256 share = reward / winners;
+            t.won = true;
+            t.winningGroup = g;
+            t.share = share;
+            shares = share * winners;
+            winningGroup = int256(uint256(g));
+        }
+        _totalEscrow -= reward - shares;
+        toClient += reward - shares;
         _credit(t.client, toClient);
+        uint256 burnt = t.pools;
         if (burnt != 0) {
+            t.pools = 0;
             _totalPools -= burnt;
             _totalBurnt += burnt;
             emit Burnt(taskId, burnt);
         }
         emit TaskFinalized(taskId, winningGroup, reward);
+    }
+
+    /// @inheritdoc ITaskMarket
+    function claim(uint256 taskId, address trainer) external {
+        Task storage t = _tasks[taskId];
+        if (t.status != TaskStatus.Finalized) revert TaskMarketNotFinalized(taskId);
+        Trainer storage tr = _trainers[taskId][trainer];
+        if (!tr.submitted || tr.eliminated || tr.claimed) revert TaskMarketNothingToClaim(taskId, trainer);
+        tr.claimed = true;
+        uint256 bond = _specs[taskId].bond;
+        uint256 amount = bond;
+        if (t.won && tr.group == t.winningGroup) {
+            amount += t.share;
+            _totalEscrow -= t.share;
+        }
+        _totalBonds -= bond;
+        emit Claimed(taskId, trainer, amount);
+        _credit(trainer, amount);
     }
 
     // ---- payments --------------------------------------------------------------------------------
@@ -334,7 +449,11 @@ contract TaskMarket is ITaskMarket {
             submitted: t.submitted,
             groupCount: t.groupCount,
             liveGroups: t.liveGroups,
-            activeGames: t.activeGames
+            activeGames: t.activeGames,
+            entrants: t.entrants,
+            won: t.won,
+            winningGroup: t.winningGroup,
+            share: t.share
         });
     }
 
@@ -396,7 +515,7 @@ contract TaskMarket is ITaskMarket {
 
     /// @inheritdoc ITaskMarket
     function minBond(TaskSpec calldata spec) external view returns (uint256) {
-        return _minBond(spec.slots, compensation(spec));
+        return _minBond(spec.slots, compensation(spec), spec.gasPriceCap);
     }
 
     /// @inheritdoc ITaskMarket
@@ -462,7 +581,10 @@ contract TaskMarket is ITaskMarket {
             submitted: tr.submitted,
             eliminated: tr.eliminated,
             group: tr.group,
-            pool: tr.pool
+            pool: tr.pool,
+            challenger: tr.challenger,
+            committed: tr.committedBlock != 0,
+            claimed: tr.claimed
         });
     }
 
@@ -501,9 +623,10 @@ contract TaskMarket is ITaskMarket {
             if (joinWindow < MIN_JOIN_WINDOW) {
                 revert TaskMarketJoinWindowTooShort(joinWindow, MIN_JOIN_WINDOW);
             }
+            // The reveals come first; then disputes must stay open long enough to be opened.
             uint256 disputeWindow = spec.disputeDeadline - spec.submitDeadline;
-            if (disputeWindow < MIN_DISPUTE_WINDOW) {
-                revert TaskMarketDisputeWindowTooShort(disputeWindow, MIN_DISPUTE_WINDOW);
+            if (disputeWindow < REVEAL_WINDOW + MIN_DISPUTE_WINDOW) {
+                revert TaskMarketDisputeWindowTooShort(disputeWindow, REVEAL_WINDOW + MIN_DISPUTE_WINDOW);
             }
         }
         uint256 minClock = _game.roundBound(_config(spec)) * MIN_MOVE_TIME;
@@ -512,12 +635,26 @@ contract TaskMarket is ITaskMarket {
         if (proofGas > MAX_PROOF_GAS) revert TaskMarketProofTooLarge(proofGas, MAX_PROOF_GAS);
     }
 
-    /// @dev `max(1, slots - 1) * (comp + fee)`: a trainer can be challenged by each of the other
-    ///      `slots - 1` trainers at once, and its pool pays one fee and one compensation for each game
-    ///      it loses.
-    function _minBond(uint32 slots, uint256 comp) private view returns (uint256) {
+    /// @dev `max(1, slots - 1) * (comp + fee + OPEN_GAS_BOUND * cap)`: a trainer can be challenged by
+    ///      each of the other `slots - 1` trainers at once, and its pool pays, for each game it loses,
+    ///      one fee, the opener's gas and the winner's (each repayment within its bound). Outside
+    ///      challengers can add games beyond these; their repayments are paid while the pool lasts.
+    function _minBond(uint32 slots, uint256 comp, uint256 cap) private view returns (uint256) {
         uint256 games = slots <= 1 ? 1 : slots - 1;
-        return games * (comp + _oracle.fee());
+        return games * (comp + _oracle.fee() + OPEN_GAS_BOUND * cap);
+    }
+
+    /// @dev The price at which gas is repaid: what this transaction pays, at most the task's cap.
+    function _price(uint256 cap) private view returns (uint256) {
+        return tx.gasprice < cap ? tx.gasprice : cap;
+    }
+
+    /// @dev Records a commitment of `tr`.
+    function _commit(uint256 taskId, Trainer storage tr, bytes32 commitment) private {
+        tr.commitment = commitment;
+        tr.committedBlock = uint64(block.number);
+        tr.committedAt = uint64(block.timestamp);
+        emit ResultCommitted(taskId, msg.sender, commitment);
     }
 
     /// @dev The task, which must be Open.
@@ -621,68 +758,7 @@ contract TaskMarket is ITaskMarket {
         Group storage fresh = _groups[taskId][g];
         fresh.checkpointRoot = checkpointRoot;
         fresh.finalStateRoot = finalStateRoot;
-    }
-
-    /// @dev Slashes the bond of every trainer of the task that joined but never submitted; returns
-    ///      their sum, owed to the client.
-    function _forfeitUnsubmitted(uint256 taskId, uint256 bond) private returns (uint256 forfeited) {
-        address[] storage trainers = _trainerList[taskId];
-        uint256 n = trainers.length;
-        for (uint256 i; i < n; ++i) {
-            address trainer = trainers[i];
-            if (!_trainers[taskId][trainer].submitted) {
-                forfeited += bond;
-                emit BondSlashed(taskId, trainer, bond);
-            }
-        }
-        _totalBonds -= forfeited;
-    }
-
-    /// @dev Credits every live trainer its bond back and, when `reward != 0` (one live group), the
-    ///      reward in equal shares among that group's live members (the remainder to the first);
-    ///      empties the eliminated trainers' pools. Returns the live group when `reward != 0` (else
-    ///      -1) and the pools' sum.
-    function _settleGroups(uint256 taskId, uint32 groupCount, uint256 bond, uint256 reward)
-        private
-        returns (int256 winningGroup, uint256 burnt)
-    {
-        winningGroup = -1;
-        for (uint32 g; g < groupCount; ++g) {
-            Group storage group = _groups[taskId][g];
-            uint256 live = group.live;
-            uint256 groupReward;
-            if (live != 0 && reward != 0) {
-                winningGroup = int256(uint256(g));
-                groupReward = reward;
-            }
-            burnt += _settleMembers(taskId, group.members, bond, groupReward, live);
-        }
-    }
-
-    /// @dev `_settleGroups` for one group: bonds back to its live members with their shares of
-    ///      `reward` (0 unless it won); returns its eliminated members' pools, emptied.
-    function _settleMembers(
-        uint256 taskId,
-        address[] storage members,
-        uint256 bond,
-        uint256 reward,
-        uint256 live
-    ) private returns (uint256 burnt) {
-        uint256 share = live == 0 ? 0 : reward / live;
-        uint256 remainder = reward - share * live;
-        uint256 n = members.length;
-        for (uint256 i; i < n; ++i) {
-            address member = members[i];
-            Trainer storage tr = _trainers[taskId][member];
-            if (tr.eliminated) {
-                burnt += tr.pool;
-                tr.pool = 0;
-                continue;
-            }
-            _totalBonds -= bond;
-            _credit(member, bond + share + remainder);
-            remainder = 0;
-        }
+        fresh.createdBlock = uint64(block.number);
     }
 
     /// @dev Eliminates `trainer` if it is not yet: its bond moves to its pool; its group falls with
@@ -695,45 +771,73 @@ contract TaskMarket is ITaskMarket {
         tr.pool = bond;
         _totalBonds -= bond;
         _totalPools += bond;
+        Task storage t = _tasks[taskId];
+        t.pools += bond;
         emit BondSlashed(taskId, trainer, bond);
         emit TrainerEliminated(taskId, trainer, tr.group, bond);
         if (--_groups[taskId][tr.group].live == 0) {
-            --_tasks[taskId].liveGroups;
+            --t.liveGroups;
+            t.liveXor ^= tr.group;
             emit GroupEliminated(taskId, tr.group);
         }
     }
 
-    /// @dev `loser` lost game `gameId` to `winner`: eliminates it, takes the oracle fee (returned,
-    ///      or 0 if its pool lacks it) from its pool, then credits the winner its compensation from
-    ///      what is left, as far as it goes.
-    function _defeat(uint256 taskId, uint256 gameId, address loser, address winner, uint256 fee)
-        private
-        returns (uint256)
-    {
+    /// @dev `loser` lost game `gameId` to `winner` (side `winnerSide` of the game): eliminates it, takes
+    ///      from its pool the oracle fee (returned, or 0 if its pool lacks it), then, as far as the pool
+    ///      goes, the opener's gas and the winner's metered gas, each at `min(price paid, cap)` and
+    ///      within its bound (`OPEN_GAS_BOUND`, `compensation`).
+    function _defeat(
+        uint256 taskId,
+        uint256 gameId,
+        address loser,
+        address winner,
+        uint256 winnerSide,
+        uint256 fee
+    ) private returns (uint256) {
         Trainer storage lost = _eliminate(taskId, loser);
-        if (fee != 0 && !_takeFromPool(lost, fee)) fee = 0;
-        uint256 pool = lost.pool;
-        uint256 owed = _tasks[taskId].compensation;
-        uint256 amount = pool < owed ? pool : owed;
-        if (amount != 0) {
-            // Cannot underflow: amount <= pool, and pool is part of the pools' total.
-            unchecked {
-                lost.pool = pool - amount;
-                _totalPools -= amount;
-            }
-            _credit(winner, amount);
-            emit CompensationPaid(taskId, gameId, winner, amount);
-        }
+        if (fee != 0 && !_takeFromPool(taskId, lost, fee)) fee = 0;
+        Dispute storage d = _disputes[gameId];
+        uint256 repaid = _payFromPool(taskId, lost, d.opener, d.openCost);
+        if (repaid != 0) emit OpenerRepaid(taskId, gameId, d.opener, repaid);
+        uint256 paid = _payFromPool(taskId, lost, winner, _winnerCost(taskId, gameId, winnerSide));
+        if (paid != 0) emit CompensationPaid(taskId, gameId, winner, paid);
         return fee;
     }
 
+    /// @dev The winner's metered gas at `min(price paid, cap)`, within `compensation`.
+    function _winnerCost(uint256 taskId, uint256 gameId, uint256 side) private view returns (uint256) {
+        (uint256[2] memory gas, uint256[2] memory weiSpent) = _game.meterOf(gameId);
+        uint256 atCap = gas[side] * _specs[taskId].gasPriceCap;
+        uint256 spent = weiSpent[side] < atCap ? weiSpent[side] : atCap;
+        uint256 owed = _tasks[taskId].compensation;
+        return spent < owed ? spent : owed;
+    }
+
+    /// @dev Credits `to` up to `amount` out of `tr`'s pool; returns what was paid.
+    function _payFromPool(uint256 taskId, Trainer storage tr, address to, uint256 amount)
+        private
+        returns (uint256 paid)
+    {
+        uint256 pool = tr.pool;
+        paid = pool < amount ? pool : amount;
+        if (paid == 0) return 0;
+        // Cannot underflow: paid <= pool, and pool is part of the task's and the pools' totals.
+        unchecked {
+            tr.pool = pool - paid;
+            _tasks[taskId].pools -= paid;
+            _totalPools -= paid;
+        }
+        _credit(to, paid);
+    }
+
     /// @dev Takes `amount` out of the trainer's pool (and the pools' total) if the pool holds it.
-    function _takeFromPool(Trainer storage tr, uint256 amount) private returns (bool taken) {
+    function _takeFromPool(uint256 taskId, Trainer storage tr, uint256 amount) private returns (bool taken) {
         uint256 pool = tr.pool;
         if (pool < amount) return false;
-        // Cannot underflow: amount <= pool, and pool is part of the pools' total.
+        // Cannot underflow: amount <= pool, and pool is part of the task's and the pools' totals.
         unchecked {
             tr.pool = pool - amount;
+            _tasks[taskId].pools -= amount;
             _totalPools -= amount;
         }
         return true;

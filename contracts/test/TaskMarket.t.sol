@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 pragma solidity ^0.8.28;
 
-import {Test, Vm} from "forge-std/Test.sol";
+import {Vm} from "forge-std/Test.sol";
 
 import {DisputeGame} from "../src/DisputeGame.sol";
 import {RecomputeOracle} from "../src/RecomputeOracle.sol";
@@ -50,10 +50,19 @@ import {
     TaskMarketZeroNodeCount,
     TaskMarketZeroReward,
     TaskMarketZeroSlots,
-    TaskMarketZeroSteps
+    TaskMarketZeroSteps,
+    TaskMarketAlreadyCommitted,
+    TaskMarketNotCommitted,
+    TaskMarketRevealMismatch,
+    TaskMarketRevealClosed,
+    TaskMarketCopiedResult,
+    TaskMarketEntryClosed,
+    TaskMarketNotFinalized,
+    TaskMarketNothingToClaim
 } from "../src/lib/MarketErrors.sol";
 import {OracleSetup} from "./utils/OracleSetup.sol";
 import {CheckpointLists} from "./utils/CheckpointLists.sol";
+import {MarketFixture} from "./utils/MarketFixture.sol";
 import {Reference} from "./utils/Reference.sol";
 
 /// @dev Joins a task, then withdraws and, from its `receive`, tries to withdraw again.
@@ -103,58 +112,10 @@ contract RejectingTrainer {
     }
 }
 
-contract TaskMarketTest is Test {
+/// @notice The market's rules one call at a time (contracts/test/TaskMarketAttacks.t.sol plays the
+///         attacks of issue 12 through them).
+contract TaskMarketTest is MarketFixture {
     using CheckpointLists for CheckpointLists.List;
-
-    uint256 internal constant REWARD = 10 ether + 1; // odd, so that a split leaves a remainder
-    uint256 internal constant ORACLE_FEE = 0.01 ether;
-    uint64 internal constant STEPS = 8;
-    uint64 internal constant INTERVAL = 2; // 5 checkpoints: the tree has padding
-    uint64 internal constant CLOCK = 1 hours;
-    bytes32 internal constant INITIAL = keccak256("initial state");
-    bytes32 internal constant POST_HONEST = keccak256("post state, honest");
-    bytes32 internal constant POST_CHEAT = keccak256("post state, cheat");
-    bytes32 internal constant INPUT = keccak256("input tensor");
-    bytes32 internal constant OUT_HONEST = keccak256("output, honest");
-    bytes32 internal constant OUT_CHEAT = keccak256("output, cheat");
-
-    RecomputeOracle internal oracle;
-    DisputeGame internal game;
-    TaskMarket internal market;
-
-    address internal client = makeAddr("client");
-    address internal alice = makeAddr("alice");
-    address internal bob = makeAddr("bob");
-    address internal carol = makeAddr("carol");
-
-    address internal answeredBy;
-    CheckpointLists.List internal honest;
-    CheckpointLists.List internal cheat;
-
-    modifier checkFunds() {
-        _;
-        _assertFunds();
-    }
-
-    function setUp() public {
-        vm.warp(1_700_000_000);
-        oracle = OracleSetup.deploy(OracleSetup.params(ORACLE_FEE, 1 ether, 0.5 ether, 0.1 ether, 1 hours, 1 days, 3, 3));
-        game = new DisputeGame(oracle);
-        market = new TaskMarket(game, oracle);
-        oracle.bindGame(address(game));
-        game.bindMarket(address(market));
-        uint256 n = STEPS / INTERVAL + 1;
-        CheckpointLists.List memory h =
-            CheckpointLists.build(CheckpointLists.states("honest", INITIAL, n), INTERVAL);
-        CheckpointLists.List memory c =
-            CheckpointLists.build(CheckpointLists.states("cheat", INITIAL, n), INTERVAL);
-        _store(honest, h);
-        _store(cheat, c);
-        vm.deal(client, 100 ether);
-        vm.deal(alice, 100 ether);
-        vm.deal(bob, 100 ether);
-        vm.deal(carol, 100 ether);
-    }
 
     // ---------------------------------------------------------------- postTask
 
@@ -174,14 +135,17 @@ contract TaskMarketTest is Test {
         assertEq(address(market.game()), address(game), "game");
     }
 
+    /// @notice Each game a trainer can lose costs its pool the winner's compensation, the oracle fee and
+    ///         the opener's gas (at most `OPEN_GAS_BOUND` at the cap).
     function test_minBond_formula_succeeds() public view {
         ITaskMarket.TaskSpec memory s = _spec();
         uint256 comp = game.honestGasBound(_cfg(s)) * s.gasPriceCap;
+        uint256 open = market.OPEN_GAS_BOUND() * s.gasPriceCap;
         assertGt(comp, 0, "compensation");
         assertEq(market.compensation(s), comp, "compensation");
-        assertEq(market.minBond(s), 2 * (comp + ORACLE_FEE), "slots - 1 games");
+        assertEq(market.minBond(s), 2 * (comp + ORACLE_FEE + open), "slots - 1 games");
         s.slots = 1;
-        assertEq(market.minBond(s), comp + ORACLE_FEE, "at least one game");
+        assertEq(market.minBond(s), comp + ORACLE_FEE + open, "at least one game");
     }
 
     function test_postTask_zeroReward_reverts() public checkFunds {
@@ -324,18 +288,21 @@ contract TaskMarketTest is Test {
         ITaskMarket.TaskSpec memory s = _spec();
         s.joinDeadline = uint64(block.timestamp + market.MIN_JOIN_WINDOW());
         s.submitDeadline = s.joinDeadline;
-        s.disputeDeadline = s.submitDeadline + uint64(market.MIN_DISPUTE_WINDOW());
+        s.disputeDeadline = s.submitDeadline + uint64(market.REVEAL_WINDOW() + market.MIN_DISPUTE_WINDOW());
         _post(s);
     }
 
     /// @notice Finding 8 (issue 12): with `submitDeadline == disputeDeadline` a liar submitting in the
-    ///         last second could not be disputed at all.
+    ///         last second could not be disputed at all. Reveals come first now: the window holds them
+    ///         and the dispute hour after them.
     function test_postTask_noDisputeWindow_reverts() public checkFunds {
         ITaskMarket.TaskSpec memory s = _spec();
         s.disputeDeadline = s.submitDeadline;
         vm.expectRevert(
             abi.encodeWithSelector(
-                TaskMarketDisputeWindowTooShort.selector, uint256(0), market.MIN_DISPUTE_WINDOW()
+                TaskMarketDisputeWindowTooShort.selector,
+                uint256(0),
+                market.REVEAL_WINDOW() + market.MIN_DISPUTE_WINDOW()
             )
         );
         _post(s);
@@ -343,9 +310,19 @@ contract TaskMarketTest is Test {
 
     function test_postTask_disputeWindowOneSecondShort_reverts() public checkFunds {
         ITaskMarket.TaskSpec memory s = _spec();
-        uint256 min = market.MIN_DISPUTE_WINDOW();
+        uint256 min = market.REVEAL_WINDOW() + market.MIN_DISPUTE_WINDOW();
         s.disputeDeadline = s.submitDeadline + uint64(min - 1);
         vm.expectRevert(abi.encodeWithSelector(TaskMarketDisputeWindowTooShort.selector, min - 1, min));
+        _post(s);
+    }
+
+    /// @notice The dispute hour alone is not enough: the reveal window comes before it.
+    function test_postTask_disputeWindowWithoutRevealWindow_reverts() public checkFunds {
+        ITaskMarket.TaskSpec memory s = _spec();
+        uint256 hour = market.MIN_DISPUTE_WINDOW();
+        uint256 min = market.REVEAL_WINDOW() + hour;
+        s.disputeDeadline = s.submitDeadline + uint64(hour);
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketDisputeWindowTooShort.selector, hour, min));
         _post(s);
     }
 
@@ -460,6 +437,16 @@ contract TaskMarketTest is Test {
         market.join{value: bond}(taskId);
     }
 
+
+    function test_join_afterEnter_reverts() public checkFunds {
+        uint256 taskId = _post(_spec());
+        _enterRoots(taskId, alice, honest.stateRoots);
+        uint256 bond = _bond(taskId);
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketAlreadyJoined.selector, taskId, alice));
+        vm.prank(alice);
+        market.join{value: bond}(taskId);
+    }
+
     function test_join_bondTooSmall_reverts() public checkFunds {
         uint256 taskId = _post(_spec());
         uint256 bond = _bond(taskId);
@@ -476,17 +463,74 @@ contract TaskMarketTest is Test {
         market.join{value: 1 ether}(7);
     }
 
-    // ---------------------------------------------------------------- submit
+    // ---------------------------------------------------------------- commit
+
+    function test_commit_valid_succeeds() public checkFunds {
+        uint256 taskId = _postAndJoinAll();
+        bytes32 c = _commitment(taskId, alice, honest.stateRoots, _salt(alice));
+        vm.expectEmit(true, true, false, true, address(market));
+        emit ITaskMarket.ResultCommitted(taskId, alice, c);
+        vm.prank(alice);
+        market.commit(taskId, c);
+        ITaskMarket.TrainerView memory tr = market.trainerOf(taskId, alice);
+        assertTrue(tr.committed, "committed");
+        assertFalse(tr.submitted, "not revealed");
+        assertFalse(tr.challenger, "on a slot");
+        assertEq(market.task(taskId).submitted, 0, "nothing revealed");
+    }
+
+    function test_commit_twice_reverts() public checkFunds {
+        uint256 taskId = _postAndJoinAll();
+        _commit(taskId, alice, honest);
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketAlreadyCommitted.selector, taskId, alice));
+        vm.prank(alice);
+        market.commit(taskId, keccak256("again"));
+    }
+
+    function test_commit_late_reverts() public checkFunds {
+        uint256 taskId = _postAndJoinAll();
+        uint64 deadline = market.specOf(taskId).submitDeadline;
+        vm.warp(deadline); // at the deadline is still in time
+        _commit(taskId, alice, honest);
+        vm.warp(deadline + 1);
+        vm.expectRevert(
+            abi.encodeWithSelector(TaskMarketSubmitClosed.selector, taskId, deadline, deadline + 1)
+        );
+        vm.prank(bob);
+        market.commit(taskId, keccak256("late"));
+    }
+
+    function test_commit_notJoined_reverts() public checkFunds {
+        uint256 taskId = _post(_spec());
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketNotJoined.selector, taskId, alice));
+        vm.prank(alice);
+        market.commit(taskId, keccak256("commitment"));
+    }
+
+    /// @notice An outside challenger committed with `enter`; it cannot commit again.
+    function test_commit_challenger_reverts() public checkFunds {
+        uint256 taskId = _post(_spec());
+        _enterRoots(taskId, alice, honest.stateRoots);
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketNotJoined.selector, taskId, alice));
+        vm.prank(alice);
+        market.commit(taskId, keccak256("commitment"));
+    }
+
+    // ---------------------------------------------------------------- submit (reveal)
 
     function test_submit_groupsByRoot_succeeds() public checkFunds {
         uint256 taskId = _postAndJoinAll();
+        _commit(taskId, bob, cheat);
+        _commit(taskId, alice, honest);
+        _commit(taskId, carol, honest);
+        _toReveals(taskId);
         vm.expectEmit(true, true, false, true, address(market));
         emit ITaskMarket.ResultSubmitted(taskId, bob, 0, cheat.root, cheat.finalState());
-        _submit(taskId, bob, cheat);
+        _reveal(taskId, bob, cheat);
         vm.expectEmit(true, true, false, true, address(market));
         emit ITaskMarket.ResultSubmitted(taskId, alice, 1, honest.root, honest.finalState());
-        _submit(taskId, alice, honest);
-        _submit(taskId, carol, honest);
+        _reveal(taskId, alice, honest);
+        _reveal(taskId, carol, honest);
 
         ITaskMarket.TaskView memory t = market.task(taskId);
         assertEq(t.submitted, 3, "submitted");
@@ -506,6 +550,7 @@ contract TaskMarketTest is Test {
         assertEq(group, 1, "carol's group");
         ITaskMarket.TrainerView memory tr = market.trainerOf(taskId, carol);
         assertTrue(tr.joined, "carol joined");
+        assertTrue(tr.committed, "carol committed");
         assertTrue(tr.submitted, "carol submitted");
         assertFalse(tr.eliminated, "carol live");
         assertEq(tr.group, 1, "carol's group");
@@ -515,35 +560,160 @@ contract TaskMarketTest is Test {
         assertFalse(none.eliminated, "an empty group is not eliminated");
     }
 
+    /// @notice A double reveal.
     function test_submit_twice_reverts() public checkFunds {
         uint256 taskId = _postAndJoinAll();
         _submit(taskId, alice, honest);
         bytes32[] memory roots = honest.stateRoots;
+        bytes32 salt = _salt(alice);
+        vm.roll(block.number + 1);
         vm.expectRevert(abi.encodeWithSelector(TaskMarketAlreadySubmitted.selector, taskId, alice, uint32(0)));
         vm.prank(alice);
-        market.submit(taskId, roots);
+        market.submit(taskId, roots, salt);
     }
 
-    function test_submit_late_reverts() public checkFunds {
+    /// @notice Nothing is revealed before the submit deadline (at it is still before).
+    function test_submit_beforeDeadline_reverts() public checkFunds {
         uint256 taskId = _postAndJoinAll();
         uint64 deadline = market.specOf(taskId).submitDeadline;
-        vm.warp(deadline); // at the deadline is still in time
-        _submit(taskId, alice, honest);
-        vm.warp(deadline + 1);
+        uint256 window = market.REVEAL_WINDOW();
+        _commit(taskId, alice, honest);
+        vm.warp(deadline);
+        vm.roll(block.number + 1);
         bytes32[] memory roots = honest.stateRoots;
+        bytes32 salt = _salt(alice);
         vm.expectRevert(
-            abi.encodeWithSelector(TaskMarketSubmitClosed.selector, taskId, deadline, deadline + 1)
+            abi.encodeWithSelector(
+                TaskMarketRevealClosed.selector, taskId, uint256(deadline), deadline + window, uint256(deadline)
+            )
         );
-        vm.prank(bob);
-        market.submit(taskId, roots);
+        vm.prank(alice);
+        market.submit(taskId, roots, salt);
+        vm.warp(deadline + 1);
+        vm.prank(alice);
+        market.submit(taskId, roots, salt);
     }
 
-    function test_submit_notJoined_reverts() public checkFunds {
-        uint256 taskId = _post(_spec());
+    /// @notice A reveal comes in a later block than its commit, even after the deadline.
+    function test_submit_inCommitBlock_reverts() public checkFunds {
+        uint256 taskId = _postAndJoinAll();
+        uint64 deadline = market.specOf(taskId).submitDeadline;
+        uint256 window = market.REVEAL_WINDOW();
+        vm.warp(deadline);
+        _commit(taskId, alice, honest);
+        vm.warp(deadline + 1); // the same block
         bytes32[] memory roots = honest.stateRoots;
-        vm.expectRevert(abi.encodeWithSelector(TaskMarketNotJoined.selector, taskId, alice));
+        bytes32 salt = _salt(alice);
+        vm.expectRevert(
+            abi.encodeWithSelector(
+                TaskMarketRevealClosed.selector, taskId, uint256(deadline), deadline + window, deadline + 1
+            )
+        );
         vm.prank(alice);
-        market.submit(taskId, roots);
+        market.submit(taskId, roots, salt);
+        vm.roll(block.number + 1);
+        vm.prank(alice);
+        market.submit(taskId, roots, salt);
+    }
+
+    /// @notice Reveals close `REVEAL_WINDOW` after the submit deadline (at it is still in time); an
+    ///         entrant that never reveals forfeits its bond at finalize.
+    function test_submit_afterRevealWindow_reverts() public checkFunds {
+        uint256 taskId = _postAndJoinAll();
+        uint64 deadline = market.specOf(taskId).submitDeadline;
+        uint256 closesAt = deadline + market.REVEAL_WINDOW();
+        _commit(taskId, alice, honest);
+        _commit(taskId, bob, cheat);
+        vm.roll(block.number + 1);
+        vm.warp(closesAt);
+        _reveal(taskId, alice, honest);
+        vm.warp(closesAt + 1);
+        bytes32[] memory roots = cheat.stateRoots;
+        bytes32 salt = _salt(bob);
+        vm.expectRevert(
+            abi.encodeWithSelector(
+                TaskMarketRevealClosed.selector, taskId, uint256(deadline), closesAt, closesAt + 1
+            )
+        );
+        vm.prank(bob);
+        market.submit(taskId, roots, salt);
+    }
+
+    function test_submit_wrongSalt_reverts() public checkFunds {
+        uint256 taskId = _postAndJoinAll();
+        _commit(taskId, alice, honest);
+        _toReveals(taskId);
+        bytes32[] memory roots = honest.stateRoots;
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketRevealMismatch.selector, taskId, alice));
+        vm.prank(alice);
+        market.submit(taskId, roots, keccak256("another salt"));
+    }
+
+    /// @notice A commitment binds its roots and its trainer: other roots, or another trainer's
+    ///         commitment revealed with its salt, do not match.
+    function test_submit_otherRootsOrTrainer_reverts() public checkFunds {
+        uint256 taskId = _postAndJoinAll();
+        _commit(taskId, alice, honest);
+        bytes32 aliceCommitment = _commitment(taskId, alice, honest.stateRoots, _salt(alice));
+        vm.prank(bob);
+        market.commit(taskId, aliceCommitment); // bob copies alice's commitment itself
+        _toReveals(taskId);
+        bytes32[] memory other = cheat.stateRoots;
+        bytes32[] memory roots = honest.stateRoots;
+        bytes32 salt = _salt(alice);
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketRevealMismatch.selector, taskId, alice));
+        vm.prank(alice);
+        market.submit(taskId, other, salt);
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketRevealMismatch.selector, taskId, bob));
+        vm.prank(bob);
+        market.submit(taskId, roots, salt);
+    }
+
+    function test_submit_notCommitted_reverts() public checkFunds {
+        uint256 taskId = _postAndJoinAll();
+        _toReveals(taskId);
+        bytes32[] memory roots = honest.stateRoots;
+        bytes32 salt = _salt(alice);
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketNotCommitted.selector, taskId, alice));
+        vm.prank(alice);
+        market.submit(taskId, roots, salt);
+        address dave = makeAddr("dave"); // never joined
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketNotCommitted.selector, taskId, dave));
+        vm.prank(dave);
+        market.submit(taskId, roots, salt);
+    }
+
+    /// @notice A result may join only a group created in a block after its commit: an entrant that
+    ///         commits in the block of the reveal that created the group (it read the pending reveal)
+    ///         cannot join it.
+    function test_submit_groupCreatedInCommitBlock_reverts() public checkFunds {
+        uint256 taskId = _postAndJoinAll();
+        _submit(taskId, alice, honest); // group 0, created in this block
+        uint256 created = block.number;
+        address dave = makeAddr("dave");
+        _enterRoots(taskId, dave, honest.stateRoots); // the same block
+        vm.roll(block.number + 1);
+        bytes32[] memory roots = honest.stateRoots;
+        bytes32 salt = _salt(dave);
+        vm.expectRevert(
+            abi.encodeWithSelector(TaskMarketCopiedResult.selector, taskId, uint32(0), created, created)
+        );
+        vm.prank(dave);
+        market.submit(taskId, roots, salt);
+    }
+
+    /// @notice A result committed before its group was created joins it, however late it is revealed.
+    function test_submit_groupCreatedAfterCommit_succeeds() public checkFunds {
+        uint256 taskId = _postAndJoinAll();
+        address dave = makeAddr("dave");
+        _enterRoots(taskId, dave, honest.stateRoots); // before the deadline
+        _commit(taskId, alice, honest);
+        _submit(taskId, alice, honest);
+        vm.warp(block.timestamp + 10 minutes);
+        vm.roll(block.number + 50);
+        _revealRoots(taskId, dave, honest.stateRoots);
+        assertEq(market.groupOf(taskId, 0).members.length, 2, "alice and dave");
+        assertEq(market.groupOf(taskId, 0).members[1], dave, "dave joined");
     }
 
     /// @notice The market builds the root from the list: the padded tree of MerkleLib, the final root
@@ -556,10 +726,11 @@ contract TaskMarketTest is Test {
             leaves[i] = CheckpointLists.leaf(i * INTERVAL, roots[i]);
         }
         bytes32 root = Reference.root(leaves);
+        _commitRoots(taskId, alice, roots);
+        _toReveals(taskId);
         vm.expectEmit(true, true, false, true, address(market));
         emit ITaskMarket.ResultSubmitted(taskId, alice, 0, root, roots[roots.length - 1]);
-        vm.prank(alice);
-        market.submit(taskId, roots);
+        _revealRoots(taskId, alice, roots);
         assertEq(market.groupOf(taskId, 0).checkpointRoot, honest.root, "the list's root");
         assertEq(market.groupOf(taskId, 0).finalStateRoot, honest.finalState(), "its last entry");
     }
@@ -590,18 +761,20 @@ contract TaskMarketTest is Test {
         uint256 taskId = _postAndJoinAll();
         bytes32[] memory roots = honest.stateRoots;
         roots[0] = POST_CHEAT;
-        vm.expectRevert(
+        _expectListRevert(
+            taskId,
+            roots,
             abi.encodeWithSelector(TaskMarketInitialStateMismatch.selector, taskId, POST_CHEAT, INITIAL)
         );
-        vm.prank(alice);
-        market.submit(taskId, roots);
     }
 
     function test_submit_shortList_reverts() public checkFunds {
         uint256 taskId = _postAndJoinAll();
         bytes32[] memory roots = new bytes32[](STEPS / INTERVAL);
         roots[0] = INITIAL;
-        vm.expectRevert(
+        _expectListRevert(
+            taskId,
+            roots,
             abi.encodeWithSelector(
                 TaskMarketCheckpointCount.selector,
                 taskId,
@@ -609,15 +782,15 @@ contract TaskMarketTest is Test {
                 uint256(STEPS / INTERVAL + 1)
             )
         );
-        vm.prank(alice);
-        market.submit(taskId, roots);
     }
 
     function test_submit_longList_reverts() public checkFunds {
         uint256 taskId = _postAndJoinAll();
         bytes32[] memory roots = new bytes32[](STEPS / INTERVAL + 2);
         roots[0] = INITIAL;
-        vm.expectRevert(
+        _expectListRevert(
+            taskId,
+            roots,
             abi.encodeWithSelector(
                 TaskMarketCheckpointCount.selector,
                 taskId,
@@ -625,19 +798,118 @@ contract TaskMarketTest is Test {
                 uint256(STEPS / INTERVAL + 1)
             )
         );
-        vm.prank(alice);
-        market.submit(taskId, roots);
     }
 
     function test_submit_emptyList_reverts() public checkFunds {
         uint256 taskId = _postAndJoinAll();
-        vm.expectRevert(
+        _expectListRevert(
+            taskId,
+            new bytes32[](0),
             abi.encodeWithSelector(
                 TaskMarketCheckpointCount.selector, taskId, uint256(0), uint256(STEPS / INTERVAL + 1)
             )
         );
+    }
+
+    // ---------------------------------------------------------------- enter
+
+    function test_enter_valid_succeeds() public checkFunds {
+        uint256 taskId = _postAndJoinAll();
+        uint256 bond = _bond(taskId);
+        address dave = makeAddr("dave");
+        vm.deal(dave, bond + 1 ether);
+        bytes32 c = _commitment(taskId, dave, honest.stateRoots, _salt(dave));
+        vm.expectEmit(true, true, false, true, address(market));
+        emit ITaskMarket.ChallengerEntered(taskId, dave, bond, c);
+        vm.expectEmit(true, true, false, true, address(market));
+        emit ITaskMarket.ResultCommitted(taskId, dave, c);
+        vm.expectEmit(true, false, false, true, address(market));
+        emit ITaskMarket.Credited(dave, 1 ether);
+        vm.prank(dave);
+        market.enter{value: bond + 1 ether}(taskId, c); // every slot is taken: no slot needed
+        ITaskMarket.TaskView memory t = market.task(taskId);
+        assertEq(t.joined, 3, "slots");
+        assertEq(t.entrants, 4, "entrants");
+        ITaskMarket.TrainerView memory tr = market.trainerOf(taskId, dave);
+        assertTrue(tr.joined && tr.challenger && tr.committed, "bonded, outside, committed");
+        assertEq(market.trainersOf(taskId)[3], dave, "listed");
+        assertEq(market.totalBonds(), 4 * bond, "bond locked");
+        assertEq(market.creditOf(dave), 1 ether, "excess credited");
+    }
+
+    /// @notice Entry closes `MIN_DISPUTE_WINDOW` before the dispute deadline (at it is still open).
+    function test_enter_late_reverts() public checkFunds {
+        uint256 taskId = _post(_spec());
+        uint256 bond = _bond(taskId);
+        uint256 closesAt = market.specOf(taskId).disputeDeadline - market.MIN_DISPUTE_WINDOW();
+        vm.warp(closesAt);
+        _enterRoots(taskId, alice, honest.stateRoots);
+        vm.warp(closesAt + 1);
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketEntryClosed.selector, taskId, closesAt, closesAt + 1));
+        vm.prank(bob);
+        market.enter{value: bond}(taskId, keccak256("late"));
+    }
+
+    function test_enter_twice_reverts() public checkFunds {
+        uint256 taskId = _post(_spec());
+        uint256 bond = _bond(taskId);
+        _enterRoots(taskId, alice, honest.stateRoots);
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketAlreadyJoined.selector, taskId, alice));
         vm.prank(alice);
-        market.submit(taskId, new bytes32[](0));
+        market.enter{value: bond}(taskId, keccak256("again"));
+    }
+
+    function test_enter_afterJoin_reverts() public checkFunds {
+        uint256 taskId = _postAndJoinAll();
+        uint256 bond = _bond(taskId);
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketAlreadyJoined.selector, taskId, alice));
+        vm.prank(alice);
+        market.enter{value: bond}(taskId, keccak256("commitment"));
+    }
+
+    function test_enter_bondTooSmall_reverts() public checkFunds {
+        uint256 taskId = _post(_spec());
+        uint256 bond = _bond(taskId);
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketBondTooSmall.selector, bond - 1, bond));
+        vm.prank(alice);
+        market.enter{value: bond - 1}(taskId, keccak256("commitment"));
+    }
+
+    function test_enter_finalized_reverts() public checkFunds {
+        uint256 taskId = _post(_spec());
+        uint256 bond = _bond(taskId);
+        _finalize(taskId);
+        vm.expectRevert(
+            abi.encodeWithSelector(TaskMarketTaskNotOpen.selector, taskId, ITaskMarket.TaskStatus.Finalized)
+        );
+        vm.prank(alice);
+        market.enter{value: bond}(taskId, keccak256("commitment"));
+    }
+
+    /// @notice An entrant that commits after the submit deadline reveals from the next block until
+    ///         `REVEAL_WINDOW` after its commit.
+    function test_enter_revealWindowFromCommit_succeeds() public checkFunds {
+        uint256 taskId = _post(_spec());
+        uint64 deadline = market.specOf(taskId).submitDeadline;
+        uint256 window = market.REVEAL_WINDOW();
+        uint256 at = deadline + 6 hours;
+        vm.warp(at);
+        _enterRoots(taskId, alice, honest.stateRoots);
+        _enterRoots(taskId, bob, cheat.stateRoots);
+        vm.roll(block.number + 1);
+        vm.warp(at + window);
+        _revealRoots(taskId, alice, honest.stateRoots);
+        vm.warp(at + window + 1);
+        bytes32[] memory roots = cheat.stateRoots;
+        bytes32 salt = _salt(bob);
+        vm.expectRevert(
+            abi.encodeWithSelector(
+                TaskMarketRevealClosed.selector, taskId, uint256(deadline), at + window, at + window + 1
+            )
+        );
+        vm.prank(bob);
+        market.submit(taskId, roots, salt);
+        assertTrue(market.trainerOf(taskId, alice).submitted, "alice revealed");
     }
 
     // ---------------------------------------------------------------- openDispute
@@ -718,6 +990,9 @@ contract TaskMarketTest is Test {
 
     function test_openDispute_sameGroup_reverts() public checkFunds {
         uint256 taskId = _postAndJoinAll();
+        _commit(taskId, bob, cheat);
+        _commit(taskId, alice, honest);
+        _commit(taskId, carol, honest);
         _submit(taskId, bob, cheat); // group 0
         _submit(taskId, alice, honest); // group 1
         _submit(taskId, carol, honest); // group 1
@@ -727,6 +1002,21 @@ contract TaskMarketTest is Test {
         market.openDispute(taskId, carol, alice);
         vm.expectRevert(abi.encodeWithSelector(TaskMarketSameGroup.selector, taskId, uint32(0)));
         market.openDispute(taskId, bob, bob);
+    }
+
+    /// @notice An outside challenger plays like a trainer on a slot.
+    function test_openDispute_outsideChallenger_succeeds() public checkFunds {
+        uint256 taskId = _postAndJoinAll();
+        address dave = makeAddr("dave");
+        _commit(taskId, bob, cheat);
+        _submit(taskId, bob, cheat);
+        _enterRoots(taskId, dave, honest.stateRoots);
+        vm.roll(block.number + 1);
+        _revealRoots(taskId, dave, honest.stateRoots);
+        uint256 gameId = _open(taskId, bob, dave);
+        IDisputeGame.GameView memory v = game.gameOf(gameId);
+        assertEq(v.players[1], dave, "dave challenges");
+        assertEq(v.checkpointRoots[1], honest.root, "on his root");
     }
 
     function test_openDispute_eliminated_reverts() public checkFunds {
@@ -765,70 +1055,62 @@ contract TaskMarketTest is Test {
 
     /// @dev group 0 = {bob, a sybil that copied the honest root and never moves; carol, honest},
     ///      group 1 = {alice, a cheat}. bob's lost game eliminates bob alone: carol keeps her bond,
-    ///      plays her own game against alice, wins it, and takes the whole reward.
+    ///      plays her own game against alice, wins it, and takes the whole reward. (Issue 12: each
+    ///      winner is repaid its metered gas, the watcher its opening gas, from the loser's pool; the
+    ///      reward is claimed.)
     function test_openDispute_namedTrainerLoss_spareHonestGroupmate_succeeds() public checkFunds {
         uint256 taskId = _postAndJoinAll();
         uint256 bond = _bond(taskId);
-        uint256 comp = market.compensation(_spec());
+        _commit(taskId, bob, honest);
+        _commit(taskId, alice, cheat);
+        _commit(taskId, carol, honest);
         _submit(taskId, bob, honest); // group 0
         _submit(taskId, alice, cheat); // group 1
         _submit(taskId, carol, honest); // group 0
 
-        uint256 g1 = market.openDispute(taskId, bob, alice);
+        uint256 g1 = _open(taskId, bob, alice);
         // Only bob moves for his side: carol can neither carry nor spoil his game.
         bytes32[] memory nodes = _firstDescent(honest);
         vm.expectRevert(abi.encodeWithSelector(DisputeGameNotYourTurn.selector, g1, carol, bob));
         vm.prank(carol);
         game.descend(g1, nodes, new bytes32[](0));
 
-        // bob never moves: he alone falls, and his bond compensates alice.
+        // bob never moves: he alone falls, and his bond repays alice and the watcher.
         _timeout(g1);
         assertEq(uint8(game.outcome(g1)), uint8(IDisputeGame.Outcome.ChallengerWins), "alice wins g1");
+        uint256 paid1 = _owed(taskId, g1, 1);
+        assertGt(paid1, 0, "alice paid for her timeout call");
         vm.recordLogs();
         vm.expectEmit(true, true, false, true, address(market));
         emit ITaskMarket.BondSlashed(taskId, bob, bond);
         vm.expectEmit(true, true, false, true, address(market));
         emit ITaskMarket.TrainerEliminated(taskId, bob, 0, bond);
+        vm.expectEmit(true, true, true, false, address(market));
+        emit ITaskMarket.OpenerRepaid(taskId, g1, watcher, 0);
         vm.expectEmit(true, true, true, true, address(market));
-        emit ITaskMarket.CompensationPaid(taskId, g1, alice, comp);
+        emit ITaskMarket.CompensationPaid(taskId, g1, alice, paid1);
         market.settleDispute(g1);
-        Vm.Log[] memory logs = vm.getRecordedLogs();
-        assertEq(_count(logs, ITaskMarket.TrainerEliminated.selector), 1, "bob alone eliminated");
-        assertEq(_count(logs, ITaskMarket.GroupEliminated.selector), 0, "group 0 stands");
-
-        ITaskMarket.TrainerView memory b = market.trainerOf(taskId, bob);
-        assertTrue(b.eliminated, "bob eliminated");
-        assertEq(b.group, 0, "bob's group");
-        assertEq(b.pool, bond - comp, "bob's pool after compensation");
-        ITaskMarket.TrainerView memory c = market.trainerOf(taskId, carol);
-        assertTrue(c.joined && c.submitted, "carol in");
-        assertFalse(c.eliminated, "carol untouched");
-        assertEq(c.pool, 0, "carol's bond is no pool");
-        ITaskMarket.GroupView memory g0 = market.groupOf(taskId, 0);
-        assertEq(g0.live, 1, "carol is live");
-        assertFalse(g0.eliminated, "group 0 live");
-        assertEq(g0.pool, bond - comp, "group pool: bob's");
+        {
+            Vm.Log[] memory logs = vm.getRecordedLogs();
+            assertEq(_count(logs, ITaskMarket.TrainerEliminated.selector), 1, "bob alone eliminated");
+            assertEq(_count(logs, ITaskMarket.GroupEliminated.selector), 0, "group 0 stands");
+        }
+        uint256 open1 = market.creditOf(watcher);
+        assertGt(open1, 0, "the watcher repaid");
+        uint256 left1 = bond - open1 - paid1;
+        _assertBobOutCarolIn(taskId, left1);
         assertEq(market.task(taskId).liveGroups, 2, "two live groups");
         assertEq(market.totalBonds(), 2 * bond, "alice's and carol's bonds locked");
-        assertEq(market.creditOf(alice), comp, "alice compensated");
+        assertEq(market.creditOf(alice), paid1, "alice repaid");
         _assertFunds();
-        vm.expectRevert(
-            abi.encodeWithSelector(
-                TaskMarketFinalizeTooEarly.selector,
-                taskId,
-                block.timestamp,
-                market.specOf(taskId).disputeDeadline,
-                uint32(2)
-            )
-        );
-        market.finalize(taskId);
 
         // carol plays her own game; alice never answers.
-        uint256 g2 = market.openDispute(taskId, carol, alice);
+        uint256 g2 = _open(taskId, carol, alice);
         vm.prank(carol);
         game.descend(g2, nodes, new bytes32[](0));
         _timeout(g2);
         assertEq(uint8(game.outcome(g2)), uint8(IDisputeGame.Outcome.DefenderWins), "carol wins g2");
+        uint256 paid2 = _owed(taskId, g2, 0);
         vm.expectEmit(true, true, false, true, address(market));
         emit ITaskMarket.BondSlashed(taskId, alice, bond);
         vm.expectEmit(true, true, false, true, address(market));
@@ -836,32 +1118,60 @@ contract TaskMarketTest is Test {
         vm.expectEmit(true, true, false, true, address(market));
         emit ITaskMarket.GroupEliminated(taskId, 1);
         vm.expectEmit(true, true, true, true, address(market));
-        emit ITaskMarket.CompensationPaid(taskId, g2, carol, comp);
+        emit ITaskMarket.CompensationPaid(taskId, g2, carol, paid2);
         market.settleDispute(g2);
+        uint256 burnt = left1 + bond - (market.creditOf(watcher) - open1) - paid2;
         assertTrue(market.groupOf(taskId, 1).eliminated, "group 1 eliminated");
         assertEq(market.task(taskId).liveGroups, 1, "one live group");
 
-        // Every slot submitted and one live group: finalize at once; carol alone is paid.
+        // One live group, but no finalize before the dispute deadline.
+        _expectFinalizeTooEarly(taskId, 1);
+        market.finalize(taskId);
+        vm.warp(market.specOf(taskId).disputeDeadline + 1);
         vm.expectEmit(true, false, false, true, address(market));
-        emit ITaskMarket.Credited(carol, bond + REWARD);
-        vm.expectEmit(true, false, false, true, address(market));
-        emit ITaskMarket.Burnt(taskId, 2 * (bond - comp));
+        emit ITaskMarket.Burnt(taskId, burnt);
         vm.expectEmit(true, false, false, true, address(market));
         emit ITaskMarket.TaskFinalized(taskId, 0, REWARD);
         market.finalize(taskId);
-        assertEq(market.creditOf(carol), comp + bond + REWARD, "carol: compensation, bond, whole reward");
+        // carol alone claims.
+        vm.expectEmit(true, true, false, true, address(market));
+        emit ITaskMarket.Claimed(taskId, carol, bond + REWARD);
+        market.claim(taskId, carol);
+        assertEq(market.creditOf(carol), paid2 + bond + REWARD, "carol: repayment, bond, whole reward");
         assertEq(market.creditOf(bob), 0, "bob: nothing");
-        assertEq(market.creditOf(alice), comp, "alice: her g1 compensation only");
+        assertEq(market.creditOf(alice), paid1, "alice: her g1 repayment only");
         assertEq(market.creditOf(client), 0, "client: nothing");
-        assertEq(market.trainerOf(taskId, bob).pool, 0, "bob's leftovers burnt");
-        assertEq(market.totalBurnt(), 2 * (bond - comp), "bob's and alice's leftovers");
+        assertEq(market.totalBurnt(), burnt, "bob's and alice's leftovers");
         assertEq(market.totalPools(), 0, "pools");
         assertEq(market.totalBonds(), 0, "bonds");
         assertEq(market.totalEscrow(), 0, "escrow");
         _assertFunds();
         _withdrawAll();
-        assertEq(carol.balance, 100 ether + comp + REWARD, "carol paid");
-        assertEq(address(market).balance, 2 * (bond - comp), "only the burnt rest stays");
+        assertEq(carol.balance, 100 ether + paid2 + REWARD, "carol paid");
+        assertEq(address(market).balance, burnt, "only the burnt rest stays");
+    }
+
+    function _expectFinalizeTooEarly(uint256 taskId, uint32 live) internal {
+        uint64 deadline = market.specOf(taskId).disputeDeadline;
+        vm.expectRevert(
+            abi.encodeWithSelector(TaskMarketFinalizeTooEarly.selector, taskId, block.timestamp, deadline, live)
+        );
+    }
+
+    /// @dev bob lost and keeps `pool` of his bond; carol, his groupmate, stands.
+    function _assertBobOutCarolIn(uint256 taskId, uint256 pool) internal view {
+        ITaskMarket.TrainerView memory b = market.trainerOf(taskId, bob);
+        assertTrue(b.eliminated, "bob eliminated");
+        assertEq(b.group, 0, "bob's group");
+        assertEq(b.pool, pool, "bob's pool after the repayments");
+        ITaskMarket.TrainerView memory c = market.trainerOf(taskId, carol);
+        assertTrue(c.joined && c.submitted, "carol in");
+        assertFalse(c.eliminated, "carol untouched");
+        assertEq(c.pool, 0, "carol's bond is no pool");
+        ITaskMarket.GroupView memory g0 = market.groupOf(taskId, 0);
+        assertEq(g0.live, 1, "carol is live");
+        assertFalse(g0.eliminated, "group 0 live");
+        assertEq(g0.pool, pool, "group pool: bob's");
     }
 
     // ---------------------------------------------------------------- settleDispute
@@ -906,23 +1216,29 @@ contract TaskMarketTest is Test {
         market.finalize(taskId);
     }
 
-    function test_finalize_oneGroupOpenSlot_reverts() public checkFunds {
+    /// @notice One live group does not end a task early any more (issue 12, finding 2): an outside
+    ///         challenger may still enter and dispute it until the last hour.
+    function test_finalize_oneGroupBeforeDisputeDeadline_reverts() public checkFunds {
         uint256 taskId = _postAndJoinAll();
+        _commit(taskId, alice, honest);
+        _commit(taskId, bob, honest);
+        _commit(taskId, carol, honest);
         _submit(taskId, alice, honest);
+        _submit(taskId, bob, honest);
+        _submit(taskId, carol, honest);
         ITaskMarket.TaskSpec memory s = market.specOf(taskId);
-        // One group, but bob and carol may still submit until the submit deadline.
-        vm.warp(s.submitDeadline);
+        vm.warp(s.disputeDeadline);
         vm.expectRevert(
             abi.encodeWithSelector(
                 TaskMarketFinalizeTooEarly.selector,
                 taskId,
-                uint256(s.submitDeadline),
+                uint256(s.disputeDeadline),
                 s.disputeDeadline,
                 uint32(1)
             )
         );
         market.finalize(taskId);
-        vm.warp(s.submitDeadline + 1);
+        vm.warp(s.disputeDeadline + 1);
         market.finalize(taskId);
     }
 
@@ -944,34 +1260,53 @@ contract TaskMarketTest is Test {
         market.finalize(taskId);
     }
 
+    /// @dev Issue 12: finalize credits the client only (here the remainder of the split); each live
+    ///      trainer claims its bond and share.
     function test_finalize_allAgree_paysReward_succeeds() public checkFunds {
         uint256 taskId = _postAndJoinAll();
         uint256 bond = _bond(taskId);
+        _commit(taskId, alice, honest);
+        _commit(taskId, bob, honest);
+        _commit(taskId, carol, honest);
         _submit(taskId, alice, honest);
         _submit(taskId, bob, honest);
         _submit(taskId, carol, honest);
-        // Every slot submitted and one group: no need to wait for any deadline.
         uint256 share = REWARD / 3;
-        uint256 first = REWARD - 2 * share;
+        uint256 remainder = REWARD - 3 * share;
+        assertGt(remainder, 0, "a remainder");
+        vm.warp(market.specOf(taskId).disputeDeadline + 1);
         vm.expectEmit(true, false, false, true, address(market));
-        emit ITaskMarket.Credited(alice, bond + first);
-        vm.expectEmit(true, false, false, true, address(market));
-        emit ITaskMarket.Credited(bob, bond + share);
-        vm.expectEmit(true, false, false, true, address(market));
-        emit ITaskMarket.Credited(carol, bond + share);
+        emit ITaskMarket.Credited(client, remainder);
         vm.expectEmit(true, false, false, true, address(market));
         emit ITaskMarket.TaskFinalized(taskId, 0, REWARD);
         market.finalize(taskId);
+        ITaskMarket.TaskView memory t = market.task(taskId);
+        assertEq(uint8(t.status), uint8(ITaskMarket.TaskStatus.Finalized), "finalized");
+        assertTrue(t.won, "won");
+        assertEq(t.winningGroup, 0, "group 0");
+        assertEq(t.share, share, "share");
+        assertEq(market.creditOf(alice), 0, "nothing before the claim");
+        assertEq(market.totalBonds(), 3 * bond, "bonds wait for their claims");
+        assertEq(market.totalEscrow(), 3 * share, "so do the shares");
+        _assertFunds();
 
-        assertEq(uint8(market.task(taskId).status), uint8(ITaskMarket.TaskStatus.Finalized), "finalized");
-        assertEq(market.creditOf(alice), bond + first, "alice: bond, share and remainder");
+        address[3] memory trainers = [alice, bob, carol];
+        for (uint256 i; i < 3; ++i) {
+            vm.expectEmit(true, true, false, true, address(market));
+            emit ITaskMarket.Claimed(taskId, trainers[i], bond + share);
+            vm.expectEmit(true, false, false, true, address(market));
+            emit ITaskMarket.Credited(trainers[i], bond + share);
+            market.claim(taskId, trainers[i]);
+            assertTrue(market.trainerOf(taskId, trainers[i]).claimed, "claimed");
+        }
+        assertEq(market.creditOf(alice), bond + share, "alice: bond and share");
         assertEq(market.creditOf(bob), bond + share, "bob");
         assertEq(market.creditOf(carol), bond + share, "carol");
-        assertEq(market.creditOf(client), 0, "client");
+        assertEq(market.creditOf(client), remainder, "client: the remainder");
         assertEq(market.totalEscrow(), 0, "escrow");
         assertEq(market.totalBonds(), 0, "bonds");
         _withdrawAll();
-        assertEq(alice.balance, 100 ether + first, "alice paid");
+        assertEq(alice.balance, 100 ether + share, "alice paid");
         assertEq(address(market).balance, 0, "market empty");
     }
 
@@ -980,12 +1315,11 @@ contract TaskMarketTest is Test {
         uint256 bond = _bond(taskId);
         _join(taskId, alice);
         _join(taskId, bob);
-        vm.warp(market.specOf(taskId).submitDeadline + 1);
-        // No group at all: finalizing can follow the submit deadline.
-        vm.expectEmit(true, true, false, true, address(market));
-        emit ITaskMarket.BondSlashed(taskId, alice, bond);
-        vm.expectEmit(true, true, false, true, address(market));
-        emit ITaskMarket.BondSlashed(taskId, bob, bond);
+        _commit(taskId, bob, honest); // committed, never revealed
+        vm.warp(market.specOf(taskId).disputeDeadline + 1);
+        // No group at all: the reward and both forfeited bonds go to the client.
+        vm.expectEmit(true, false, false, true, address(market));
+        emit ITaskMarket.BondsForfeited(taskId, 2, 2 * bond);
         vm.expectEmit(true, false, false, true, address(market));
         emit ITaskMarket.Credited(client, REWARD + 2 * bond);
         vm.expectEmit(true, false, false, true, address(market));
@@ -993,6 +1327,9 @@ contract TaskMarketTest is Test {
         market.finalize(taskId);
         assertEq(market.creditOf(client), REWARD + 2 * bond, "reward refunded, bonds forfeited");
         assertEq(market.creditOf(alice), 0, "alice forfeits");
+        assertEq(market.totalBonds(), 0, "no bond left");
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketNothingToClaim.selector, taskId, bob));
+        market.claim(taskId, bob);
         _withdrawAll();
         assertEq(client.balance, 100 ether + 2 * bond, "client");
     }
@@ -1002,27 +1339,94 @@ contract TaskMarketTest is Test {
         uint256 bond = _bond(taskId);
         vm.warp(market.specOf(taskId).disputeDeadline + 1);
         vm.expectEmit(true, false, false, true, address(market));
+        emit ITaskMarket.BondsForfeited(taskId, 1, bond);
+        vm.expectEmit(true, false, false, true, address(market));
         emit ITaskMarket.TaskFinalized(taskId, -1, REWARD);
         market.finalize(taskId);
+        assertFalse(market.task(taskId).won, "no winner");
         assertEq(market.creditOf(client), REWARD + bond, "reward back, carol's bond forfeited");
+        _claimAll(taskId);
         assertEq(market.creditOf(alice), bond, "alice's bond back");
         assertEq(market.creditOf(bob), bond, "bob's bond back");
     }
 
+    // ---------------------------------------------------------------- claim
+
+    function test_claim_beforeFinalize_reverts() public checkFunds {
+        uint256 taskId = _twoGroups();
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketNotFinalized.selector, taskId));
+        market.claim(taskId, alice);
+        vm.warp(market.specOf(taskId).disputeDeadline + 1);
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketNotFinalized.selector, taskId));
+        market.claim(taskId, alice);
+    }
+
+    function test_claim_twice_reverts() public checkFunds {
+        uint256 taskId = _twoGroups();
+        _finalize(taskId);
+        market.claim(taskId, alice);
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketNothingToClaim.selector, taskId, alice));
+        market.claim(taskId, alice);
+    }
+
+    function test_claim_eliminated_reverts() public checkFunds {
+        uint256 taskId = _twoGroups();
+        uint256 gameId = _open(taskId, bob, alice);
+        _timeout(gameId);
+        market.settleDispute(gameId);
+        _finalize(taskId);
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketNothingToClaim.selector, taskId, bob));
+        market.claim(taskId, bob);
+    }
+
+    /// @notice carol joined and never revealed: her bond went to the client at finalize.
+    function test_claim_unrevealed_reverts() public checkFunds {
+        uint256 taskId = _twoGroups();
+        address dave = makeAddr("dave");
+        _enterRoots(taskId, dave, honest.stateRoots); // and never reveals
+        _finalize(taskId);
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketNothingToClaim.selector, taskId, carol));
+        market.claim(taskId, carol);
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketNothingToClaim.selector, taskId, dave));
+        market.claim(taskId, dave);
+        address eve = makeAddr("eve"); // never entered
+        vm.expectRevert(abi.encodeWithSelector(TaskMarketNothingToClaim.selector, taskId, eve));
+        market.claim(taskId, eve);
+    }
+
+    /// @notice Anyone may claim for a trainer; the credit is the trainer's.
+    function test_claim_byAnyone_creditsTrainer_succeeds() public checkFunds {
+        uint256 taskId = _twoGroups();
+        uint256 bond = _bond(taskId);
+        _finalize(taskId);
+        vm.prank(carol);
+        market.claim(taskId, alice);
+        assertEq(market.creditOf(alice), bond, "alice's bond");
+        assertEq(market.creditOf(carol), 0, "not the caller's");
+    }
+
     // ---------------------------------------------------------------- the dispute path
 
+    /// @dev Issue 12: the winner is repaid what its calls cost (here its `timeout`), not the constant;
+    ///      the watcher its opening gas; the remainder of the split goes to the client; payouts are
+    ///      claimed.
     function test_settleDispute_defenderTimesOut_succeeds() public checkFunds {
         uint256 taskId = _postAndJoinAll();
         uint256 bond = _bond(taskId);
-        uint256 comp = market.compensation(_spec());
+        _commit(taskId, bob, cheat);
+        _commit(taskId, alice, honest);
+        _commit(taskId, carol, honest);
         _submit(taskId, bob, cheat); // group 0
         _submit(taskId, alice, honest); // group 1
         _submit(taskId, carol, honest);
-        uint256 gameId = market.openDispute(taskId, bob, alice);
+        uint256 gameId = _open(taskId, bob, alice);
 
         // The defender (bob) never moves.
         _timeout(gameId);
         assertEq(uint8(game.outcome(gameId)), uint8(IDisputeGame.Outcome.ChallengerWins), "outcome");
+        uint256 paid = _owed(taskId, gameId, 1);
+        assertGt(paid, 0, "alice's timeout call");
+        assertLt(paid, market.compensation(_spec()), "far below the constant");
         vm.expectEmit(true, true, false, true, address(market));
         emit ITaskMarket.DisputeSettled(taskId, gameId, IDisputeGame.Outcome.ChallengerWins);
         vm.expectEmit(true, true, false, true, address(market));
@@ -1031,60 +1435,72 @@ contract TaskMarketTest is Test {
         emit ITaskMarket.TrainerEliminated(taskId, bob, 0, bond);
         vm.expectEmit(true, true, false, true, address(market));
         emit ITaskMarket.GroupEliminated(taskId, 0);
+        vm.expectEmit(true, true, true, false, address(market));
+        emit ITaskMarket.OpenerRepaid(taskId, gameId, watcher, 0);
         vm.expectEmit(true, false, false, true, address(market));
-        emit ITaskMarket.Credited(alice, comp);
+        emit ITaskMarket.Credited(alice, paid);
         vm.expectEmit(true, true, true, true, address(market));
-        emit ITaskMarket.CompensationPaid(taskId, gameId, alice, comp);
+        emit ITaskMarket.CompensationPaid(taskId, gameId, alice, paid);
         market.settleDispute(gameId);
+        uint256 opened = market.creditOf(watcher);
+        uint256 left = bond - opened - paid;
 
         ITaskMarket.GroupView memory lost = market.groupOf(taskId, 0);
         assertTrue(lost.eliminated, "eliminated");
         assertEq(lost.live, 0, "no live member");
-        assertEq(lost.pool, bond - comp, "pool after compensation");
-        assertEq(market.trainerOf(taskId, bob).pool, bond - comp, "bob's pool");
+        assertEq(lost.pool, left, "pool after the repayments");
+        assertEq(market.trainerOf(taskId, bob).pool, left, "bob's pool");
         assertEq(market.groupOf(taskId, 1).live, 2, "the winners' group untouched");
         assertTrue(market.disputeOf(gameId).settled, "settled");
         ITaskMarket.TaskView memory t = market.task(taskId);
         assertEq(t.liveGroups, 1, "one live group");
         assertEq(t.activeGames, 0, "no game");
-        assertEq(market.creditOf(alice), comp, "compensation");
+        assertEq(market.creditOf(alice), paid, "repaid");
         assertEq(market.creditOf(carol), 0, "carol did not play");
         _assertFunds();
 
-        // One live group and every slot submitted: finalize at once; the pool's rest is burnt.
+        // After the dispute deadline: the pool's rest is burnt, the winners claim.
         uint256 share = REWARD / 2;
+        vm.warp(market.specOf(taskId).disputeDeadline + 1);
         vm.expectEmit(true, false, false, true, address(market));
-        emit ITaskMarket.Burnt(taskId, bond - comp);
+        emit ITaskMarket.Credited(client, REWARD - 2 * share);
+        vm.expectEmit(true, false, false, true, address(market));
+        emit ITaskMarket.Burnt(taskId, left);
         vm.expectEmit(true, false, false, true, address(market));
         emit ITaskMarket.TaskFinalized(taskId, 1, REWARD);
         market.finalize(taskId);
-        assertEq(market.creditOf(alice), comp + bond + REWARD - share, "alice: compensation, bond, share");
+        _claimAll(taskId);
+        assertEq(market.creditOf(alice), paid + bond + share, "alice: repayment, bond, share");
         assertEq(market.creditOf(carol), bond + share, "carol: bond, share");
         assertEq(market.creditOf(bob), 0, "bob: nothing");
-        assertEq(market.creditOf(client), 0, "client: nothing");
-        assertEq(market.totalBurnt(), bond - comp, "burnt");
+        assertEq(market.creditOf(client), REWARD - 2 * share, "client: the remainder");
+        assertEq(market.totalBurnt(), left, "burnt");
         assertEq(market.totalPools(), 0, "pools");
-        assertEq(market.groupOf(taskId, 0).pool, 0, "pool emptied");
         _withdrawAll();
-        assertEq(address(market).balance, bond - comp, "only the burnt rest stays");
+        assertEq(address(market).balance, left, "only the burnt rest stays");
     }
 
     /// @dev group 0 = {bob, carol}, both cheats; group 1 = {alice}, honest. Each cheat answers for
-    ///      itself: alice must beat both (here in parallel), and is compensated for each game.
+    ///      itself: alice must beat both (here in parallel), and is repaid for each game.
     function test_settleDispute_twoCheatsInGroup_eachBeaten_succeeds() public checkFunds {
         uint256 taskId = _postAndJoinAll();
         uint256 bond = _bond(taskId);
-        uint256 comp = market.compensation(_spec());
+        _commit(taskId, bob, cheat);
+        _commit(taskId, alice, honest);
+        _commit(taskId, carol, cheat);
         _submit(taskId, bob, cheat); // group 0
         _submit(taskId, alice, honest); // group 1
         _submit(taskId, carol, cheat); // group 0
-        uint256 g1 = market.openDispute(taskId, bob, alice);
-        uint256 g2 = market.openDispute(taskId, carol, alice);
+        uint256 g1 = _open(taskId, bob, alice);
+        uint256 g2 = _open(taskId, carol, alice);
         assertEq(market.task(taskId).activeGames, 2, "two games at once");
         _timeout(g1);
         _timeout(g2);
+        uint256 paid1 = _owed(taskId, g1, 1);
+        uint256 paid2 = _owed(taskId, g2, 1);
 
         market.settleDispute(g1);
+        uint256 open1 = market.creditOf(watcher);
         ITaskMarket.GroupView memory g0 = market.groupOf(taskId, 0);
         assertEq(g0.live, 1, "carol still stands");
         assertFalse(g0.eliminated, "group 0 live");
@@ -1097,25 +1513,30 @@ contract TaskMarketTest is Test {
         vm.expectEmit(true, true, false, true, address(market));
         emit ITaskMarket.GroupEliminated(taskId, 0);
         vm.expectEmit(true, true, true, true, address(market));
-        emit ITaskMarket.CompensationPaid(taskId, g2, alice, comp);
+        emit ITaskMarket.CompensationPaid(taskId, g2, alice, paid2);
         market.settleDispute(g2);
+        uint256 open2 = market.creditOf(watcher) - open1;
+        uint256 left = (bond - open1 - paid1) + (bond - open2 - paid2);
         g0 = market.groupOf(taskId, 0);
         assertEq(g0.live, 0, "no live member");
         assertTrue(g0.eliminated, "group 0 eliminated");
-        assertEq(g0.pool, 2 * (bond - comp), "both cheats' pools");
-        assertEq(market.trainerOf(taskId, carol).pool, bond - comp, "carol's pool");
+        assertEq(g0.pool, left, "both cheats' pools");
+        assertEq(market.trainerOf(taskId, carol).pool, bond - open2 - paid2, "carol's pool");
         assertEq(market.task(taskId).liveGroups, 1, "one live group");
-        assertEq(market.creditOf(alice), 2 * comp, "compensated twice");
+        assertEq(market.creditOf(alice), paid1 + paid2, "repaid twice");
 
+        vm.warp(market.specOf(taskId).disputeDeadline + 1);
         vm.expectEmit(true, false, false, true, address(market));
-        emit ITaskMarket.Burnt(taskId, 2 * (bond - comp));
+        emit ITaskMarket.Burnt(taskId, left);
         vm.expectEmit(true, false, false, true, address(market));
         emit ITaskMarket.TaskFinalized(taskId, 1, REWARD);
         market.finalize(taskId);
-        assertEq(market.creditOf(alice), 2 * comp + bond + REWARD, "alice: compensations, bond, reward");
+        _claimAll(taskId);
+        assertEq(market.creditOf(alice), paid1 + paid2 + bond + REWARD, "alice: repayments, bond, reward");
         assertEq(market.creditOf(bob), 0, "bob: nothing");
         assertEq(market.creditOf(carol), 0, "carol: nothing");
-        assertEq(market.totalBurnt(), 2 * (bond - comp), "burnt");
+        assertEq(market.creditOf(client), 0, "client: nothing (one winner, no remainder)");
+        assertEq(market.totalBurnt(), left, "burnt");
     }
 
     /// @dev The same two cheats, but alice beats only bob: carol still stands for group 0, so two
@@ -1123,43 +1544,58 @@ contract TaskMarketTest is Test {
     function test_finalize_oneCheatUnbeaten_refundsClient_succeeds() public checkFunds {
         uint256 taskId = _postAndJoinAll();
         uint256 bond = _bond(taskId);
-        uint256 comp = market.compensation(_spec());
+        _commit(taskId, bob, cheat);
+        _commit(taskId, alice, honest);
+        _commit(taskId, carol, cheat);
         _submit(taskId, bob, cheat);
         _submit(taskId, alice, honest);
         _submit(taskId, carol, cheat);
-        uint256 gameId = market.openDispute(taskId, bob, alice);
+        uint256 gameId = _open(taskId, bob, alice);
         _timeout(gameId);
+        uint256 paid = _owed(taskId, gameId, 1);
         market.settleDispute(gameId);
+        uint256 opened = market.creditOf(watcher);
 
         vm.warp(market.specOf(taskId).disputeDeadline + 1);
         vm.expectEmit(true, false, false, true, address(market));
         emit ITaskMarket.TaskFinalized(taskId, -1, REWARD);
         market.finalize(taskId);
+        _claimAll(taskId);
         assertEq(market.creditOf(client), REWARD, "client refunded");
-        assertEq(market.creditOf(alice), comp + bond, "alice: compensation, bond");
+        assertEq(market.creditOf(alice), paid + bond, "alice: repayment, bond");
         assertEq(market.creditOf(carol), bond, "carol: bond back");
         assertEq(market.creditOf(bob), 0, "bob: nothing");
-        assertEq(market.totalBurnt(), bond - comp, "bob's rest burnt");
+        assertEq(market.totalBurnt(), bond - opened - paid, "bob's rest burnt");
     }
 
-    /// @dev group 0 falls with bob, its only member; carol then submits the same root: group 0 is
-    ///      live again and her bond stays hers (games judge trainers, not results).
+    /// @dev group 0 falls with bob, its only member; carol, who committed to the same root before the
+    ///      group existed, then reveals it: group 0 is live again and her bond stays hers (games judge
+    ///      trainers, not results). The clock is the shortest allowed, so that the game ends within the
+    ///      reveal window.
     function test_submit_eliminatedGroup_revives_succeeds() public checkFunds {
-        uint256 taskId = _postAndJoinAll();
+        uint256 taskId = _post(_shortClockSpec());
+        _join(taskId, alice);
+        _join(taskId, bob);
+        _join(taskId, carol);
         uint256 bond = _bond(taskId);
-        uint256 comp = market.compensation(_spec());
+        _commit(taskId, bob, cheat);
+        _commit(taskId, alice, honest);
+        _commit(taskId, carol, cheat);
         _submit(taskId, bob, cheat);
         _submit(taskId, alice, honest);
-        uint256 gameId = market.openDispute(taskId, bob, alice);
+        uint256 gameId = _open(taskId, bob, alice);
         _timeout(gameId);
+        uint256 paid = _owed(taskId, gameId, 1);
         market.settleDispute(gameId);
+        uint256 opened = market.creditOf(watcher);
         assertTrue(market.groupOf(taskId, 0).eliminated, "group 0 eliminated");
         assertEq(market.task(taskId).liveGroups, 1, "one live group");
 
+        vm.roll(block.number + 1);
         vm.recordLogs();
         vm.expectEmit(true, true, false, true, address(market));
         emit ITaskMarket.ResultSubmitted(taskId, carol, 0, cheat.root, cheat.finalState());
-        _submit(taskId, carol, cheat);
+        _reveal(taskId, carol, cheat);
         Vm.Log[] memory logs = vm.getRecordedLogs();
         assertEq(_count(logs, ITaskMarket.ResultSubmitted.selector), 1, "submitted");
         assertEq(_count(logs, ITaskMarket.BondSlashed.selector), 0, "no slash on submit");
@@ -1167,7 +1603,7 @@ contract TaskMarketTest is Test {
         assertEq(g0.members.length, 2, "members");
         assertEq(g0.live, 1, "carol is live");
         assertFalse(g0.eliminated, "group 0 revived");
-        assertEq(g0.pool, bond - comp, "bob's pool only");
+        assertEq(g0.pool, bond - opened - paid, "bob's pool only");
         ITaskMarket.TrainerView memory c = market.trainerOf(taskId, carol);
         assertFalse(c.eliminated, "carol not eliminated");
         assertEq(c.group, 0, "carol's group");
@@ -1175,7 +1611,7 @@ contract TaskMarketTest is Test {
         assertEq(market.task(taskId).liveGroups, 2, "two live groups");
         assertEq(market.totalBonds(), 2 * bond, "alice's and carol's bonds locked");
 
-        // Every slot submitted, but two live groups: the task waits for a game or the deadline.
+        // Two live groups: the task waits for a game or the deadline.
         ITaskMarket.TaskSpec memory s = market.specOf(taskId);
         vm.expectRevert(
             abi.encodeWithSelector(
@@ -1185,113 +1621,144 @@ contract TaskMarketTest is Test {
         market.finalize(taskId);
         vm.warp(s.disputeDeadline + 1);
         market.finalize(taskId);
+        _claimAll(taskId);
         assertEq(market.creditOf(client), REWARD, "client refunded");
-        assertEq(market.creditOf(alice), comp + bond, "alice: compensation, bond");
+        assertEq(market.creditOf(alice), paid + bond, "alice: repayment, bond");
         assertEq(market.creditOf(carol), bond, "carol: bond back");
-        assertEq(market.totalBurnt(), bond - comp, "bob's rest burnt");
+        assertEq(market.totalBurnt(), bond - opened - paid, "bob's rest burnt");
     }
 
     /// @dev A revived group falls again with its new member: eliminated twice, counted once live.
     function test_settleDispute_revivedGroupFallsAgain_succeeds() public checkFunds {
-        uint256 taskId = _postAndJoinAll();
+        uint256 taskId = _post(_shortClockSpec());
+        _join(taskId, alice);
+        _join(taskId, bob);
+        _join(taskId, carol);
         uint256 bond = _bond(taskId);
-        uint256 comp = market.compensation(_spec());
+        _commit(taskId, bob, cheat);
+        _commit(taskId, alice, honest);
+        _commit(taskId, carol, cheat);
         _submit(taskId, bob, cheat);
         _submit(taskId, alice, honest);
-        uint256 g1 = market.openDispute(taskId, bob, alice);
+        uint256 g1 = _open(taskId, bob, alice);
         _timeout(g1);
+        uint256 paid1 = _owed(taskId, g1, 1);
         market.settleDispute(g1);
+        uint256 open1 = market.creditOf(watcher);
         _submit(taskId, carol, cheat);
 
-        uint256 g2 = market.openDispute(taskId, carol, alice);
+        uint256 g2 = _open(taskId, carol, alice);
         _timeout(g2);
+        uint256 paid2 = _owed(taskId, g2, 1);
         vm.expectEmit(true, true, false, true, address(market));
         emit ITaskMarket.TrainerEliminated(taskId, carol, 0, bond);
         vm.expectEmit(true, true, false, true, address(market));
         emit ITaskMarket.GroupEliminated(taskId, 0);
         market.settleDispute(g2);
+        uint256 open2 = market.creditOf(watcher) - open1;
         assertEq(market.task(taskId).liveGroups, 1, "one live group");
         assertTrue(market.groupOf(taskId, 0).eliminated, "group 0 eliminated again");
 
+        vm.warp(market.specOf(taskId).disputeDeadline + 1);
         vm.expectEmit(true, false, false, true, address(market));
         emit ITaskMarket.TaskFinalized(taskId, 1, REWARD);
         market.finalize(taskId);
-        assertEq(market.creditOf(alice), 2 * comp + bond + REWARD, "alice: compensations, bond, reward");
-        assertEq(market.totalBurnt(), 2 * (bond - comp), "burnt");
+        _claimAll(taskId);
+        assertEq(market.creditOf(alice), paid1 + paid2 + bond + REWARD, "alice: repayments, bond, reward");
+        assertEq(market.totalBurnt(), 2 * bond - open1 - paid1 - open2 - paid2, "burnt");
     }
 
     function test_settleDispute_parallelLosses_poolCoversBoth_succeeds() public checkFunds {
         uint256 taskId = _threeGroups(); // bob: group 0 (cheat), alice: 1 (honest), carol: 2 (other)
         uint256 bond = _bond(taskId);
-        uint256 comp = market.compensation(_spec());
-        uint256 g1 = market.openDispute(taskId, bob, alice);
-        uint256 g2 = market.openDispute(taskId, bob, carol);
+        uint256 g1 = _open(taskId, bob, alice);
+        uint256 g2 = _open(taskId, bob, carol);
         _timeout(g1);
         _timeout(g2);
+        uint256 paid1 = _owed(taskId, g1, 1);
+        uint256 paid2 = _owed(taskId, g2, 1);
         market.settleDispute(g1);
+        uint256 open1 = market.creditOf(watcher);
         // bob is already out: his second loss slashes nothing more, it only spends his pool.
         vm.recordLogs();
         market.settleDispute(g2);
         Vm.Log[] memory logs = vm.getRecordedLogs();
+        uint256 open2 = market.creditOf(watcher) - open1;
         assertEq(_count(logs, ITaskMarket.BondSlashed.selector), 0, "slashed once");
         assertEq(_count(logs, ITaskMarket.TrainerEliminated.selector), 0, "eliminated once");
         assertEq(_count(logs, ITaskMarket.GroupEliminated.selector), 0, "group eliminated once");
-        assertEq(_count(logs, ITaskMarket.CompensationPaid.selector), 1, "carol compensated");
-        assertEq(market.creditOf(alice), comp, "alice compensated");
-        assertEq(market.creditOf(carol), comp, "carol compensated");
-        assertEq(market.trainerOf(taskId, bob).pool, bond - 2 * comp, "one bond covers both games");
-        assertEq(market.groupOf(taskId, 0).pool, bond - 2 * comp, "the group's pool is bob's");
+        assertEq(_count(logs, ITaskMarket.CompensationPaid.selector), 1, "carol repaid");
+        assertEq(_count(logs, ITaskMarket.OpenerRepaid.selector), 1, "the watcher repaid");
+        assertEq(market.creditOf(alice), paid1, "alice repaid");
+        assertEq(market.creditOf(carol), paid2, "carol repaid");
+        uint256 left = bond - open1 - paid1 - open2 - paid2;
+        assertEq(market.trainerOf(taskId, bob).pool, left, "one bond covers both games");
+        assertEq(market.groupOf(taskId, 0).pool, left, "the group's pool is bob's");
         assertEq(market.task(taskId).liveGroups, 2, "two live groups");
         assertEq(market.totalBonds(), 2 * bond, "alice's and carol's bonds locked");
     }
 
     /// @dev Four trainers: bob, alice and carol share the honest root (group 0), dave cheats (group 1).
     ///      bob, the group's first member, loses to dave; dave then loses to alice. The reward goes to
-    ///      the live members alice and carol, the remainder of the split to alice, the first live one.
-    function test_finalize_rewardToLiveMembers_remainderToFirstLive_succeeds() public checkFunds {
+    ///      the live members alice and carol; the remainder of the split goes to the client (issue 12:
+    ///      it went to the first live member when finalize paid everyone).
+    function test_finalize_rewardToLiveMembers_remainderToClient_succeeds() public checkFunds {
         ITaskMarket.TaskSpec memory s = _spec();
         s.slots = 4;
         s.bond = market.minBond(s);
         uint256 taskId = _post(s);
         uint256 bond = s.bond;
-        uint256 comp = market.compensation(s);
         address dave = makeAddr("dave");
         vm.deal(dave, 100 ether);
         _join(taskId, alice);
         _join(taskId, bob);
         _join(taskId, carol);
         _join(taskId, dave);
+        _commit(taskId, bob, honest);
+        _commit(taskId, dave, cheat);
+        _commit(taskId, alice, honest);
+        _commit(taskId, carol, honest);
         _submit(taskId, bob, honest); // group 0
         _submit(taskId, dave, cheat); // group 1
         _submit(taskId, alice, honest); // group 0
         _submit(taskId, carol, honest); // group 0
 
-        uint256 g1 = market.openDispute(taskId, bob, dave);
+        uint256 g1 = _open(taskId, bob, dave);
         _timeout(g1); // bob never moves
+        uint256 paid1 = _owed(taskId, g1, 1);
         market.settleDispute(g1);
-        uint256 g2 = market.openDispute(taskId, dave, alice);
+        uint256 g2 = _open(taskId, dave, alice);
         _timeout(g2); // nor does dave
+        uint256 paid2 = _owed(taskId, g2, 1);
         market.settleDispute(g2);
+        uint256 opened = market.creditOf(watcher);
         assertEq(market.groupOf(taskId, 0).live, 2, "alice and carol");
         assertEq(market.task(taskId).liveGroups, 1, "one live group");
 
         uint256 share = REWARD / 2;
         uint256 remainder = REWARD - 2 * share;
         assertEq(remainder, 1, "odd reward");
+        uint256 burnt = 2 * bond - opened - paid1 - paid2;
+        vm.warp(s.disputeDeadline + 1);
         vm.expectEmit(true, false, false, true, address(market));
-        emit ITaskMarket.Credited(alice, bond + share + remainder);
+        emit ITaskMarket.Credited(client, remainder);
         vm.expectEmit(true, false, false, true, address(market));
-        emit ITaskMarket.Credited(carol, bond + share);
-        vm.expectEmit(true, false, false, true, address(market));
-        emit ITaskMarket.Burnt(taskId, 2 * (bond - comp));
+        emit ITaskMarket.Burnt(taskId, burnt);
         vm.expectEmit(true, false, false, true, address(market));
         emit ITaskMarket.TaskFinalized(taskId, 0, REWARD);
         market.finalize(taskId);
-        assertEq(market.creditOf(alice), comp + bond + share + remainder, "alice: first live member");
-        assertEq(market.creditOf(carol), bond + share, "carol");
+        vm.expectEmit(true, true, false, true, address(market));
+        emit ITaskMarket.Claimed(taskId, alice, bond + share);
+        market.claim(taskId, alice);
+        vm.expectEmit(true, true, false, true, address(market));
+        emit ITaskMarket.Claimed(taskId, carol, bond + share);
+        market.claim(taskId, carol);
+        assertEq(market.creditOf(alice), paid2 + bond + share, "alice: repayment, bond, share");
+        assertEq(market.creditOf(carol), bond + share, "carol: bond, share");
+        assertEq(market.creditOf(client), remainder, "client: the remainder");
         assertEq(market.creditOf(bob), 0, "bob: eliminated, nothing");
-        assertEq(market.creditOf(dave), comp, "dave: his g1 compensation only");
-        assertEq(market.totalBurnt(), 2 * (bond - comp), "bob's and dave's rests");
+        assertEq(market.creditOf(dave), paid1, "dave: his g1 repayment only");
+        assertEq(market.totalBurnt(), burnt, "bob's and dave's rests");
     }
 
     // ---------------------------------------------------------------- the oracle path
@@ -1305,30 +1772,40 @@ contract TaskMarketTest is Test {
         assertEq(uint8(game.outcome(gameId)), uint8(IDisputeGame.Outcome.ChallengerWins), "outcome");
 
         uint256 bond = _bond(taskId);
-        uint256 comp = market.compensation(market.specOf(taskId));
-        assertEq(bond, comp + ORACLE_FEE, "two slots: the bond covers one game");
+        ITaskMarket.TaskSpec memory s = market.specOf(taskId);
+        uint256 comp = market.compensation(s);
+        assertEq(
+            bond, comp + ORACLE_FEE + market.OPEN_GAS_BOUND() * s.gasPriceCap, "two slots: the bond covers one game"
+        );
+        uint256 paid = _owed(taskId, gameId, 1);
+        (, uint256[2] memory spent) = game.meterOf(gameId);
+        assertEq(paid, spent[1], "below the cap: exactly what alice's moves cost");
         vm.expectEmit(true, true, false, true, address(market));
         emit ITaskMarket.BondSlashed(taskId, bob, bond);
         vm.expectEmit(true, true, false, true, address(market));
         emit ITaskMarket.TrainerEliminated(taskId, bob, 0, bond);
         vm.expectEmit(true, true, false, true, address(market));
         emit ITaskMarket.GroupEliminated(taskId, 0);
+        vm.expectEmit(true, true, true, false, address(market));
+        emit ITaskMarket.OpenerRepaid(taskId, gameId, watcher, 0);
         vm.expectEmit(true, true, true, true, address(market));
-        emit ITaskMarket.CompensationPaid(taskId, gameId, alice, comp);
+        emit ITaskMarket.CompensationPaid(taskId, gameId, alice, paid);
         vm.expectEmit(true, true, false, true, address(oracle));
         emit IRecomputeOracle.FeePaid(qid, address(market), ORACLE_FEE);
         vm.expectEmit(true, true, false, true, address(market));
         emit ITaskMarket.OracleFeePaid(taskId, gameId, qid, ORACLE_FEE);
         market.settleDispute(gameId);
+        uint256 opened = market.creditOf(watcher);
+        uint256 left = bond - ORACLE_FEE - opened - paid;
         assertTrue(oracle.question(qid).feePaid, "fee paid");
         assertEq(oracle.creditOf(answeredBy), ORACLE_FEE, "the oracle is paid");
-        assertEq(market.trainerOf(taskId, bob).pool, 0, "pool spent");
-        assertEq(market.groupOf(taskId, 0).pool, 0, "group pool spent");
-        assertEq(market.totalPools(), 0, "pools");
+        assertEq(market.trainerOf(taskId, bob).pool, left, "the pool keeps what the repayments did not need");
+        assertEq(market.groupOf(taskId, 0).pool, left, "group pool");
+        assertEq(market.totalPools(), left, "pools");
 
-        market.finalize(taskId);
-        assertEq(market.creditOf(alice), comp + bond + REWARD, "alice: compensation, bond, reward");
-        assertEq(market.totalBurnt(), 0, "nothing left to burn");
+        _finalizeAndClaim(taskId);
+        assertEq(market.creditOf(alice), paid + bond + REWARD, "alice: repayment, bond, reward");
+        assertEq(market.totalBurnt(), left, "the rest is burnt");
     }
 
     function test_settleDispute_bothLose_paysFeeFromDefender_succeeds() public checkFunds {
@@ -1364,6 +1841,7 @@ contract TaskMarketTest is Test {
         assertEq(market.creditOf(alice), 0, "no compensation");
         assertEq(market.creditOf(bob), 0, "no compensation");
 
+        vm.warp(market.specOf(taskId).disputeDeadline + 1);
         vm.expectEmit(true, false, false, true, address(market));
         emit ITaskMarket.Burnt(taskId, 2 * bond - ORACLE_FEE);
         vm.expectEmit(true, false, false, true, address(market));
@@ -1404,8 +1882,7 @@ contract TaskMarketTest is Test {
         market.openDispute(taskId, alice, bob);
 
         uint256 bond = _bond(taskId);
-        vm.warp(market.specOf(taskId).disputeDeadline + 1);
-        market.finalize(taskId);
+        _finalizeAndClaim(taskId);
         assertEq(market.creditOf(client), REWARD, "client refunded");
         assertEq(market.creditOf(alice), bond, "alice's bond back");
         assertEq(market.creditOf(bob), bond, "bob's bond back");
@@ -1645,11 +2122,11 @@ contract TaskMarketTest is Test {
         assertEq(answer, _hash1(OUT_HONEST), "the honest output");
         game.resolveOracle(gameId);
         assertEq(uint8(game.outcome(gameId)), uint8(IDisputeGame.Outcome.ChallengerWins), "alice wins");
+        uint256 paid = _owed(taskId, gameId, 1);
+        assertGt(paid, 0, "alice's moves");
         market.settleDispute(gameId);
-        vm.warp(market.specOf(taskId).disputeDeadline + 1);
-        market.finalize(taskId);
-        uint256 comp = market.compensation(market.specOf(taskId));
-        assertEq(market.creditOf(alice), comp + _bond(taskId) + REWARD, "alice: compensation, bond, reward");
+        _finalizeAndClaim(taskId);
+        assertEq(market.creditOf(alice), paid + _bond(taskId) + REWARD, "alice: repayment, bond, reward");
         assertTrue(market.trainerOf(taskId, bob).eliminated, "the cheater is eliminated");
         for (uint256 i; i < honestOracles.length; ++i) {
             assertGe(oracle.bondOf(honestOracles[i]), 1 ether, "no honest oracle loses bond");
@@ -1697,54 +2174,23 @@ contract TaskMarketTest is Test {
 
     // ---------------------------------------------------------------- helpers
 
-    /// @dev The market holds exactly what its totals account for.
-    function _assertFunds() internal view {
-        assertEq(
-            address(market).balance,
-            market.totalEscrow() + market.totalBonds() + market.totalPools() + market.totalCredits()
-                + market.totalBurnt(),
-            "balance == escrow + bonds + pools + credits + burnt"
-        );
-    }
-
-    function _spec() internal view returns (ITaskMarket.TaskSpec memory s) {
-        s = ITaskMarket.TaskSpec({
-            programHash: keccak256("program"),
-            graphRoot: keccak256("graph"),
-            datasetRoot: keccak256("dataset"),
-            initialStateRoot: INITIAL,
-            seed: 42,
-            datasetSize: 64,
-            steps: STEPS,
-            checkpointInterval: INTERVAL,
-            batchSize: 4,
-            nodeCount: 16,
-            arity: 4,
-            clock: CLOCK,
-            slots: 3,
-            bond: 0,
-            gasPriceCap: 1 gwei,
-            joinDeadline: uint64(block.timestamp + 1 days),
-            submitDeadline: uint64(block.timestamp + 2 days),
-            disputeDeadline: uint64(block.timestamp + 3 days)
-        });
+    /// @dev The default spec with the shortest clock it allows (`roundBound * MIN_MOVE_TIME`): a game
+    ///      opened at the first reveal ends by timeout within the reveal window.
+    function _shortClockSpec() internal view returns (ITaskMarket.TaskSpec memory s) {
+        s = _spec();
+        s.clock = uint64(game.roundBound(_cfg(s)) * market.MIN_MOVE_TIME());
+        assertLt(s.clock + 2, market.REVEAL_WINDOW(), "a timeout fits the reveal window");
         s.bond = market.minBond(s);
     }
 
-    function _cfg(ITaskMarket.TaskSpec memory s) internal pure returns (IDisputeGame.Config memory) {
-        return IDisputeGame.Config({
-            programHash: s.programHash,
-            graphRoot: s.graphRoot,
-            datasetRoot: s.datasetRoot,
-            seed: s.seed,
-            steps: s.steps,
-            checkpointInterval: s.checkpointInterval,
-            nodeCount: s.nodeCount,
-            datasetSize: s.datasetSize,
-            batchSize: s.batchSize,
-            arity: s.arity,
-            clock: s.clock
-        });
+    /// @dev alice commits to `roots` and reveals them; the reveal reverts with `err`.
+    function _expectListRevert(uint256 taskId, bytes32[] memory roots, bytes memory err) internal {
+        _commitRoots(taskId, alice, roots);
+        _toReveals(taskId);
+        bytes32 salt = _salt(alice);
+        vm.expectRevert(err);
+        vm.prank(alice);
+        market.submit(taskId, roots, salt);
     }
 
     function _expectBadDeadlines(ITaskMarket.TaskSpec memory s) internal {
@@ -1757,205 +2203,6 @@ contract TaskMarketTest is Test {
                 s.disputeDeadline
             )
         );
-    }
-
-    function _post(ITaskMarket.TaskSpec memory s) internal returns (uint256) {
-        vm.prank(client);
-        return market.postTask{value: REWARD}(s);
-    }
-
-    function _bond(uint256 taskId) internal view returns (uint256) {
-        return market.specOf(taskId).bond;
-    }
-
-    function _join(uint256 taskId, address trainer) internal {
-        uint256 bond = _bond(taskId);
-        vm.prank(trainer);
-        market.join{value: bond}(taskId);
-    }
-
-    function _postAndJoinAll() internal returns (uint256 taskId) {
-        taskId = _post(_spec());
-        _join(taskId, alice);
-        _join(taskId, bob);
-        _join(taskId, carol);
-    }
-
-    function _submit(uint256 taskId, address trainer, CheckpointLists.List storage list) internal {
-        bytes32[] memory roots = list.stateRoots;
-        vm.prank(trainer);
-        market.submit(taskId, roots);
-    }
-
-    /// @dev bob (cheat) in group 0, alice (honest) in group 1; carol joined and never submits.
-    function _twoGroups() internal returns (uint256 taskId) {
-        taskId = _postAndJoinAll();
-        _submit(taskId, bob, cheat);
-        _submit(taskId, alice, honest);
-    }
-
-    /// @dev bob (cheat) in group 0, alice (honest) in group 1, carol (a third list) in group 2.
-    function _threeGroups() internal returns (uint256 taskId) {
-        taskId = _twoGroups();
-        CheckpointLists.List memory other =
-            CheckpointLists.build(CheckpointLists.states("other", INITIAL, STEPS / INTERVAL + 1), INTERVAL);
-        vm.prank(carol);
-        market.submit(taskId, other.stateRoots);
-    }
-
-    /// @dev Lets the clock of the side to move run out and ends the game against it.
-    function _timeout(uint256 gameId) internal {
-        IDisputeGame.GameView memory v = game.gameOf(gameId);
-        uint256 deadline = uint256(v.turnStartedAt) + v.clockLeft[uint8(v.toMove)];
-        if (block.timestamp <= deadline) vm.warp(deadline + 1);
-        game.timeout(gameId);
-    }
-
-    /// @dev The defender's first move on `list` (5 checkpoints: depth 3, arity 4, so the first level
-    ///      posts 4 nodes at height 1).
-    function _firstDescent(CheckpointLists.List storage list) internal view returns (bytes32[] memory) {
-        CheckpointLists.List memory l = list;
-        return l.nodesAt(1, 0, 4);
-    }
-
-    /// @dev How many of `logs` the market emitted with event selector `topic0`.
-    function _count(Vm.Log[] memory logs, bytes32 topic0) internal view returns (uint256 n) {
-        for (uint256 i; i < logs.length; ++i) {
-            if (logs[i].emitter == address(market) && logs[i].topics[0] == topic0) ++n;
-        }
-    }
-
-    // ---- a one-step, one-node task whose game reaches the oracle
-
-    /// @dev The node's descriptor: one state input, one output.
-    function _descriptor() internal pure returns (bytes memory) {
-        return abi.encodePacked(
-            bytes4("DESC"),
-            sha256("add"),
-            sha256(""),
-            uint256(1),
-            uint256(1),
-            uint256(1),
-            keccak256("w"),
-            uint256(0),
-            keccak256("float32[4]")
-        );
-    }
-
-    function _nodeRecord(bytes32 output) internal pure returns (bytes memory) {
-        return abi.encodePacked(
-            bytes4("NODE"), uint256(0), sha256(_descriptor()), uint256(1), INPUT, uint256(1), output
-        );
-    }
-
-    /// @dev bob (group 0, defender) and alice (group 1, challenger) agree on the input of the only
-    ///      node of the only step and differ on its output; the game is open.
-    function _oneNodeDispute() internal returns (uint256 taskId, uint256 gameId) {
-        ITaskMarket.TaskSpec memory s = _spec();
-        s.steps = 1;
-        s.checkpointInterval = 1;
-        s.nodeCount = 1;
-        s.arity = 2;
-        s.slots = 2;
-        s.graphRoot = Reference.listRoot(
-            1, Reference.leaf(abi.encodePacked(bytes4("NDSC"), uint256(0), sha256(_descriptor())))
-        );
-        s.bond = market.minBond(s);
-        taskId = _post(s);
-        _join(taskId, alice);
-        _join(taskId, bob);
-        _storeOneStep(cheat, POST_CHEAT);
-        _storeOneStep(honest, POST_HONEST);
-        _submit(taskId, bob, cheat);
-        _submit(taskId, alice, honest);
-        gameId = market.openDispute(taskId, bob, alice);
-    }
-
-    function _storeOneStep(CheckpointLists.List storage to, bytes32 post) internal {
-        bytes32[] memory roots = new bytes32[](2);
-        roots[0] = INITIAL;
-        roots[1] = post;
-        _store(to, CheckpointLists.build(roots, 1));
-    }
-
-    /// @dev Both sides play honestly by their own lists until the node is revealed and the oracle asked.
-    function _playToOracle(uint256 gameId) internal returns (uint256 questionId) {
-        bytes32[] memory none = new bytes32[](0);
-        bytes32[] memory bobNodes = cheat.leaves;
-        bytes32[] memory aliceNodes = honest.leaves;
-        vm.prank(bob);
-        game.descend(gameId, bobNodes, none);
-        vm.prank(alice);
-        game.descend(gameId, aliceNodes, bobNodes);
-
-        bytes32[] memory bobRoots = cheat.stateRoots;
-        bytes32[] memory aliceRoots = honest.stateRoots;
-        bytes32[] memory loProof = cheat.opening(0);
-        vm.prank(bob);
-        game.bisect(gameId, bobRoots, none, loProof);
-        vm.prank(alice);
-        game.bisect(gameId, aliceRoots, bobRoots, none);
-
-        _traceAndReveal(gameId, _nodeRecord(OUT_CHEAT), _nodeRecord(OUT_HONEST));
-        IDisputeGame.GameView memory v = game.gameOf(gameId);
-        assertEq(uint8(v.stage), uint8(IDisputeGame.Stage.Oracle), "oracle asked");
-        return v.questionId;
-    }
-
-    /// @dev The trace descent (one node: its leaf is the trace top) and the reveal of both records.
-    function _traceAndReveal(uint256 gameId, bytes memory bobRecord, bytes memory aliceRecord) internal {
-        bytes32[] memory none = new bytes32[](0);
-        bytes32[] memory bobTrace = new bytes32[](1);
-        bobTrace[0] = Reference.leaf(bobRecord);
-        bytes32[] memory aliceTrace = new bytes32[](1);
-        aliceTrace[0] = Reference.leaf(aliceRecord);
-        vm.prank(bob);
-        game.descend(gameId, bobTrace, none);
-        vm.prank(alice);
-        game.descend(gameId, aliceTrace, bobTrace);
-
-        bytes memory descriptor = _descriptor(); // before the pranks: sha256 is a call
-        vm.prank(bob);
-        game.revealNode(gameId, bobRecord, "", descriptor, none);
-        vm.prank(alice);
-        game.revealNode(gameId, aliceRecord, bobRecord, descriptor, none);
-    }
-
-    /// @dev Registers the five oracles a whole escalation needs (answer, challenge, committee of 3);
-    ///      returns the first.
-    function _registerOracle() internal returns (address oracle1) {
-        oracle1 = OracleSetup.registerMany(oracle, "oracle", 5)[0];
-    }
-
-    /// @dev The drawn oracle (`answeredBy`) answers `output`; the answer is final once the challenge
-    ///      window passed.
-    function _answer(uint256 questionId, address, bytes32 output) internal {
-        bytes32[] memory outputs = new bytes32[](1);
-        outputs[0] = output;
-        OracleSetup.answerNow(oracle, questionId, outputs);
-        answeredBy = oracle.question(questionId).oracle;
-        vm.warp(block.timestamp + oracle.params().challengeWindow + 1);
-        oracle.settle(questionId);
-    }
-
-    function _withdrawAll() internal {
-        address[4] memory accounts = [client, alice, bob, carol];
-        for (uint256 i; i < accounts.length; ++i) {
-            if (market.creditOf(accounts[i]) == 0) continue;
-            vm.prank(accounts[i]);
-            market.withdraw();
-        }
-    }
-
-    function _store(CheckpointLists.List storage to, CheckpointLists.List memory from) internal {
-        to.interval = from.interval;
-        to.stateRoots = from.stateRoots;
-        to.leaves = from.leaves;
-        to.root = from.root;
-        delete to.levels;
-        for (uint256 k; k < from.levels.length; ++k) {
-            to.levels.push(from.levels[k]);
-        }
     }
 }
 

@@ -30,7 +30,7 @@ from offchain.agents.db import AgentDB
 from offchain.chain.build import Artifact
 from offchain.chain.client import ChainClient, Receipt
 from offchain.chain.deploy import Deployment
-from offchain.chain.errors import ChainUnreachableError, ContractRevert
+from offchain.chain.errors import ChainUnreachableError, ContractRevert, FeeCapBelowBaseFee
 from offchain.contracts.protocol import Protocol
 from offchain.store import Store
 
@@ -131,10 +131,13 @@ class RecordingChain(ChainClient):
         value: int = 0,
         gas: int | None = None,
         contract_name: str | None = None,
+        max_fee_per_gas: int | None = None,
     ) -> Receipt:
         if any(True for _ in self.db.all(PENDING)):
             self.reconcile()
-        receipt = super().send(fn_call, value=value, gas=gas, contract_name=contract_name)
+        receipt = super().send(
+            fn_call, value=value, gas=gas, contract_name=contract_name, max_fee_per_gas=max_fee_per_gas
+        )
         what = getattr(fn_call, "fn_name", "constructor")
         name = contract_name or self.name_of(getattr(fn_call, "address", None)) or "?"
         if self.crash_after is not None:
@@ -145,7 +148,12 @@ class RecordingChain(ChainClient):
 
 
 class Agent:
-    """Base of the four agents: `home/agent.db`, a private store `home/store`, the public store."""
+    """Base of the four agents: `home/agent.db`, a private store `home/store`, the public store.
+
+    `fee_cap` (wei per gas) caps every transaction the agent sends; an agent acting for a task
+    also caps what it sends for it at the task's `gasPriceCap` (`ChainClient.capped`), the most
+    the market repays per gas.
+    """
 
     role = "agent"
 
@@ -160,12 +168,13 @@ class Agent:
         home: Path,
         public: Store,
         observer: Observer | None = None,
+        fee_cap: int | None = None,
     ) -> None:
         self.name = name
         self.home = Path(home)
         self.home.mkdir(parents=True, exist_ok=True)
         self.db = AgentDB(self.home / "agent.db")
-        self.chain = RecordingChain(rpc_url, private_key, self.db, artifacts=artifacts.values())
+        self.chain = RecordingChain(rpc_url, private_key, self.db, artifacts=artifacts.values(), fee_cap=fee_cap)
         self.protocol = Protocol.from_deployment(self.chain, deployment, artifacts)
         self.public = public
         self.private = Store(self.home / "store")
@@ -196,7 +205,8 @@ class Agent:
 def run_together(agents: Sequence[Agent], *, poll: float = 1.0, stop: Callable[[], bool] = lambda: False) -> None:
     """Tick `agents` in turn until `stop()`, in real time (what `refereed ... run` does).
 
-    An unreachable RPC is retried with backoff, never fatal. A transaction the contract refused
+    An unreachable RPC is retried with backoff, never fatal; so is a base fee above the agent's cap.
+    A transaction the contract refused
     because another party got there first (a settle, a draw, a reveal that already happened) is a
     lost race, not an error: the agent reads the chain again on its next tick.
     """
@@ -212,6 +222,10 @@ def run_together(agents: Sequence[Agent], *, poll: float = 1.0, stop: Callable[[
                 time.sleep(backoff)
                 backoff = min(backoff * 2, 30.0)
                 busy = True
+                continue
+            except FeeCapBelowBaseFee as e:  # gas costs more than the agent may bid: wait for it to fall
+                agent.observer.event(agent.name, f"not sending: {e}")
+                time.sleep(poll)
                 continue
             except ContractRevert as e:  # a race lost to another party; the next tick reads the chain again
                 agent.observer.event(agent.name, f"refused: {e.error_name or e} (the chain moved on); reading it again")

@@ -9,7 +9,14 @@ mines one; otherwise it moves anvil's clock to the earliest time an agent waits 
 windows last. On a real chain the agents run alone (`Agent.run_forever`) and simply wait.
 
 A transaction the contract refuses during a tick (a race another agent won) is counted in
-`refused` and the tick taken again next round, as a standalone agent's loop does.
+`refused` and the tick taken again next round, as a standalone agent's loop does. A base fee
+above an agent's cap (`FeeCapBelowBaseFee`) makes the devnet mine a block: anvil's base fee
+falls with empty blocks.
+
+By default anvil stamps each block with the wall clock (plus the time skipped). With
+`block_time=s` every block comes exactly `s` seconds after the one before, and a skip lands on
+the very second waited for (`evm_setNextBlockTimestamp`): what an agent does at a given chain
+second (a reveal in the last second of its window) is then reproducible.
 
 Faults are first-class: an unreachable RPC during a tick is retried on the next round
 (the tick's decisions are re-read from the chain), and an agent that dies (`AgentCrashed`)
@@ -24,7 +31,7 @@ from collections.abc import Callable
 
 from offchain.agents.base import Agent, AgentCrashed, Observer, PrintObserver
 from offchain.chain.client import ChainClient
-from offchain.chain.errors import ChainUnreachableError, ContractRevert
+from offchain.chain.errors import ChainUnreachableError, ContractRevert, FeeCapBelowBaseFee
 from offchain.errors import OffchainError
 
 
@@ -41,8 +48,12 @@ class Devnet:
         warp: bool = True,
         observer: Observer | None = None,
         restart: Callable[[Agent], Agent | None] | None = None,
+        block_time: int | None = None,
     ) -> None:
         self.chain = ChainClient(rpc_url)
+        self.block_time = block_time
+        if block_time is not None:
+            self._rpc("anvil_setBlockTimestampInterval", [int(block_time)])
         self.agents = list(agents)
         self.warp = warp
         self.observer: Observer = observer or PrintObserver()
@@ -57,16 +68,27 @@ class Devnet:
     def now(self) -> int:
         return int(self.chain.read(lambda: self.chain.w3.eth.get_block("latest")["timestamp"], "eth_getBlock"))
 
-    def mine(self) -> None:
+    def _rpc(self, method: str, params: list[object]) -> object:
         w3 = self.chain.w3
-        self.chain.read(lambda: w3.provider.make_request("evm_mine", []), "evm_mine")  # type: ignore[arg-type]
+        return self.chain.read(lambda: w3.provider.make_request(method, params), method)  # type: ignore[arg-type]
+
+    def mine(self) -> None:
+        self._rpc("evm_mine", [])
         self.blocks_mined += 1
 
     def advance(self, seconds: int) -> None:
-        w3 = self.chain.w3
-        self.chain.read(lambda: w3.provider.make_request("evm_increaseTime", [int(seconds)]), "evm_increaseTime")  # type: ignore[arg-type]
-        self.chain.read(lambda: w3.provider.make_request("evm_mine", []), "evm_mine")  # type: ignore[arg-type]
+        if self.block_time is not None:  # the next block lands on the very second
+            self._rpc("evm_setNextBlockTimestamp", [self.now() + int(seconds)])
+        else:
+            self._rpc("evm_increaseTime", [int(seconds)])
+        self._rpc("evm_mine", [])
         self.warped_s += int(seconds)
+
+    def close(self) -> None:
+        """Give anvil its wall-clock timestamps back (after `block_time`)."""
+        if self.block_time is not None:
+            self._rpc("anvil_removeBlockTimestampInterval", [])
+            self.block_time = None
 
     def run(
         self,
@@ -93,6 +115,10 @@ class Devnet:
                 except AgentCrashed:
                     self._crashed(agent)
                     busy = True
+                    continue
+                except FeeCapBelowBaseFee as e:  # gas costs more than the agent may bid: a block lowers it
+                    self.observer.event(agent.name, f"not sending: {e}")
+                    block = True
                     continue
                 except ContractRevert as e:  # a race lost: the agent reads the chain again next round
                     self.refused.append(f"{agent.name}: {e.error_name or e}")

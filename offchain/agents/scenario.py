@@ -5,8 +5,15 @@ trainers, oracles, watcher, after the deployer's account 0: start anvil with eno
 accounts, e.g. `Anvil(accounts=16)`) and its own home folder (`<folder>/<name>/`, holding its
 SQLite records and private store); all share one public store (`<folder>/public/`), the
 stand-in for the network's content-addressed storage. `run()` drives them with a
-`Devnet` until the task is finalized and every party has withdrawn what it was credited,
-and returns what happened, read back from the chain and the agents' journals.
+`Devnet` until the task is finalized, every live entrant has claimed and every party has
+withdrawn what it was credited, and returns what happened, read back from the chain and the
+agents' journals.
+
+Trainers open their own games; the watcher (`watcher=False`: none) opens those nobody opened
+after its grace period and tends everyone's games. Trainers that find the task full enter as
+outside challengers (`challenge_if_full`). Every agent bids at most the order's
+`gas_price_cap` per gas. The client verifies the revealed results (`client_verifies`) and, with
+`client_challenges`, trains the task itself and enters it.
 
 `ScenarioResult.journal` merges every party's journal (each transaction and note, with its
 wall time) and `ScenarioResult.phases` cuts the run into phases by it (post, join, train,
@@ -130,6 +137,7 @@ class ScenarioResult:
     started_at: float = 0.0  # unix seconds when run() started
     journal: list[JournalEntry] = field(default_factory=list)  # every party's, by time
     phases: list[Phase] = field(default_factory=list)
+    verdicts: dict[int, str] = field(default_factory=dict)  # group -> the client's verification (ClientAgent.verdicts)
 
     def net(self, name: str) -> int:
         """Balance change of `name` over the run (wei), gas included."""
@@ -151,6 +159,12 @@ class Scenario:
         observer: Observer | None = None,
         agent_rpc_url: str | None = None,
         defender: str = "first",
+        watcher: bool = True,
+        opener_defends: bool = False,
+        challenge_if_full: bool = True,
+        client_verifies: bool = True,
+        client_challenges: bool = False,
+        block_time: int | None = None,
     ) -> None:
         need = 3 + len(trainers) + len(oracles)  # with the deployer's account 0, the client and the watcher
         if len(accounts) < need:
@@ -167,6 +181,11 @@ class Scenario:
         self.observer: Observer = observer or PrintObserver()
         self.order = order
         self.defender = defender  # which group the watcher makes defend: the first to submit, or the last
+        self.opener_defends = opener_defends  # a trainer defends in the games it opens (default: it challenges)
+        self.challenge_if_full = challenge_if_full
+        self.client_verifies = client_verifies
+        self.client_challenges = client_challenges
+        self.block_time = block_time  # the devnet's seconds per block (None: anvil's wall clock)
         self.trainer_roles = list(trainers)
         self.oracle_roles = list(oracles)
         self.keys: dict[str, DevAccount] = {}
@@ -176,7 +195,7 @@ class Scenario:
         self.client = self._make("client")
         self.trainers = {t.name: self._make(t.name) for t in trainers}
         self.oracles = {o.name: self._make(o.name) for o in oracles}
-        self.watcher = self._make("watcher")
+        self.watcher: Agent | None = self._make("watcher") if watcher else None
         self.devnet: Devnet | None = None
         self._started_at = 0.0  # unix seconds when run() started
 
@@ -189,14 +208,24 @@ class Scenario:
             "home": self.folder / name,
             "public": self.public,
             "observer": self.observer,
+            "fee_cap": self.order.gas_price_cap,
         }
         if name == "client":
-            return ClientAgent(name, order=self.order, **common)
+            return ClientAgent(
+                name, order=self.order, verify=self.client_verifies, challenge=self.client_challenges, **common
+            )
         if name == "watcher":
             return WatcherAgent(name, defender=self.defender, **common)
         for t in self.trainer_roles:
             if t.name == name:
-                return t.agent(name, strategy=t.strategy, **self._allies(t.allies), **common)
+                return t.agent(
+                    name,
+                    strategy=t.strategy,
+                    challenge_if_full=self.challenge_if_full,
+                    opener_defends=self.opener_defends,
+                    **self._allies(t.allies),
+                    **common,
+                )
         for o in self.oracle_roles:
             if o.name == name:
                 return o.agent(
@@ -221,7 +250,8 @@ class Scenario:
 
     @property
     def agents(self) -> list[Agent]:
-        return [self.client, *self.trainers.values(), *self.oracles.values(), self.watcher]
+        watcher = [self.watcher] if self.watcher is not None else []
+        return [self.client, *self.trainers.values(), *self.oracles.values(), *watcher]
 
     def protocol(self) -> Protocol:
         return Protocol.from_deployment(ChainClient(self.rpc_url), self.deployment, self.artifacts)
@@ -231,13 +261,18 @@ class Scenario:
         return {name: int(chain.balance(acct.address)) for name, acct in self.keys.items()}
 
     def finished(self) -> bool:
-        """The task is finalized and nobody has anything left to withdraw."""
+        """The task is finalized, every live entrant that revealed has claimed, and nobody has anything left to
+        withdraw."""
         task_id = self.client.task_id  # type: ignore[attr-defined]
         if task_id is None:
             return False
         p = self.protocol()
         if p.market.task(task_id).status is not TaskStatus.FINALIZED:
             return False
+        for n in ("client", *self.trainers):
+            v = p.market.trainer_of(task_id, self.keys[n].address)
+            if v.submitted and not v.eliminated and not v.claimed:
+                return False
         return all(p.market.credit_of(self.keys[n].address) == 0 for n in ("client", *self.trainers))
 
     def journal(self) -> list[JournalEntry]:
@@ -275,8 +310,12 @@ class Scenario:
             self.agents,
             observer=self.observer,
             restart=self.restart if restart else None,
+            block_time=self.block_time,
         )
-        self.devnet.run(self.finished, timeout_s=timeout_s, on_round=on_round)
+        try:
+            self.devnet.run(self.finished, timeout_s=timeout_s, on_round=on_round)
+        finally:
+            self.devnet.close()
         wall = time.perf_counter() - t0
         return self.result(before, wall)
 
@@ -332,6 +371,7 @@ class Scenario:
             started_at=started_at,
             journal=journal,
             phases=phases(journal, started_at, started_at + wall_s),
+            verdicts={g: str(v["status"]) for g, v in self.client.verdicts(task_id).items()},  # type: ignore[attr-defined]
         )
 
 

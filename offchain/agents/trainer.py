@@ -1,19 +1,33 @@
-"""The trainer agent: join, train with RepOps, checkpoint, self-audit, submit, defend, get paid.
+"""The trainer agent: join (or enter), train with RepOps, checkpoint, self-audit, commit, reveal, open
+games, defend, claim, get paid.
 
 Per task it takes on, a tick does the first thing that is due:
 
-1. join (with the task's bond) while the join window is open;
+1. join a slot (with the task's bond) while the join window is open and a slot is free; a
+   trainer that finds the task full (or joining closed) trains it anyway as an outside
+   challenger when `challenge_if_full` is set (step 4);
 2. train one checkpoint interval, store the checkpoint state in its private store and its
    root and the losses in its db;
 3. once trained, self-audit: replay `audit_samples` checkpoint intervals, drawn from the
    task's seed and its own address, from the stored checkpoint before them with a fresh
    RepOps interpreter, and compare the roots bit for bit; a failed audit stops the agent
-   from submitting (it would lose its bond);
-4. submit the checkpoint list;
-5. play each game it is a player of: its move when it is its turn, `timeout` when the
+   from committing (it would lose its bond);
+4. commit to its checkpoint list before the submit deadline (`commit`, on a slot), or, as an
+   outside challenger, bond and commit at once (`enter`) unless a group already holds its
+   result (entering then would be a copy). The salt is random and written to the records
+   before the transaction is sent, so a restarted agent reveals what it committed to;
+5. reveal the list (`submit`) after the submit deadline, in a later block than the commit, within
+   the reveal window; then publish the checkpoint states of the list to the public store, so
+   that a client can replay sampled intervals of it;
+6. open a game against every live entrant of another group it has not played (it challenges,
+   or defends with `opener_defends`; another opener may win the race: that is no error);
+7. play each game it is a player of: its move when it is its turn, `timeout` when the
    opponent's clock ran out, publish the disputed node's inputs once the game reaches a node reveal,
    `resolveOracle` when the answer is final, `settleDispute` once resolved;
-6. withdraw what the market credited it, once the task is finalized.
+8. once the task is finalized (after the dispute deadline), claim its bond and share for
+   itself, and withdraw what the market credited it.
+
+Every transaction it sends for a task bids at most the task's `gasPriceCap` per gas.
 
 After a restart it rebuilds each run from its records: the checkpoint states come from the
 private store; a lost snapshot is recomputed from the checkpoint before it (and must
@@ -32,7 +46,24 @@ from offchain.agents.strategy import HONEST, Strategy
 from offchain.agents.task import TaskMaterials, TaskRejected, load_materials
 from offchain.chain.errors import ContractRevert
 from offchain.contracts.dispute_game import Outcome, Side, Stage
-from offchain.contracts.task_market import TaskSpec, TaskStatus
+from offchain.contracts.task_market import (
+    Dispute,
+    TaskMarketAlreadyPlayed,
+    TaskMarketCopiedResult,
+    TaskMarketDisputeClosed,
+    TaskMarketNothingToClaim,
+    TaskMarketRevealClosed,
+    TaskMarketRevealMismatch,
+    TaskMarketTrainerEliminated,
+    TaskSpec,
+    TaskStatus,
+    TaskView,
+    TrainerView,
+    entry_closes,
+    new_salt,
+    result_commitment,
+    reveal_window,
+)
 from offchain.game.player import PLAYING, GamePlayer
 from offchain.game.witness import RunWitness
 from offchain.store import StoreError
@@ -54,6 +85,14 @@ class _Run:
 
 
 class TrainerAgent(Agent):
+    """A trainer (see the module's docstring).
+
+    `challenge_if_full`: train a task whose slots are taken (or whose joining closed) and enter
+    it as an outside challenger. `joins_slots=False` never takes a slot (a client that
+    challenges its own task). `opens_games=False` leaves opening games to others (a watcher);
+    `opener_defends` makes it defend in the games it opens (by default the other side does).
+    """
+
     role = "trainer"
 
     def __init__(
@@ -62,11 +101,19 @@ class TrainerAgent(Agent):
         *,
         strategy: Strategy = HONEST,
         task_ids: set[int] | None = None,
+        challenge_if_full: bool = False,
+        joins_slots: bool = True,
+        opens_games: bool = True,
+        opener_defends: bool = False,
         **kwargs: Any,
     ) -> None:
         super().__init__(name, **kwargs)  # rpc_url, private_key, deployment, artifacts, home, public, observer
         self.strategy = strategy
         self.task_ids = task_ids  # None: any task; else only these
+        self.challenge_if_full = challenge_if_full
+        self.joins_slots = joins_slots
+        self.opens_games = opens_games and strategy.opens_games
+        self.opener_defends = opener_defends
         self._runs: dict[int, _Run] = {}
         self._materials: dict[int, TaskMaterials] = {}  # checked when joining, reused by the run
 
@@ -76,6 +123,7 @@ class TrainerAgent(Agent):
         self._discover()
         waits: list[int] = []
         active = False
+        block = False
         for key, rec in list(self.db.all("task")):
             if rec.get("status") in ("done", "rejected"):
                 continue
@@ -83,6 +131,7 @@ class TrainerAgent(Agent):
             t = self._work(int(key), rec)
             if t.busy:
                 return t
+            block = block or t.block
             if t.until is not None:
                 waits.append(t.until)
         if (
@@ -91,7 +140,7 @@ class TrainerAgent(Agent):
             and all((self.db.get("task", i) or {}).get("status") in ("done", "rejected") for i in self.task_ids)
         ):
             return DONE
-        return idle(min(waits) if waits else None)
+        return idle(min(waits) if waits else None, block=block)
 
     def _discover(self) -> None:
         market = self.protocol.market
@@ -109,45 +158,65 @@ class TrainerAgent(Agent):
         self.db.set_cursor("tasks", head + 1)
 
     def _work(self, task_id: int, rec: dict[str, Any]) -> Tick:
+        spec = self.protocol.market.spec_of(task_id)
+        with self.chain.capped(spec.gas_price_cap):  # the market repays gas at most at the task's cap
+            return self._step(task_id, rec, spec)
+
+    def _step(self, task_id: int, rec: dict[str, Any], spec: TaskSpec) -> Tick:
         market = self.protocol.market
-        spec = market.spec_of(task_id)
         task = market.task(task_id)
         me = market.trainer_of(task_id, self.address)
         now = self.chain_time()
 
         if not me.joined:
-            if rec["status"] != "new":
-                self.db.update("task", task_id, status="done")
-                return BUSY
-            return self._join(task_id, spec, task.status, task.joined, now)
+            if task.status is not TaskStatus.OPEN or rec["status"] not in ("new", "challenger"):
+                return self._wind_up(task_id, "")
+            if rec["status"] == "new":
+                return self._join(task_id, spec, task, now)
+            run = self._run(task_id, spec)  # an outside challenger-to-be: it trains first, then enters
+            if run is None:
+                return self._wind_up(task_id, "the task's materials are gone")
+            if self.strategy.trains and max(self.db.checkpoints(task_id)) < spec.steps:
+                return self._train(task_id, run, self.db.checkpoints(task_id))
+            if self.strategy.audits and not rec.get("audited"):
+                return self._audit(task_id, run)
+            if rec.get("audit_failed"):
+                return self._wind_up(task_id, "its self-audit failed: not entering")
+            return self._enter(task_id, spec, task, run, rec, now)
 
         run = self._run(task_id, spec)
         if run is None:
             return BUSY
         trained = self.db.checkpoints(task_id)
-        if max(trained) < spec.steps:
+        if self.strategy.trains and max(trained) < spec.steps:
             return self._train(task_id, run, trained)
 
-        if not me.submitted:
-            if now > spec.submit_deadline:
-                self.say(f"task {task_id}: the submission window closed before the run was submitted")
-                self.db.update("task", task_id, status="done")
-                return BUSY
+        if not me.committed:  # on a slot
+            if now > spec.submit_deadline or task.status is not TaskStatus.OPEN:
+                return self._wind_up(task_id, "the submission window closed before it committed: the bond is forfeit")
             if self.strategy.audits and not rec.get("audited"):
                 return self._audit(task_id, run)
             if rec.get("audit_failed"):
-                return idle()
-            receipt = market.submit_list(task_id, run.witness.checkpoints)
-            self.say(
-                f"task {task_id}: submitted {spec.checkpoint_count} checkpoints, final root "
-                f"0x{run.witness.root(spec.steps).hex()[:16]}.. (group {receipt.group})"
-            )
-            self.db.update("task", task_id, status="submitted")
-            return BUSY
+                return self._wind_up(task_id, "its self-audit failed: not committing (the bond is forfeit)")
+            return self._commit(task_id, spec, run, rec)
+
+        if not me.submitted:
+            if task.status is not TaskStatus.OPEN or rec.get("reveal_refused"):
+                return self._wind_up(task_id, "")
+            return self._reveal(task_id, spec, run, rec, now)
+        if self.strategy.publishes and self.strategy.trains and not rec.get("published_states"):
+            return self._publish_states(task_id, run)
+
+        since = int(rec.get("posted_block", 0))  # no event of the task comes before it was posted
+        disputes = market.disputes(task_id, from_block=since)
+        if task.status is TaskStatus.OPEN and now <= spec.dispute_deadline:
+            opened = self._open_games(task_id, me, disputes, since)
+            if opened is not None:
+                return opened
 
         waits: list[int] = []
-        since = int(rec.get("posted_block", 0))  # no event of the task comes before it was posted
-        mine = [d for d in market.disputes(task_id, from_block=since) if self.address in (d.defender, d.challenger)]
+        block = False
+        mine = [d for d in disputes if self.address in (d.defender, d.challenger)]
         # Start after the game moved last, so that parallel games take turns.
         last = int(rec.get("last_game", -1))
         mine.sort(key=lambda d: (d.game_id <= last, d.game_id))
@@ -157,25 +226,22 @@ class TrainerAgent(Agent):
                 if len(mine) > 1:
                     self.db.update("task", task_id, last_game=d.game_id)
                 return t
+            block = block or t.block
             if t.until is not None:
                 waits.append(t.until)
 
         if task.status is TaskStatus.FINALIZED:
-            credit = market.credit_of(self.address)
-            if credit > 0:
-                w = market.withdraw()
-                self.say(f"task {task_id}: withdrew {w.amount / 1e18:.6f} ETH")
-                return BUSY
-            self.db.update("task", task_id, status="done")
-            self._runs.pop(task_id, None)
-            self.say(f"task {task_id}: done")
-            return BUSY
-        return idle(min(waits) if waits else spec.dispute_deadline + 1)
+            return self._claim(task_id, me)
+        if now > spec.dispute_deadline:  # finalize is due (anyone may call it; the client does)
+            return idle(min(waits) if waits else None, block=block)
+        return idle(min(waits) if waits else spec.dispute_deadline + 1, block=block)
 
-    # -- joining ---------------------------------------------------------------------------
+    # -- joining or entering -----------------------------------------------------------------
 
-    def _join(self, task_id: int, spec: TaskSpec, status: TaskStatus, joined: int, now: int) -> Tick:
-        if status is not TaskStatus.OPEN or now > spec.join_deadline or joined >= spec.slots:
+    def _join(self, task_id: int, spec: TaskSpec, task: TaskView, now: int) -> Tick:
+        slot = self.joins_slots and now <= spec.join_deadline and task.joined < spec.slots
+        challenge = not slot and self.challenge_if_full and now <= entry_closes(spec)
+        if task.status is not TaskStatus.OPEN or not (slot or challenge):
             self.db.update("task", task_id, status="rejected", reason="closed or full")
             return BUSY
         if not self.strategy.joins(spec):
@@ -187,9 +253,187 @@ class TrainerAgent(Agent):
             self.say(f"task {task_id}: not joining: {e}")
             self.db.update("task", task_id, status="rejected", reason=str(e))
             return BUSY
+        if not slot:
+            self.db.update("task", task_id, status="challenger")
+            why = "every slot is taken" if now <= spec.join_deadline and self.joins_slots else "it takes no slot"
+            if now > spec.join_deadline:
+                why = "joining has closed"
+            self.say(f"task {task_id}: {why}; training it to enter as an outside challenger")
+            return BUSY
         receipt = self.protocol.market.join(task_id)
         self.db.update("task", task_id, status="joined", joined_block=receipt.block_number)
         self.say(f"task {task_id}: joined with a bond of {spec.bond / 1e18:.4f} ETH")
+        return BUSY
+
+    def _enter(self, task_id: int, spec: TaskSpec, task: TaskView, run: _Run, rec: dict[str, Any], now: int) -> Tick:
+        """Bond and commit as an outside challenger, unless entering is closed or pointless."""
+        market = self.protocol.market
+        if now > entry_closes(spec):
+            return self._wind_up(task_id, "entry closed before it could enter as a challenger")
+        if self.strategy.trains:
+            root = run.witness.checkpoints.root
+            for g in range(task.group_count):
+                if market.group_of(task_id, g).checkpoint_root == root:
+                    # Its result is revealed already (by a trainer that committed before it): a copy, to the market.
+                    return self._wind_up(
+                        task_id, f"group {g} revealed the very result it trained (bit for bit): nothing to challenge"
+                    )
+        commitment = self._commitment(task_id, run, rec)
+        c = market.enter(task_id, commitment)
+        self.db.update(
+            "task", task_id, status="entered", commit_block=c.block, commit_time=c.timestamp, joined_block=c.block
+        )
+        self.say(f"task {task_id}: entered as an outside challenger with a bond of {spec.bond / 1e18:.4f} ETH")
+        return BUSY
+
+    # -- commit and reveal -------------------------------------------------------------------
+
+    def _commitment(self, task_id: int, run: _Run, rec: dict[str, Any]) -> bytes:
+        """The commitment it sends, and its salt, written to the records before anything is sent (once)."""
+        if "commitment" in rec:
+            return bytes.fromhex(rec["commitment"])
+        salt = new_salt()
+        if self.strategy.trains:
+            commitment = result_commitment(task_id, self.address, run.witness.checkpoints.roots, salt)
+        else:  # nothing to commit to: a commitment it cannot open
+            commitment = hashlib.sha256(b"blind" + new_salt()).digest()
+        self.db.update("task", task_id, salt=salt.hex(), commitment=commitment.hex())
+        return commitment
+
+    def _commit(self, task_id: int, spec: TaskSpec, run: _Run, rec: dict[str, Any]) -> Tick:
+        commitment = self._commitment(task_id, run, rec)
+        c = self.protocol.market.commit(task_id, commitment)
+        self.db.update("task", task_id, status="committed", commit_block=c.block, commit_time=c.timestamp)
+        self.say(f"task {task_id}: committed to its result (reveal after the submit deadline)")
+        return BUSY
+
+    def _committed(self, task_id: int, rec: dict[str, Any]) -> tuple[int, int]:
+        """The block and chain time of its commitment (from its records, else from the chain: a commit that
+        landed before a crash)."""
+        if "commit_block" in rec:
+            return int(rec["commit_block"]), int(rec["commit_time"])
+        since = int(rec.get("posted_block", 0))
+        [c, *_] = self.protocol.market.commitments(task_id, self.address, from_block=since)
+        self.db.update("task", task_id, commit_block=c.block, commit_time=c.timestamp)
+        return c.block, c.timestamp
+
+    def _reveal(self, task_id: int, spec: TaskSpec, run: _Run, rec: dict[str, Any], now: int) -> Tick:
+        market = self.protocol.market
+        block, committed_at = self._committed(task_id, rec)
+        opens_after, closes_at = reveal_window(spec, committed_at)
+        if now > closes_at:
+            self.say(f"task {task_id}: the reveal window closed at {closes_at} before it revealed: the bond is forfeit")
+            self.db.update("task", task_id, reveal_refused="RevealClosed")
+            return BUSY
+        if now <= opens_after:
+            return idle(opens_after + 1)
+        if self.chain.block_number() <= block:  # a reveal comes in a later block than its commit
+            return idle(block=True)
+        at = self.strategy.reveal_time(opens_after, closes_at)
+        if now < at:
+            return idle(at)
+        own = run.witness.checkpoints.roots if self.strategy.trains else None
+        since = int(rec.get("posted_block", 0))
+        roots = self.strategy.reveal_roots(own, lambda: self._revealed(task_id, since))
+        if roots is None:
+            return idle(closes_at)
+        try:
+            sub = market.submit(task_id, roots, bytes.fromhex(rec["salt"]))
+        except TaskMarketRevealClosed:  # the window passed while the transaction was on its way
+            return BUSY
+        except (TaskMarketRevealMismatch, TaskMarketCopiedResult) as e:
+            self.say(f"task {task_id}: the market refused its reveal ({e.error_name}): the bond is forfeit")
+            self.db.update("task", task_id, reveal_refused=e.error_name)
+            return BUSY
+        self.say(
+            f"task {task_id}: revealed its result: {spec.checkpoint_count} checkpoints, final root "
+            f"0x{bytes(roots[-1]).hex()[:16]}.. (group {sub.group})"
+        )
+        self.db.update("task", task_id, status="submitted")
+        return BUSY
+
+    def _revealed(self, task_id: int, since: int) -> list[tuple[bytes, ...]]:
+        """The checkpoint lists others revealed on the task so far, one per group, read from their transactions."""
+        market = self.protocol.market
+        out: list[tuple[bytes, ...]] = []
+        seen: set[int] = set()
+        for s in market.submissions(task_id, from_block=since):
+            if s.group in seen or s.trainer == self.address:
+                continue
+            seen.add(s.group)
+            roots = market.revealed_roots(task_id, s.trainer, from_block=since)
+            if roots is not None:
+                out.append(roots)
+        return out
+
+    def _publish_states(self, task_id: int, run: _Run) -> Tick:
+        """The checkpoint states of its revealed list, to the public store (a client replays intervals from them)."""
+        published = 0
+        for step, root in sorted(self.db.checkpoints(task_id).items()):
+            try:
+                state = self.private.get_state(root)
+            except StoreError:
+                state = run.witness.state(step)
+            self.public.put_state(state)
+            published += 1
+        self.db.update("task", task_id, published_states=True)
+        self.say(f"task {task_id}: published its {published} checkpoint states to the public store")
+        return BUSY
+
+    # -- opening games, claiming, winding up ---------------------------------------------------
+
+    def _open_games(self, task_id: int, me: TrainerView, disputes: list[Dispute], since: int) -> Tick | None:
+        """Opens a game against one live entrant of another group it has not played, if any (BUSY), else None."""
+        if not self.opens_games or me.eliminated:
+            return None
+        market = self.protocol.market
+        played = {
+            d.challenger if d.defender == self.address else d.defender
+            for d in disputes
+            if self.address in (d.defender, d.challenger)
+        }
+        for s in market.submissions(task_id, from_block=since):
+            other = s.trainer
+            if other == self.address or s.group == me.group or other in played:
+                continue
+            if market.trainer_of(task_id, other).eliminated:
+                continue
+            defender, challenger = (self.address, other) if self.opener_defends else (other, self.address)
+            try:
+                game_id = market.open_dispute(task_id, defender, challenger)
+            except (TaskMarketAlreadyPlayed, TaskMarketTrainerEliminated, TaskMarketDisputeClosed):
+                return BUSY  # another opener got there first, or the chain moved on: read it again
+            side = "defends" if self.opener_defends else "challenges"
+            self.say(
+                f"task {task_id}: group {s.group} revealed another result than its own (group {me.group}): opened "
+                f"game {game_id}, it {side} against {other[:10]}.."
+            )
+            return BUSY
+        return None
+
+    def _claim(self, task_id: int, me: TrainerView) -> Tick:
+        market = self.protocol.market
+        if me.submitted and not me.eliminated and not me.claimed:
+            try:
+                c = market.claim(task_id, self.address)
+                self.say(f"task {task_id}: claimed {c.amount / 1e18:.6f} ETH (its bond, and its share if it won)")
+            except TaskMarketNothingToClaim:  # someone claimed for it first
+                pass
+            return BUSY
+        return self._wind_up(task_id, "")
+
+    def _wind_up(self, task_id: int, why: str) -> Tick:
+        """Withdraws its credit at the market, if any, then marks the task done."""
+        market = self.protocol.market
+        if market.credit_of(self.address) > 0:
+            w = market.withdraw()
+            self.say(f"task {task_id}: withdrew {w.amount / 1e18:.6f} ETH")
+            return BUSY
+        if why:
+            self.say(f"task {task_id}: {why}")
+        self.db.update("task", task_id, status="done")
+        self._runs.pop(task_id, None)
+        self.say(f"task {task_id}: done")
         return BUSY
 
     # -- the run ---------------------------------------------------------------------------
@@ -280,7 +524,7 @@ class TrainerAgent(Agent):
             if got != recorded[first + c]:
                 self.say(
                     f"task {task_id}: SELF-AUDIT FAILED: replaying steps {first}..{first + c - 1} gives root "
-                    f"{got.hex()[:16]}.., the run recorded {recorded[first + c].hex()[:16]}..; not submitting"
+                    f"{got.hex()[:16]}.., the run recorded {recorded[first + c].hex()[:16]}..; not committing"
                 )
                 self.db.update("task", task_id, audited=True, audit_failed=True)
                 return BUSY

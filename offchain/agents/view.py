@@ -37,6 +37,7 @@ from offchain.contracts.recompute_oracle import ORACLE_INAPPLICABLE, ORACLE_UNAV
 _FEED_SHOWS = re.compile(
     r"^game \d+: (?!playing as|published|won|lost|the contract refused)"
     r"|^task \d+: groups \d+ and \d+ disagree"
+    r"|^task \d+: group \d+ revealed another result"
     r"|^question \d+: (answered|challenge window over|the answer is wrong|voted|the committee)"
 )
 
@@ -499,9 +500,18 @@ class GameFeed:
             text = f"task {ev['TaskPosted']['taskId']} posted by {who}, reward {_eth(ev['TaskPosted']['reward'])}"
         elif fn == "join":
             text = f"task {args['taskId']}: {who} joined, bond {_eth(ev['TrainerJoined']['bond'])}"
+        elif fn == "commit":
+            text = f"task {args['taskId']}: {who} committed to its result"
+        elif fn == "enter":
+            bond = _eth(ev["ChallengerEntered"]["bond"])
+            text = f"task {args['taskId']}: {who} entered as an outside challenger, bond {bond}, and committed"
         elif fn == "submit":
             e = ev["ResultSubmitted"]
-            text = f"task {args['taskId']}: {who} submitted its checkpoint list (group {e['group']})"
+            text = f"task {args['taskId']}: {who} revealed its checkpoint list (group {e['group']})"
+        elif fn == "claim":
+            kind = "payout"
+            e = ev["Claimed"]
+            text = f"task {args['taskId']}: {who} claimed {_eth(e['amount'])} for {self.name(e['trainer'])}"
         elif fn == "openDispute":
             e = ev["DisputeOpened"]
             game_id = int(e["gameId"])
@@ -523,13 +533,18 @@ class GameFeed:
                 if n == "TrainerEliminated":
                     parts.append(f"{self.name(e['trainer'])} eliminated, bond slashed ({_eth(e['slashed'])})")
                 elif n == "CompensationPaid":
-                    parts.append(f"{self.name(e['winner'])} compensated {_eth(e['amount'])}")
+                    parts.append(f"{self.name(e['winner'])} repaid its gas, {_eth(e['amount'])}")
+                elif n == "OpenerRepaid":
+                    parts.append(f"opener {self.name(e['opener'])} repaid {_eth(e['amount'])}")
             text = "; ".join(parts)
         elif fn == "finalize":
             e = ev["TaskFinalized"]
             g = int(e["winningGroup"])
-            whom = "refunded to the client" if g < 0 else f"credited to group {g}"
+            whom = "refunded to the client" if g < 0 else f"won by group {g} (its live members claim it)"
             text = f"task {args['taskId']} finalized: reward {_eth(e['reward'])} {whom}"
+            if "BondsForfeited" in ev:
+                f = ev["BondsForfeited"]
+                text += f"; {f['count']} unrevealed bond(s), {_eth(f['amount'])}, forfeit to the client"
         elif fn == "withdraw":
             kind = "payout"
             text = f"{who} withdrew {_eth(ev['Withdrawn']['amount'])}" if "Withdrawn" in ev else f"{who} withdrew"

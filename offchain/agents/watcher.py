@@ -1,18 +1,23 @@
-"""The watcher: compare submissions, open games, and keep every game moving to its end.
+"""The watcher, an optional helper: open the games nobody opened, and keep every game moving to its end.
 
-For each open task it reads the submissions: trainers whose checkpoint roots differ are in
-different groups, and the watcher opens a game for every pair of live trainers from
-different groups that have not played each other (the earlier group defends, or with
-`defender="last"` the later one; the rules are the same for both sides). Per-trainer
-games are what the market needs: a trainer is eliminated only by losing a game itself, so
+Trainers open their own games (a trainer that sees a revealed result other than its own
+opens a game against each live entrant of another group); the watcher backs them up. For
+each open task it reads the revealed results: entrants whose checkpoint roots differ are in
+different groups, and once both results of a pair have been revealed for `grace` seconds
+(chain time) without a game between them, the watcher opens it (the earlier group defends,
+or with `defender="last"` the later one; the rules are the same for both sides). Per-entrant
+games are what the market needs: an entrant is eliminated only by losing a game itself, so
 every member of a wrong group must be beaten, and each trainer's bond covers `slots - 1`
 games. The games of one task run in parallel.
 
 It is also the protocol's janitor, for everyone's games: it calls `timeout` when the side
 to move let its clock run out, re-assigns an oracle question whose oracle stayed silent,
 settles oracle questions whose windows passed (and draws one whose draw deadline passed),
-resolves a game whose oracle answer is final, and settles resolved games in the market.
-All of these are permissionless; the players do the same for their own games.
+resolves a game whose oracle answer is final, settles resolved games in the market, and,
+once a task is finalized, claims the bond and share of every live entrant that has not
+claimed (the credit is the entrant's; it withdraws it). All of these are permissionless; the
+players do the same for their own games. Its transactions for a task bid at most the task's
+`gasPriceCap` per gas.
 """
 
 from __future__ import annotations
@@ -22,8 +27,15 @@ from typing import Any
 from offchain.agents._questions import tend
 from offchain.agents.base import BUSY, Agent, Tick, idle
 from offchain.contracts.dispute_game import Stage
-from offchain.contracts.task_market import TaskStatus
+from offchain.contracts.task_market import (
+    TaskMarketAlreadyPlayed,
+    TaskMarketNothingToClaim,
+    TaskMarketTrainerEliminated,
+    TaskStatus,
+)
 from offchain.game.player import PLAYING
+
+GRACE_S = 120  # chain seconds the players have to open a game themselves before the watcher does
 
 
 class WatcherAgent(Agent):
@@ -35,6 +47,7 @@ class WatcherAgent(Agent):
         *,
         task_ids: set[int] | None = None,
         defender: str = "first",
+        grace: int = GRACE_S,
         **kwargs: Any,
     ) -> None:
         super().__init__(name, **kwargs)  # rpc_url, private_key, deployment, artifacts, home, public, observer
@@ -42,6 +55,8 @@ class WatcherAgent(Agent):
         if defender not in ("first", "last"):
             raise ValueError(f"defender must be 'first' or 'last' (which group defends), not {defender!r}")
         self.defender = defender
+        self.grace = grace
+        self._times: dict[int, int] = {}  # block -> timestamp
 
     def tick(self) -> Tick:
         market = self.protocol.market
@@ -60,10 +75,16 @@ class WatcherAgent(Agent):
             if rec.get("status") != "open":
                 continue
             task_id = int(key)
+            since = int(rec.get("posted_block", 0))
             if market.task(task_id).status is not TaskStatus.OPEN:
+                with self.chain.capped(market.spec_of(task_id).gas_price_cap):
+                    t = self._claim_for_everyone(task_id, since)
+                if t.busy:
+                    return t
                 self.db.update("task", task_id, status="closed")
                 continue
-            t = self._watch(task_id, int(rec.get("posted_block", 0)))
+            with self.chain.capped(market.spec_of(task_id).gas_price_cap):
+                t = self._watch(task_id, since)
             if t.busy:
                 return t
             block = block or t.block
@@ -71,26 +92,59 @@ class WatcherAgent(Agent):
                 waits.append(t.until)
         return idle(min(waits) if waits else None, block=block)
 
+    def _time(self, block: int) -> int:
+        if block not in self._times:
+            w3 = self.chain.w3
+            self._times[block] = int(self.chain.read(lambda: w3.eth.get_block(block)["timestamp"], "eth_getBlock"))
+        return self._times[block]
+
+    def _claim_for_everyone(self, task_id: int, since: int) -> Tick:
+        """After finalization: claims for each live entrant that revealed and has not claimed (one per tick)."""
+        market = self.protocol.market
+        for s in market.submissions(task_id, from_block=since):
+            view = market.trainer_of(task_id, s.trainer)
+            if view.eliminated or view.claimed:
+                continue
+            try:
+                c = market.claim(task_id, s.trainer)
+            except TaskMarketNothingToClaim:  # it claimed for itself first
+                return BUSY
+            self.say(f"task {task_id}: claimed {c.amount / 1e18:.6f} ETH for {s.trainer[:10]}..")
+            return BUSY
+        return idle()
+
     def _watch(self, task_id: int, since: int) -> Tick:
         market, game = self.protocol.market, self.protocol.game
         subs = market.submissions(task_id, from_block=since)  # since: the block the task was posted in
         disputes = market.disputes(task_id, from_block=since)
         played = {frozenset((d.defender, d.challenger)) for d in disputes}
-        live = [(s.group, s.trainer) for s in subs if not market.trainer_of(task_id, s.trainer).eliminated]
-        for ga, a in live:
-            for gb, b in live:
-                if ga < gb and frozenset((a, b)) not in played:
-                    if self.defender == "last":
-                        a, b = b, a
-                    game_id = market.open_dispute(task_id, a, b)
-                    self.say(
-                        f"task {task_id}: groups {ga} and {gb} disagree: opened game {game_id}, "
-                        f"{a[:10]}.. defends against {b[:10]}.."
-                    )
-                    return BUSY
         now = self.chain_time()
         waits: list[int] = []
         block = False
+        if now <= market.spec_of(task_id).dispute_deadline:
+            live = [
+                (s.group, s.trainer, self._time(s.block))
+                for s in subs
+                if not market.trainer_of(task_id, s.trainer).eliminated
+            ]
+            for ga, a, ta in live:
+                for gb, b, tb in live:
+                    if ga < gb and frozenset((a, b)) not in played:
+                        due = max(ta, tb) + self.grace  # the players' own chance to open it first
+                        if now < due:
+                            waits.append(due)
+                            continue
+                        if self.defender == "last":
+                            a, b = b, a
+                        try:
+                            game_id = market.open_dispute(task_id, a, b)
+                        except (TaskMarketAlreadyPlayed, TaskMarketTrainerEliminated):
+                            return BUSY  # a player opened it first, or it lost meanwhile
+                        self.say(
+                            f"task {task_id}: groups {ga} and {gb} disagree and nobody opened a game: opened game "
+                            f"{game_id}, {a[:10]}.. defends against {b[:10]}.."
+                        )
+                        return BUSY
         for d in disputes:
             view = game.game_of(d.game_id)
             if view.stage in PLAYING:

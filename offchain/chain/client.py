@@ -10,13 +10,20 @@ wait for the receipt) and turns every failure into a `ChainError` a person can a
 - a sender that cannot pay becomes `InsufficientFundsError`;
 - a node that does not answer becomes `ChainUnreachableError` (reads are retried a few
   times with backoff first; sends are not, since they are not idempotent).
+
+A sender may cap what it pays per gas: `fee_cap` for every transaction of the client, `capped(cap)`
+for those sent inside a `with` block (an agent acting for a task caps them at the task's
+`gasPriceCap`, which is all the market repays), `max_fee_per_gas=` for one. The lowest cap
+applies: `maxFeePerGas` is at most it, and a base fee above it raises `FeeCapBelowBaseFee`
+before anything is signed.
 """
 
 from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Final, NewType, TypeVar, cast
 
@@ -43,6 +50,7 @@ from offchain.chain.errors import (
     ChainError,
     ChainUnreachableError,
     ContractRevert,
+    FeeCapBelowBaseFee,
     InsufficientFundsError,
     InvalidKeyError,
     RpcError,
@@ -104,12 +112,15 @@ class ChainClient:
         read_retries: int = 3,
         retry_backoff: float = 0.1,
         gas_margin: float = 1.2,
+        fee_cap: int | None = None,
     ) -> None:
         self.rpc_url = rpc_url
         self.receipt_timeout = receipt_timeout
         self.read_retries = read_retries
         self.retry_backoff = retry_backoff
         self.gas_margin = gas_margin
+        self.fee_cap = fee_cap  # wei per gas: no transaction of this client bids more (None: no cap)
+        self._caps: list[int] = []  # caps of the `capped` blocks we are in
         provider = HTTPProvider(
             rpc_url, request_kwargs={"timeout": request_timeout}, exception_retry_configuration=None
         )
@@ -180,6 +191,24 @@ class ChainClient:
 
     # -- writes ---------------------------------------------------------------------------
 
+    @contextmanager
+    def capped(self, max_fee_per_gas: int | None) -> Iterator[None]:
+        """Inside the block, no transaction bids more than `max_fee_per_gas` wei per gas (None: no change)."""
+        if max_fee_per_gas is None:
+            yield
+            return
+        self._caps.append(int(max_fee_per_gas))
+        try:
+            yield
+        finally:
+            self._caps.pop()
+
+    def cap(self, max_fee_per_gas: int | None = None) -> int | None:
+        """The cap a transaction sent now pays at most: the lowest of `fee_cap`, the `capped` blocks and
+        `max_fee_per_gas` (None: uncapped)."""
+        caps = [c for c in (self.fee_cap, *self._caps, max_fee_per_gas) if c is not None]
+        return min(caps) if caps else None
+
     def send(
         self,
         fn_call: ContractFunction | ContractConstructor,
@@ -187,11 +216,13 @@ class ChainClient:
         value: int = 0,
         gas: int | None = None,
         contract_name: str | None = None,
+        max_fee_per_gas: int | None = None,
     ) -> Receipt:
         """Sign and send `fn_call` from this client's key; the receipt once mined with status 1.
 
         `gas=None` estimates it (a revert then raises before anything is sent); an explicit
-        `gas` skips estimation, and a revert shows up as a failed receipt instead.
+        `gas` skips estimation, and a revert shows up as a failed receipt instead. The bid is
+        `2 * baseFee + priority`, at most `cap(max_fee_per_gas)`.
         """
         sender = self.address
         if isinstance(fn_call, ContractConstructor):
@@ -208,10 +239,16 @@ class ChainClient:
         if gas is None:
             estimate = self._guard(lambda: self.w3.eth.estimate_gas(cast(Any, base)), "eth_estimateGas", contract=name)
             gas = max(21_000, int(estimate * self.gas_margin))
-        priority = self._guard(lambda: self.w3.eth.max_priority_fee, "eth_maxPriorityFeePerGas")
+        priority = int(self._guard(lambda: self.w3.eth.max_priority_fee, "eth_maxPriorityFeePerGas"))
         latest = self._guard(lambda: self.w3.eth.get_block("latest"), "eth_getBlockByNumber")
         base_fee = int(latest.get("baseFeePerGas", 0) or 0)
-        max_fee = 2 * base_fee + int(priority)
+        max_fee = 2 * base_fee + priority
+        cap = self.cap(max_fee_per_gas)
+        if cap is not None:
+            if cap < base_fee:
+                raise FeeCapBelowBaseFee(base_fee, cap)
+            max_fee = min(max_fee, cap)
+            priority = min(priority, max_fee)
         needed = gas * max_fee + value
         have = self.balance(sender)
         if have < needed:
@@ -223,7 +260,7 @@ class ChainClient:
             "nonce": nonce,
             "gas": gas,
             "maxFeePerGas": max_fee,
-            "maxPriorityFeePerGas": int(priority),
+            "maxPriorityFeePerGas": priority,
             "value": value,
             "data": data,
         }

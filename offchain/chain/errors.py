@@ -62,6 +62,22 @@ class TransactionTimeoutError(ChainError):
         return (type(self), (self.tx_hash, self.timeout))
 
 
+class FeeCapBelowBaseFee(ChainError):
+    """The chain's base fee is above the most this sender pays per gas (its cap, e.g. a task's
+    `gasPriceCap`): no transaction it may send can be included now; wait for the base fee to fall."""
+
+    def __init__(self, base_fee: int, cap: int) -> None:
+        self.base_fee = base_fee
+        self.cap = cap
+        super().__init__(
+            f"the base fee is {base_fee} wei per gas, above the cap of {cap} wei per gas this transaction may pay; "
+            "it is not sent (wait for the base fee to fall, or raise the cap)"
+        )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.base_fee, self.cap))
+
+
 class InvalidKeyError(ChainError):
     """A private key that eth_account cannot use (wrong length, not hex, out of range)."""
 

@@ -230,7 +230,7 @@ class ContractClient:
 
 
 def _with_block(log: Mapping[str, Any]) -> Mapping[str, Any]:
-    return {**log["args"], "_block": int(log["blockNumber"])}
+    return {**log["args"], "_block": int(log["blockNumber"]), "_tx": "0x" + bytes(log["transactionHash"]).hex()}
 
 
 def word(value: bytes, what: str = "value") -> bytes:

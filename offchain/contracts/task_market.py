@@ -1,9 +1,16 @@
 """Typed client of TaskMarket (contracts/src/interfaces/ITaskMarket.sol).
 
-Clients post tasks (`post_task`), trainers join with a bond and submit their checkpoint list
-(`submit` with its state roots, or `submit_list` with an `offchain.game.CheckpointList`; the
-market builds the root), anyone opens
-disputes between groups and settles them; `finalize` pays out and `withdraw` collects.
+Clients post tasks (`post_task`). Trainers join a slot with a bond (`join`) and `commit` to
+their result before the submit deadline; outside challengers bond and commit in one call
+(`enter`), without a slot, until `MIN_DISPUTE_WINDOW` before the dispute deadline. Every
+entrant reveals its checkpoint list after the submit deadline, in a later block than its
+commit, within `REVEAL_WINDOW` (`submit` with its state roots and the commitment's salt, or
+`submit_list` with an `offchain.game.CheckpointList`; the market builds the root). The
+commitment is `result_commitment(task_id, trainer, roots, salt)`. Anyone opens disputes between
+entrants of different groups and settles them; after the dispute deadline `finalize` credits
+the client, `claim` each live entrant (its bond, and its share if its group won), and
+`withdraw` collects.
+
 Every custom error of the contract (contracts/src/lib/MarketErrors.sol) surfaces as a
 subclass of `TaskMarketError` named after it; errors of the game and oracle it calls keep
 their own classes (e.g. `DisputeGameBadConfig` from `open_dispute`).
@@ -12,11 +19,15 @@ their own classes (e.g. `DisputeGameBadConfig` from `open_dispute`).
 from __future__ import annotations
 
 import enum
+import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
+from eth_abi import encode as abi_encode
 from eth_typing import ChecksumAddress
+from eth_utils.crypto import keccak
+from hexbytes import HexBytes
 
 from offchain.chain.client import Receipt, Wei
 from offchain.contracts._base import (
@@ -38,6 +49,42 @@ if TYPE_CHECKING:
     from offchain.game.records import CheckpointList
 
 CONTRACT_NAME: Final = "TaskMarket"
+
+# The market's windows (TaskMarket's constants), in seconds.
+MIN_JOIN_WINDOW: Final = 5 * 60
+REVEAL_WINDOW: Final = 15 * 60  # to reveal, after the submit deadline (or after a later commit)
+MIN_DISPUTE_WINDOW: Final = 60 * 60  # disputes stay open this long after the reveals
+# disputeDeadline - submitDeadline must be at least this: the reveals, then an hour of disputes.
+MIN_SUBMIT_TO_DISPUTE: Final = REVEAL_WINDOW + MIN_DISPUTE_WINDOW
+
+
+def result_commitment(task_id: int, trainer: str, state_roots: Sequence[bytes], salt: bytes) -> bytes:
+    """What an entrant commits to before revealing its checkpoint list (`commit`, `enter`):
+    `keccak256(abi.encode(uint256 taskId, address trainer, keccak256(abi.encodePacked(stateRoots)), bytes32 salt))`.
+    Binding the trainer makes a commitment useless to anyone else."""
+    listed = keccak(b"".join(words(state_roots, "state roots")))
+    return keccak(
+        abi_encode(
+            ["uint256", "address", "bytes32", "bytes32"], [int(task_id), address(trainer), listed, word(salt, "salt")]
+        )
+    )
+
+
+def new_salt() -> bytes:
+    """A fresh random 32-byte salt for a commitment."""
+    return secrets.token_bytes(32)
+
+
+def reveal_window(spec: TaskSpec, committed_at: int) -> tuple[int, int]:
+    """`(opens_after, closes_at)`: a result committed at chain time `committed_at` is revealed at a time
+    `t` with `opens_after < t <= closes_at` (and in a later block than its commit)."""
+    opens_after = spec.submit_deadline
+    return opens_after, max(committed_at, opens_after) + REVEAL_WINDOW
+
+
+def entry_closes(spec: TaskSpec) -> int:
+    """The last chain second an outside challenger may `enter`."""
+    return spec.dispute_deadline - MIN_DISPUTE_WINDOW
 
 
 class TaskStatus(enum.IntEnum):
@@ -140,15 +187,33 @@ class TaskView:
     client: ChecksumAddress
     status: TaskStatus
     reward: Wei
-    joined: int
-    submitted: int
+    joined: int  # trainers on slots
+    submitted: int  # entrants that revealed a result
     group_count: int
     live_groups: int
     active_games: int
+    entrants: int  # trainers on slots and outside challengers
+    won: bool  # finalized with one live group, `winning_group`
+    winning_group: int
+    share: Wei  # once won: the reward share of each live member of the winning group
 
     @classmethod
     def from_abi(cls, v: Sequence[Any]) -> TaskView:
-        return cls(address(v[0]), TaskStatus(v[1]), Wei(int(v[2])), *(int(x) for x in v[3:8]))
+        joined, submitted, groups, live, games, entrants = (int(x) for x in v[3:9])
+        return cls(
+            address(v[0]),
+            TaskStatus(v[1]),
+            Wei(int(v[2])),
+            joined,
+            submitted,
+            groups,
+            live,
+            games,
+            entrants,
+            bool(v[9]),
+            int(v[10]),
+            Wei(int(v[11])),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,15 +232,18 @@ class GroupView:
 
 @dataclass(frozen=True, slots=True)
 class TrainerView:
-    joined: bool
-    submitted: bool
+    joined: bool  # bonded: on a slot, or as an outside challenger
+    submitted: bool  # revealed its result
     eliminated: bool
     group: int
     pool: Wei  # once eliminated: what is left of its bond
+    challenger: bool  # entered with `enter`, not on a slot
+    committed: bool
+    claimed: bool
 
     @classmethod
     def from_abi(cls, v: Sequence[Any]) -> TrainerView:
-        return cls(bool(v[0]), bool(v[1]), bool(v[2]), int(v[3]), Wei(int(v[4])))
+        return cls(bool(v[0]), bool(v[1]), bool(v[2]), int(v[3]), Wei(int(v[4])), bool(v[5]), bool(v[6]), bool(v[7]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,6 +270,26 @@ class Finalized:
 
 
 @dataclass(frozen=True, slots=True)
+class Commitment:
+    """`ResultCommitted` (from `commit` or `enter`), with the block and chain time it landed at."""
+
+    task_id: TaskId
+    trainer: ChecksumAddress
+    commitment: bytes
+    block: int
+    timestamp: int
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """`Claimed`: a live entrant's bond, and its share of the reward if its group won."""
+
+    task_id: TaskId
+    trainer: ChecksumAddress
+    amount: Wei
+
+
+@dataclass(frozen=True, slots=True)
 class Submission:
     """`ResultSubmitted`."""
 
@@ -210,6 +298,7 @@ class Submission:
     group: int
     checkpoint_root: bytes
     final_state_root: bytes
+    block: int = 0  # where it was revealed (0: not known, e.g. read from a receipt's events)
 
 
 @dataclass(frozen=True, slots=True)
@@ -273,8 +362,8 @@ class TaskMarketZeroSlots(TaskMarketError):
 
 
 class TaskMarketTooManySlots(TaskMarketError):
-    """The task asks more than `maxSlots` trainers (`TaskMarket.MAX_SLOTS`): `finalize` pays every trainer in
-    one transaction, so lower `slots` to at most `maxSlots`."""
+    """The task asks more than `maxSlots` trainers (`TaskMarket.MAX_SLOTS`): each trainer's bond must cover a
+    game against every other one, so lower `slots` to at most `maxSlots`."""
 
 
 class TaskMarketBadDeadlines(TaskMarketError):
@@ -289,7 +378,8 @@ class TaskMarketJoinWindowTooShort(TaskMarketError):
 
 class TaskMarketDisputeWindowTooShort(TaskMarketError):
     """Disputes close too soon after the submit deadline (`window` < `minWindow` seconds,
-    `TaskMarket.MIN_DISPUTE_WINDOW`): a result submitted last could not be disputed; move
+    `TaskMarket.REVEAL_WINDOW + TaskMarket.MIN_DISPUTE_WINDOW`, 75 minutes): the results are revealed
+    after the submit deadline, and one revealed last must still be disputable for an hour; move
     `disputeDeadline` later."""
 
 
@@ -318,7 +408,7 @@ class TaskMarketJoinClosed(TaskMarketError):
 
 
 class TaskMarketTaskFull(TaskMarketError):
-    """Every slot of the task is taken."""
+    """Every slot of the task is taken; `enter` it as an outside challenger instead."""
 
 
 class TaskMarketAlreadyJoined(TaskMarketError):
@@ -330,7 +420,8 @@ class TaskMarketBondTooSmall(TaskMarketError):
 
 
 class TaskMarketNotJoined(TaskMarketError):
-    """The trainer has not joined this task; `join` it before submitting."""
+    """The trainer has no slot on this task (an outside challenger commits with `enter`); `join` it before
+    committing."""
 
 
 class TaskMarketCheckpointCount(TaskMarketError):
@@ -344,11 +435,11 @@ class TaskMarketInitialStateMismatch(TaskMarketError):
 
 
 class TaskMarketSubmitClosed(TaskMarketError):
-    """Submissions to this task closed at `submitDeadline`."""
+    """Commitments of trainers on slots closed at `submitDeadline`; an uncommitted trainer forfeits its bond."""
 
 
 class TaskMarketAlreadySubmitted(TaskMarketError):
-    """The trainer already submitted to this task (into `group`)."""
+    """The trainer already revealed its result on this task (into `group`)."""
 
 
 class TaskMarketDisputeClosed(TaskMarketError):
@@ -356,7 +447,7 @@ class TaskMarketDisputeClosed(TaskMarketError):
 
 
 class TaskMarketNotSubmitted(TaskMarketError):
-    """The trainer has not submitted a result to this task, so it cannot play a dispute on it."""
+    """The trainer has not revealed a result on this task, so it cannot play a dispute on it."""
 
 
 class TaskMarketSameGroup(TaskMarketError):
@@ -389,8 +480,7 @@ class TaskMarketGamesActive(TaskMarketError):
 
 
 class TaskMarketFinalizeTooEarly(TaskMarketError):
-    """The task cannot be finalized yet: wait for `disputeDeadline`, or until one live group is left and the
-    submit deadline passed (or every slot submitted)."""
+    """The task cannot be finalized before `disputeDeadline` (an outside challenger may still come); wait for it."""
 
 
 class TaskMarketNothingToWithdraw(TaskMarketError):
@@ -399,6 +489,42 @@ class TaskMarketNothingToWithdraw(TaskMarketError):
 
 class TaskMarketTransferFailed(TaskMarketError):
     """Sending the credit to the account failed (a contract that refuses ether?); the credit is kept."""
+
+
+class TaskMarketAlreadyCommitted(TaskMarketError):
+    """The trainer already committed to a result on this task; reveal it with `submit` after the submit deadline."""
+
+
+class TaskMarketNotCommitted(TaskMarketError):
+    """The trainer has no commitment on this task: `commit` (on a slot) or `enter` (outside) before revealing."""
+
+
+class TaskMarketRevealMismatch(TaskMarketError):
+    """The revealed state roots and salt do not hash to the trainer's commitment
+    (`result_commitment(task_id, trainer, roots, salt)`): reveal exactly the list and salt committed to."""
+
+
+class TaskMarketRevealClosed(TaskMarketError):
+    """A reveal is allowed only after `opensAfter` (the submit deadline), in a later block than its commit, and
+    until `closesAt`; outside that window it is refused (after it, the bond is forfeit)."""
+
+
+class TaskMarketCopiedResult(TaskMarketError):
+    """The revealed result joins `group`, which was revealed (block `groupCreatedBlock`) before this entrant
+    committed (block `committedBlock`): a copy of a result already seen is not the entrant's own work."""
+
+
+class TaskMarketEntryClosed(TaskMarketError):
+    """Outside challengers enter until `closesAt`, `MIN_DISPUTE_WINDOW` before the dispute deadline."""
+
+
+class TaskMarketNotFinalized(TaskMarketError):
+    """Payouts are claimed once the task is finalized; `finalize` it after the dispute deadline first."""
+
+
+class TaskMarketNothingToClaim(TaskMarketError):
+    """The trainer has nothing to claim on this task: it did not reveal a result, was eliminated, or already
+    claimed."""
 
 
 TASK_MARKET_ERRORS: Final = error_table(TaskMarketError)
@@ -420,19 +546,40 @@ class TaskMarketClient(ContractClient):
         return TaskId(int(self._event(receipt, "TaskPosted")["taskId"]))
 
     def join(self, task_id: int, bond: int | None = None) -> Receipt:
-        """Joins with `bond` wei (default: the task's bond; any excess is credited back)."""
+        """Joins a slot with `bond` wei (default: the task's bond; any excess is credited back)."""
         value = self.spec_of(task_id).bond if bond is None else bond
         return self._send(self.contract.functions.join(task_id), value=value)
 
-    def submit(self, task_id: int, state_roots: Sequence[bytes]) -> Submission:
-        """Submits a checkpoint list: the state roots after steps `0, c, 2c, ..., T` (`T / c + 1` of them, the
-        first the task's initial state). The market builds the list's root; the event carries it."""
-        fn = self.contract.functions.submit(task_id, words(state_roots, "state roots"))
-        return _submission(self._event(self._send(fn), "ResultSubmitted"))
+    def commit(self, task_id: int, commitment: bytes) -> Commitment:
+        """A trainer on a slot commits to its result before the submit deadline (`result_commitment`)."""
+        receipt = self._send(self.contract.functions.commit(task_id, word(commitment, "commitment")))
+        return self._commitment(receipt)
 
-    def submit_list(self, task_id: int, checkpoints: CheckpointList) -> Submission:
-        """Submits a whole checkpoint list (its state roots)."""
-        return self.submit(task_id, checkpoints.roots)
+    def enter(self, task_id: int, commitment: bytes, bond: int | None = None) -> Commitment:
+        """An outside challenger bonds (default: the task's bond; any excess is credited back) and commits, without
+        a slot, until `entry_closes(spec)`."""
+        value = self.spec_of(task_id).bond if bond is None else bond
+        receipt = self._send(self.contract.functions.enter(task_id, word(commitment, "commitment")), value=value)
+        return self._commitment(receipt)
+
+    def submit(self, task_id: int, state_roots: Sequence[bytes], salt: bytes) -> Submission:
+        """Reveals the committed checkpoint list: the state roots after steps `0, c, 2c, ..., T` (`T / c + 1` of them,
+        the first the task's initial state) and the commitment's salt. The market builds the list's root; the
+        event carries it."""
+        fn = self.contract.functions.submit(task_id, words(state_roots, "state roots"), word(salt, "salt"))
+        receipt = self._send(fn)
+        return _submission({**self._event(receipt, "ResultSubmitted"), "_block": receipt.block_number})
+
+    def submit_list(self, task_id: int, checkpoints: CheckpointList, salt: bytes) -> Submission:
+        """Reveals a whole checkpoint list (its state roots)."""
+        return self.submit(task_id, checkpoints.roots, salt)
+
+    def claim(self, task_id: int, trainer: str) -> Claim:
+        """Anyone, once the task is finalized: credits a live entrant that revealed its bond and, if its group won,
+        its share of the reward."""
+        receipt = self._send(self.contract.functions.claim(task_id, address(trainer)))
+        e = self._event(receipt, "Claimed")
+        return Claim(TaskId(int(e["taskId"])), address(e["trainer"]), Wei(int(e["amount"])))
 
     def open_dispute(self, task_id: int, defender: str, challenger: str) -> GameId:
         """Opens the game between two trainers of different groups; the game id (from DisputeOpened)."""
@@ -445,6 +592,8 @@ class TaskMarketClient(ContractClient):
         return Outcome(int(self._event(receipt, "DisputeSettled")["outcome"]))
 
     def finalize(self, task_id: int) -> Finalized:
+        """After the dispute deadline, once no game runs: credits the client (forfeited bonds, and the reward unless
+        one group is left); the live entrants then `claim`."""
         receipt = self._send(self.contract.functions.finalize(task_id))
         e = self._event(receipt, "TaskFinalized")
         return Finalized(TaskId(int(e["taskId"])), int(e["winningGroup"]), Wei(int(e["reward"])))
@@ -520,6 +669,15 @@ class TaskMarketClient(ContractClient):
     def game(self) -> ChecksumAddress:
         return address(self._call(self.contract.functions.game()))
 
+    def reveal_window(self) -> int:
+        return int(self._call(self.contract.functions.REVEAL_WINDOW()))
+
+    def min_dispute_window(self) -> int:
+        return int(self._call(self.contract.functions.MIN_DISPUTE_WINDOW()))
+
+    def open_gas_bound(self) -> int:
+        return int(self._call(self.contract.functions.OPEN_GAS_BOUND()))
+
     def oracle(self) -> ChecksumAddress:
         return address(self._call(self.contract.functions.oracle()))
 
@@ -527,6 +685,50 @@ class TaskMarketClient(ContractClient):
 
     def submissions(self, task_id: int, *, from_block: int = 0) -> list[Submission]:
         return [_submission(e) for e in self._logs("ResultSubmitted", {"taskId": task_id}, from_block=from_block)]
+
+    def commitments(self, task_id: int, trainer: str | None = None, *, from_block: int = 0) -> list[Commitment]:
+        """`ResultCommitted` events of the task (of one trainer), with their blocks' timestamps."""
+        filters: dict[str, Any] = {"taskId": task_id}
+        if trainer is not None:
+            filters["trainer"] = address(trainer)
+        out = []
+        for e in self._logs("ResultCommitted", filters, from_block=from_block):
+            block = int(e["_block"])
+            out.append(
+                Commitment(
+                    TaskId(int(e["taskId"])), address(e["trainer"]), bytes(e["commitment"]), block, self._time(block)
+                )
+            )
+        return out
+
+    def claims(self, task_id: int, *, from_block: int = 0) -> list[Claim]:
+        return [
+            Claim(TaskId(int(e["taskId"])), address(e["trainer"]), Wei(int(e["amount"])))
+            for e in self._logs("Claimed", {"taskId": task_id}, from_block=from_block)
+        ]
+
+    def revealed_roots(self, task_id: int, trainer: str, *, from_block: int = 0) -> tuple[bytes, ...] | None:
+        """The checkpoint list `trainer` revealed on the task, read from its `submit` transaction's calldata
+        (public once mined; the event carries only the list's root): None if it has not revealed."""
+        logs = self._logs("ResultSubmitted", {"taskId": task_id, "trainer": address(trainer)}, from_block=from_block)
+        if not logs:
+            return None
+        tx_hash = HexBytes(logs[0]["_tx"])
+        tx = self.chain.read(lambda: self.chain.w3.eth.get_transaction(tx_hash), "eth_getTransactionByHash")
+        fn, args = self.contract.decode_function_input(tx["input"])
+        if fn.fn_name != "submit":  # pragma: no cover - only `submit` emits ResultSubmitted
+            raise ValueError(f"transaction {tx_hash.hex()} called {fn.fn_name}, not submit")
+        return tuple(bytes(r) for r in args["stateRoots"])
+
+    def _time(self, block: int) -> int:
+        return int(self.chain.read(lambda: self.chain.w3.eth.get_block(block)["timestamp"], "eth_getBlockByNumber"))
+
+    def _commitment(self, receipt: Receipt) -> Commitment:
+        e = self._event(receipt, "ResultCommitted")
+        block = receipt.block_number
+        return Commitment(
+            TaskId(int(e["taskId"])), address(e["trainer"]), bytes(e["commitment"]), block, self._time(block)
+        )
 
     def disputes(self, task_id: int, *, from_block: int = 0) -> list[Dispute]:
         return [
@@ -549,4 +751,5 @@ def _submission(e: Any) -> Submission:
         int(e["group"]),
         bytes(e["checkpointRoot"]),
         bytes(e["finalStateRoot"]),
+        int(e.get("_block", 0)),
     )

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from eth_typing import HexStr
 from web3 import Web3
 from web3.contract import Contract
 
@@ -34,6 +35,7 @@ from offchain.agents.adversaries import (
     EagerKernels,
     ForgedRoots,
     cast,
+    squatting_cast,
 )
 from offchain.agents.adversaries._agents import grinder_artifact
 from offchain.agents.adversaries._witnesses import RewiredWitness
@@ -321,6 +323,12 @@ CASES: dict[str, Case] = {
 }
 
 
+# Entries whose scenarios are their own tests (commit-reveal, below): a copier plays no game, a squatting
+# ring needs the honest trainer to come last, a last-second reveal is timed to the chain second.
+OWN_TESTS = frozenset({"copier", "squatting-ring", "last-second"})
+GAMES = sorted(set(CATALOGUE) - OWN_TESTS)
+
+
 def parties(adversary: Adversary, workload: Workload) -> int:
     trainers, oracles = cast(adversary, K, workload.config)
     return 2 + len(trainers) + len(oracles)  # with the client and the watcher
@@ -409,6 +417,7 @@ def make_scenario(
     trainers: list[TrainerRole],
     oracles: list[OracleRole],
     slots: int = K,
+    **options: Any,
 ) -> Scenario:
     return Scenario(
         rpc_url=node.rpc_url,
@@ -419,6 +428,30 @@ def make_scenario(
         order=TaskOrder(workload, reward=3 * ETHER, slots=slots),
         trainers=trainers,
         oracles=oracles,
+        **options,
+    )
+
+
+def assert_bids_capped(scenario: Scenario, result: ScenarioResult) -> None:
+    """Every transaction any party sent bid at most the task's gas price cap per gas (maxFeePerGas), and so
+    paid at most it: the market repays gas at min(price paid, cap), so a bid above it is never repaid."""
+    p = scenario.protocol()
+    cap = p.market.spec_of(result.task_id).gas_price_cap
+    w3 = p.market.chain.w3
+    sent = [e for e in result.journal if e.kind == "tx"]
+    assert sent, "nobody sent a transaction?"
+    for e in sent:
+        tx, receipt = w3.eth.get_transaction(HexStr(e.tx)), w3.eth.get_transaction_receipt(HexStr(e.tx))
+        assert int(tx["maxFeePerGas"]) <= cap, (e.agent, e.detail, tx["maxFeePerGas"], cap)
+        assert int(receipt["effectiveGasPrice"]) <= cap, (e.agent, e.detail)
+
+
+def assert_verdicts(result: ScenarioResult, honest_group: int) -> None:
+    """The client replayed sampled intervals of every revealed result: the honest one replays bit for bit,
+    no other does (or could not be replayed at all: a state it claims was never published)."""
+    assert result.verdicts.get(honest_group) == "verified", result.verdicts
+    assert all(v in ("mismatch", "unverified") for g, v in result.verdicts.items() if g != honest_group), (
+        result.verdicts
     )
 
 
@@ -426,11 +459,12 @@ def make_scenario(
 
 
 def test_every_entry_has_a_case() -> None:
-    assert sorted(CASES) == sorted(CATALOGUE), "each catalogue entry needs a Case here, and each Case an entry"
+    assert sorted(CASES) == GAMES, "each catalogue entry needs a Case here (or its own test), and each Case an entry"
+    assert set(CATALOGUE) >= OWN_TESTS
     assert DEFAULT in CATALOGUE and CASES[DEFAULT].decided_in is Stage.ORACLE, "the demo's default reaches the oracle"
 
 
-@pytest.mark.parametrize("name", sorted(CATALOGUE))
+@pytest.mark.parametrize("name", GAMES)
 def test_the_honest_group_wins_against(
     name: str,
     node: Anvil,
@@ -494,6 +528,8 @@ def test_the_honest_group_wins_against(
             assert p.oracle.bond_of(who) == bond and not p.oracle._logs("OracleSlashed", {"oracle": who}), role.name
     if case.check is not None:
         case.check(Played(node, scenario, result, prepared))
+    assert_bids_capped(scenario, result)
+    assert_verdicts(result, group[honest[0]])
 
     moves = ",".join(str(g.moves) for g in result.games)
     honest_gas = "/".join(f"{result.gas[h] / 1e6:.2f}M" for h in honest)
@@ -523,7 +559,7 @@ def test_an_eager_trainer_that_audits_does_not_submit(
     eager = p.market.trainer_of(result.task_id, scenario.keys["eager"].address)
     assert eager.joined and not eager.submitted
     said = notes(scenario, "eager")
-    assert any("SELF-AUDIT FAILED" in m and "not submitting" in m for m in said), said
+    assert any("SELF-AUDIT FAILED" in m and "not committing" in m for m in said), said
     assert not any(": submitted " in m for m in said)
     assert result.games == [] and result.status is TaskStatus.FINALIZED
     assert result.net("eager") <= -result.bond
@@ -567,7 +603,7 @@ def test_a_lone_liar_whose_question_no_oracle_comes_for_is_abandoned(
 # -- the cheaters' runs, without a chain ----------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", sorted(CATALOGUE))
+@pytest.mark.parametrize("name", sorted(set(CATALOGUE) - {"copier"}))  # a copier trains nothing
 def test_the_claimed_roots_differ_from_the_cheat_step_on(name: str, workload: Workload, honest: RunWitness) -> None:
     """State roots (bytes) equal the honest run's up to the cheat step and differ after it."""
     strategy = CATALOGUE[name].strategy(workload.config)
@@ -619,8 +655,8 @@ def test_eager_kernels_differ_from_repops_at_every_step(workload: Workload, hone
         assert mine.records[first].outputs != theirs.records[first].outputs
 
 
-# The cheaters skip the audit, submit first and so defend when the earlier group defends. With the
-# later group defending, the honest trainer itself has to prove its claims through its agent.
+# The honest trainers open the games and challenge; the cheaters, who open none, defend. When the opener
+# defends instead, the honest trainer itself has to prove its claims through its agent.
 HONEST_PROVES = {
     "one-ulp": Stage.POST_STATE_PROOF,  # it opens the post-state entry and its source in the agreed trace
     "poisoned-batch": Stage.INPUT_PROOF,  # it opens its batch, row by row, in the dataset
@@ -647,14 +683,14 @@ def test_the_honest_defender_proves_its_claims(
         order=TaskOrder(workload, reward=3 * ETHER, slots=2),
         trainers=trainers,
         oracles=oracles,
-        defender="last",
+        opener_defends=True,
     )
     p = scenario.protocol()
     stages = Stages(p)
     result = scenario.run(timeout_s=240, on_round=stages)
 
     [game] = result.games
-    assert (game.defender, game.challenger) == ("honest-1", "cheater"), "the later group (honest) defends"
+    assert (game.defender, game.challenger) == ("honest-1", "cheater"), "the opener (honest) defends"
     assert game.outcome is Outcome.DEFENDER_WINS, game
     assert stages.last[game.game_id] is HONEST_PROVES[name], stages.last[game.game_id].name
     assert not refusals(scenario, "honest-1"), "an honest proof was refused"
@@ -664,3 +700,217 @@ def test_the_honest_defender_proves_its_claims(
     assert result.net("honest-1") >= result.reward - result.fees["honest-1"]
     proved = [n for n in notes(scenario, "honest-1") if n.startswith(f"game {game.game_id}: proved ")]
     assert proved, "the honest defender's journal shows no proof"
+
+
+# -- commit-reveal: copying, squatting, revealing late, and nobody watching -------------------------------
+
+
+def market_events(p: Protocol, name: str, task_id: int) -> list[Any]:
+    return list(p.market._logs(name, {"taskId": task_id}))
+
+
+def block_time(p: Protocol, block: int) -> int:
+    return int(p.market.chain.w3.eth.get_block(block)["timestamp"])
+
+
+def assert_paid_the_honest(scenario: Scenario, result: ScenarioResult, honest: list[str]) -> int:
+    """The task is won by the honest group, each honest trainer ends with at least its share less its gas; the
+    honest group."""
+    p = scenario.protocol()
+    groups = {p.market.trainer_of(result.task_id, scenario.keys[h].address).group for h in honest}
+    assert len(groups) == 1
+    (group,) = groups
+    assert result.status is TaskStatus.FINALIZED and result.winning_group == group
+    for h in honest:
+        assert not result.eliminated[h]
+        assert result.net(h) >= result.reward // len(honest) - result.fees[h], f"{h}: {result.net(h)}"
+    return group
+
+
+def test_a_copier_cannot_reveal_a_result_it_did_not_commit_to(
+    node: Anvil,
+    deployment: Deployment,
+    artifacts: dict[str, Artifact],
+    workload: Workload,
+    tmp_path: Path,
+) -> None:
+    """The copier never trains. It had to commit before the submit deadline, before any result was revealed,
+    so it committed blind; when it reveals the honest list it saw, the list does not open its commitment: the
+    market refuses it, and its bond is forfeit to the client. The honest pair is paid without a game."""
+    trainers, oracles = cast(CATALOGUE["copier"], K, workload.config)
+    scenario = make_scenario(node, deployment, artifacts, tmp_path, workload, trainers, oracles)
+    result = scenario.run(timeout_s=240)
+    p = scenario.protocol()
+    assert result.crashes == [] and result.refused == []
+
+    copier = p.market.trainer_of(result.task_id, scenario.keys["cheater"].address)
+    assert copier.joined and copier.committed and not copier.submitted
+    said = notes(scenario, "cheater")
+    assert any("refused its reveal (TaskMarketRevealMismatch)" in n for n in said), said
+    assert not any("trained" in n for n in said), "the copier trains nothing"
+    [forfeit] = market_events(p, "BondsForfeited", result.task_id)
+    assert (int(forfeit["count"]), int(forfeit["amount"])) == (1, result.bond)
+    assert result.net("cheater") <= -result.bond
+    assert result.games == []
+    honest = [t.name for t in trainers if t.strategy is HONEST]
+    group = assert_paid_the_honest(scenario, result, honest)
+    # The client got the honest result, and the copier's bond: its net is the reward paid less that bond.
+    assert result.net("client") + result.fees["client"] == -result.reward + result.bond
+    assert result.verdicts == {group: "verified"}
+    assert_bids_capped(scenario, result)
+
+
+def test_a_squatting_ring_loses_to_an_outside_challenger(
+    node: Anvil,
+    deployment: Deployment,
+    artifacts: dict[str, Artifact],
+    workload: Workload,
+    tmp_path: Path,
+) -> None:
+    """Two lazy sybils take both slots the moment the task is posted and submit the untrained initial state.
+    The honest trainer finds the task full, trains it anyway, enters as an outside challenger (bond, no slot),
+    opens a game against each sybil and wins both: it alone is paid the reward, the sybils lose their bonds."""
+    adversary = CATALOGUE["squatting-ring"]
+    trainers, oracles, slots = squatting_cast(adversary, K, workload.config)
+    assert slots == 2 and [t.strategy.honest for t in trainers] == [False, False, True]
+    scenario = make_scenario(node, deployment, artifacts, tmp_path, workload, trainers, oracles, slots=slots)
+    p = scenario.protocol()
+    stages = Stages(p)
+    result = scenario.run(timeout_s=240, on_round=stages)
+    assert result.crashes == [] and result.refused == []
+
+    task = result.task_id
+    sybils = [t.name for t in trainers if not t.strategy.honest]
+    (honest,) = [t.name for t in trainers if t.strategy.honest]
+    me = p.market.trainer_of(task, scenario.keys[honest].address)
+    assert me.challenger and me.submitted and not me.eliminated
+    assert all(not p.market.trainer_of(task, scenario.keys[s].address).challenger for s in sybils)
+    [entered] = market_events(p, "ChallengerEntered", task)
+    assert entered["challenger"] == scenario.keys[honest].address
+    assert p.market.task(task).joined == slots and p.market.task(task).entrants == slots + 1
+
+    assert len(result.games) == len(sybils)
+    for g in result.games:
+        assert (g.challenger, g.outcome) == (honest, Outcome.CHALLENGER_WINS), g
+        assert g.defender in sybils and g.step == 0
+        stage = stages.last[g.game_id]
+        assert adversary.decided_by.startswith(decided_by(p, g.game_id, stage)), stage
+    for s in sybils:
+        assert result.eliminated[s] and result.net(s) <= -result.bond
+    group = assert_paid_the_honest(scenario, result, [honest])
+    assert result.net(honest) >= result.reward - result.fees[honest]
+    assert_verdicts(result, group)
+    assert_bids_capped(scenario, result)
+
+
+def test_a_last_second_reveal_is_still_disputed_in_time(
+    node: Anvil,
+    deployment: Deployment,
+    artifacts: dict[str, Artifact],
+    workload: Workload,
+    tmp_path: Path,
+) -> None:
+    """The liar reveals in the last second of its reveal window (the devnet stamps each block one second after
+    the one before, so the second is exact). The honest trainers, which revealed at once, see it, open their
+    games within the dispute hour that follows, and win them at the oracle."""
+    trainers, oracles = cast(CATALOGUE["last-second"], K, workload.config)
+    scenario = make_scenario(node, deployment, artifacts, tmp_path, workload, trainers, oracles, block_time=1)
+    result = scenario.run(timeout_s=300)
+    p = scenario.protocol()
+    assert result.crashes == [] and result.refused == []
+    task = result.task_id
+    spec = p.market.spec_of(task)
+    liar = scenario.keys["cheater"].address
+    reveals = {e["trainer"]: block_time(p, int(e["_block"])) for e in market_events(p, "ResultSubmitted", task)}
+    [commit] = p.market.commitments(task, liar)
+    closes_at = max(commit.timestamp, spec.submit_deadline) + p.market.reveal_window()
+    assert reveals[liar] == closes_at, (reveals[liar], closes_at)  # the last second of its window
+    assert all(t < reveals[liar] for a, t in reveals.items() if a != liar), "the honest trainers revealed first"
+
+    honest = [t.name for t in trainers if t.strategy is HONEST]
+    opened = {int(e["gameId"]): block_time(p, int(e["_block"])) for e in market_events(p, "DisputeOpened", task)}
+    assert len(result.games) == len(honest)
+    for g in result.games:
+        assert g.defender == "cheater" and g.challenger in honest and g.outcome is Outcome.CHALLENGER_WINS, g
+        assert reveals[liar] < opened[g.game_id] <= spec.dispute_deadline
+    assert result.eliminated["cheater"] and result.net("cheater") <= -result.bond
+    group = assert_paid_the_honest(scenario, result, honest)
+    assert_verdicts(result, group)
+    assert_bids_capped(scenario, result)
+
+
+def test_no_watcher(
+    node: Anvil,
+    deployment: Deployment,
+    artifacts: dict[str, Artifact],
+    workload: Workload,
+    tmp_path: Path,
+) -> None:
+    """No watcher runs at all: each honest trainer opens its own game against the cheater, plays it, settles
+    it, and is repaid from the cheater's bond both the gas it spent opening the game (OpenerRepaid) and its
+    metered gas (CompensationPaid). Its balance shows it to the wei: share + repayments - fees."""
+    trainers, oracles = cast(CATALOGUE["faulty-kernel"], K, workload.config)
+    scenario = make_scenario(node, deployment, artifacts, tmp_path, workload, trainers, oracles, watcher=False)
+    assert scenario.watcher is None and all(a.role != "watcher" for a in scenario.agents)
+    result = scenario.run(timeout_s=240)
+    p = scenario.protocol()
+    assert result.crashes == [] and result.refused == []
+    task = result.task_id
+    honest = [t.name for t in trainers if t.strategy is HONEST]
+    by_address = {scenario.keys[h].address: h for h in honest}
+    repaid = {int(e["gameId"]): e for e in market_events(p, "OpenerRepaid", task)}
+    comp = {int(e["gameId"]): e for e in market_events(p, "CompensationPaid", task)}
+    assert len(result.games) == len(honest) == len(repaid) == len(comp)
+    for g in result.games:
+        assert g.challenger in honest and g.outcome is Outcome.CHALLENGER_WINS
+        opener = repaid[g.game_id]["opener"]
+        assert by_address.get(opener) == g.challenger, "each honest trainer opened its own game"
+        assert int(repaid[g.game_id]["amount"]) > 0
+    assert result.gas["watcher"] == 0
+    group = assert_paid_the_honest(scenario, result, honest)
+    share = p.market.task(task).share
+    for h in honest:
+        address = scenario.keys[h].address
+        back = sum(int(e["amount"]) for e in repaid.values() if e["opener"] == address)
+        back += sum(int(e["amount"]) for e in comp.values() if e["winner"] == address)
+        assert result.net(h) + result.fees[h] == share + back, h
+    assert result.eliminated["cheater"]
+    assert_verdicts(result, group)
+    assert_bids_capped(scenario, result)
+
+
+def test_a_challenging_client_beats_a_lone_cheater(
+    node: Anvil,
+    deployment: Deployment,
+    artifacts: dict[str, Artifact],
+    workload: Workload,
+    tmp_path: Path,
+) -> None:
+    """The one trainer on the task's one slot cheats (a faulty kernel). The client, configured to challenge,
+    trains the task itself, enters as an outside challenger, and wins the game: the honest result is its own,
+    the reward comes back to it as its share, and the cheater's bond repays its gas."""
+    cheat = CATALOGUE["faulty-kernel"].strategy(workload.config)
+    scenario = make_scenario(
+        node,
+        deployment,
+        artifacts,
+        tmp_path,
+        workload,
+        [TrainerRole("cheater", cheat)],
+        list(oracle_roles()),
+        slots=1,
+        client_challenges=True,
+    )
+    result = scenario.run(timeout_s=240)
+    p = scenario.protocol()
+    assert result.crashes == [] and result.refused == []
+    task = result.task_id
+    client = p.market.trainer_of(task, scenario.keys["client"].address)
+    assert client.challenger and client.submitted and not client.eliminated and client.claimed
+    [game] = result.games
+    assert (game.defender, game.challenger, game.outcome) == ("cheater", "client", Outcome.CHALLENGER_WINS)
+    assert result.eliminated["cheater"] and result.net("cheater") <= -result.bond
+    assert result.winning_group == client.group
+    assert result.net("client") + result.fees["client"] > 0, "the reward back, and its gas repaid"
+    assert_verdicts(result, client.group)
+    assert_bids_capped(scenario, result)

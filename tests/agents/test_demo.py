@@ -34,6 +34,8 @@ def test_the_quick_demo_catches_the_cheater_and_reports_it(tmp_path: Path) -> No
     assert report["cheat"]["name"] == "faulty-kernel" and report["cheat"]["summary"]
     assert report["trainers"] == {"honest-1": "honest", "honest-2": "honest", "cheater": "cheater"}
     assert report["eliminated"] == {"honest-1": False, "honest-2": False, "cheater": True}
+    assert sorted(report["verdicts"].values()) == ["mismatch", "verified"]  # the client replayed both results
+    assert report["verdicts"][str(report["winning_group"])] == "verified"
     w = report["workload"]
     assert (w["steps"], w["checkpoint_interval"], w["batch_size"]) == (32, 8, 16)
 

@@ -184,7 +184,13 @@ def assert_honest_side_won(sc: Scenario, r: ScenarioResult, protocol: Protocol) 
     assert r.winning_group == market.group_of_trainer(r.task_id, sc.keys["alice"].address)
     slashed = {e["trainer"]: int(e["slashed"]) for e in market._logs("TrainerEliminated", {"taskId": r.task_id})}
     assert slashed == {sc.keys["mallory"].address: r.bond}
-    assert r.net("alice") > r.reward  # the reward, plus compensation from mallory's bond, less gas
+    # The reward, plus what mallory's bond repaid her (her game's metered gas and the gas of opening it), less
+    # her gas: to the wei, so no transaction of hers went unjournaled.
+    alice_address = sc.keys["alice"].address
+    repaid = sum(int(e["amount"]) for e in market._logs("CompensationPaid", {"taskId": r.task_id}))
+    repaid += sum(int(e["amount"]) for e in market._logs("OpenerRepaid", {"opener": alice_address}))
+    assert repaid > 0
+    assert r.net("alice") + r.fees["alice"] == r.reward + repaid
     assert int(protocol.market.chain.balance(market.address)) == market.totals()
     alice = trainer(sc, "alice")
     games = dict(alice.db.all("game"))
@@ -337,6 +343,30 @@ def test_trainer_killed_right_after_submitting_carries_on(
     assert alice.db.checkpoints(r.task_id)[c] == root
     assert state_root(Store(alice.home / "store").get_state(root)) == root
     assert FolderBackend(alice.home / "store").path(STATE, root).read_bytes() == original["bytes"]
+
+
+def test_trainer_killed_right_after_committing_reveals_what_it_committed_to(
+    scenario: Callable[..., Scenario], protocol: Protocol
+) -> None:
+    """Killed right after `commit` was mined, before it wrote down the block: the salt was written first, so
+    the fresh agent finds its commitment on chain and reveals the very list and salt it committed to."""
+    sc = scenario(Counted())
+    alice = trainer(sc, "alice")
+    killed = crash_after(alice, lambda what: what == "commit")
+    first_block = protocol.market.chain.block_number()
+
+    r = sc.run(timeout_s=300)
+
+    assert r.crashes == ["alice"] and len(killed) == 1
+    assert_honest_side_won(sc, r, protocol)
+    alice = trainer(sc, "alice")
+    address = sc.keys["alice"].address
+    assert len(protocol.market.commitments(r.task_id, address)) == 1, "committed once"
+    assert [s.trainer for s in protocol.market.submissions(r.task_id)].count(address) == 1
+    landed = landed_txs(protocol.market.chain, address, first_block)
+    assert set(landed) == journaled_txs(alice) and set(killed) <= set(landed)
+    rec = alice.db.get("task", r.task_id)
+    assert rec is not None and "salt" in rec and "commit_block" in rec
 
 
 def recorded_checkpoints(agent: Agent) -> dict[int, bytes]:

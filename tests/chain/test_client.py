@@ -116,3 +116,32 @@ def test_malformed_key_is_an_invalid_key_error(anvil: Anvil) -> None:
     with pytest.raises(InvalidKeyError, match="not a valid secp256k1 key") as info:
         ChainClient(anvil.rpc_url, "0x1234")
     assert "0x1234" not in str(info.value)
+
+
+def test_bids_are_capped_per_client_per_block_and_per_call(anvil: Anvil, artifacts: dict[str, Artifact]) -> None:
+    """`fee_cap`, `capped` and `max_fee_per_gas` each bound maxFeePerGas (the lowest wins); a cap below the
+    base fee sends nothing."""
+    from offchain.chain.errors import FeeCapBelowBaseFee
+
+    client = ChainClient(anvil.rpc_url, anvil.accounts[0].private_key, artifacts=artifacts.values(), fee_cap=10**10)
+    art = artifacts["CommitmentVerifier"]
+
+    def bid(receipt_hash: str) -> int:
+        return int(client.w3.eth.get_transaction(receipt_hash)["maxFeePerGas"])  # type: ignore[arg-type]
+
+    base = int(client.w3.eth.get_block("latest")["baseFeePerGas"])
+    assert bid(client.deploy(art).receipt.tx_hash) <= 10**10
+    with client.capped(base + 1):
+        assert client.cap() == base + 1
+        deployed = client.deploy(art)
+        assert bid(deployed.receipt.tx_hash) <= base + 1
+        assert deployed.receipt.effective_gas_price <= base + 1
+        with client.capped(None):  # no change
+            assert client.cap() == base + 1
+    assert client.cap() == 10**10 and client.cap(5) == 5
+    base = int(client.w3.eth.get_block("latest")["baseFeePerGas"])
+    nonce = client.w3.eth.get_transaction_count(client.address)
+    with client.capped(base - 1), pytest.raises(FeeCapBelowBaseFee) as low:
+        client.deploy(art)
+    assert (low.value.base_fee, low.value.cap) == (base, base - 1)
+    assert client.w3.eth.get_transaction_count(client.address) == nonce, "nothing was sent"

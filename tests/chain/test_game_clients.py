@@ -115,6 +115,19 @@ def market_balance_matches(p: Protocol) -> bool:
     return p.market.chain.balance(p.market.address) == p.market.totals()
 
 
+def commit(p: Protocol, task_id: int, checkpoints: CheckpointList) -> bytes:
+    """Commits to `checkpoints` (before the submit deadline); the salt to reveal with."""
+    salt = tm.new_salt()
+    me = p.market.chain.address
+    c = p.market.commit(task_id, tm.result_commitment(task_id, me, checkpoints.roots, salt))
+    assert (c.trainer, c.commitment) == (me, tm.result_commitment(task_id, me, checkpoints.roots, salt))
+    return salt
+
+
+def past_submit_deadline(p: Protocol, spec: TaskSpec) -> None:
+    advance(p, max(1, spec.submit_deadline - now(p) + 1))
+
+
 # -- the game, played honestly by both sides ---------------------------------------------------
 
 
@@ -164,14 +177,20 @@ def test_a_dispute_is_played_down_to_one_step_then_timed_out(players: dict[str, 
         "a": CheckpointList.from_steps(honest, STEPS, INTERVAL),
         "b": CheckpointList.from_steps(diverging(wrong_after), STEPS, INTERVAL),
     }
-    sub_a = a.market.submit_list(task_id, lists["a"])
-    sub_b = b.market.submit_list(task_id, lists["b"])
+    salts = {"a": commit(a, task_id, lists["a"]), "b": commit(b, task_id, lists["b"])}
+    with pytest.raises(tm.TaskMarketRevealClosed) as early:  # reveals open after the submit deadline
+        a.market.submit_list(task_id, lists["a"], salts["a"])
+    assert early.value.args.opensAfter == spec.submit_deadline
+    past_submit_deadline(anyone, spec)
+    sub_a = a.market.submit_list(task_id, lists["a"], salts["a"])
+    sub_b = b.market.submit_list(task_id, lists["b"], salts["b"])
     assert (sub_a.group, sub_b.group) == (0, 1)
     assert anyone.market.group_of(task_id, 1).checkpoint_root == lists["b"].root
     assert anyone.market.group_of_trainer(task_id, b.market.chain.address) == 1
     view = anyone.market.task(task_id)
-    assert (view.status, view.joined, view.submitted, view.group_count, view.live_groups) == (
+    assert (view.status, view.joined, view.entrants, view.submitted, view.group_count, view.live_groups) == (
         TaskStatus.OPEN,
+        2,
         2,
         2,
         2,
@@ -250,29 +269,55 @@ def test_a_dispute_is_played_down_to_one_step_then_timed_out(players: dict[str, 
     assert anyone.game.timeout(game_id) is Outcome.CHALLENGER_WINS
     assert game.outcome(game_id) is Outcome.CHALLENGER_WINS and game.game_of(game_id).stage is Stage.RESOLVED
 
-    # Settlement: B's group is eliminated, its bond pays A's compensation, the rest waits in its pool.
+    # Settlement: B's group is eliminated; its bond repays the opener's gas and A's metered gas (both at
+    # min(price paid, cap)), the rest waits in its pool.
     comp = anyone.market.compensation(spec)
     assert 0 < comp < spec.bond
-    credit_before = anyone.market.credit_of(a_addr)
+    opener = anyone.market.chain.address
+    credit_before = {x: anyone.market.credit_of(x) for x in (a_addr, opener)}
     assert anyone.market.settle_dispute(game_id) is Outcome.CHALLENGER_WINS
-    assert anyone.market.credit_of(a_addr) == credit_before + comp
+    [repaid] = [e for e in anyone.market._logs("OpenerRepaid", {"taskId": task_id}) if int(e["gameId"]) == game_id]
+    assert repaid["opener"] == opener and 0 < int(repaid["amount"]) <= GWEI * anyone.market.open_gas_bound()
+    [paid_a] = [e for e in anyone.market._logs("CompensationPaid", {"taskId": task_id}) if int(e["gameId"]) == game_id]
+    assert paid_a["winner"] == a_addr and 0 < int(paid_a["amount"]) <= comp
+    repay, comp_a = int(repaid["amount"]), int(paid_a["amount"])
+    assert anyone.market.credit_of(a_addr) == credit_before[a_addr] + comp_a
+    assert anyone.market.credit_of(opener) == credit_before[opener] + repay
     lost = anyone.market.group_of(task_id, 1)
-    assert lost.eliminated and lost.live == 0 and lost.pool == spec.bond - comp and lost.members == (b_addr,)
-    assert anyone.market.trainer_of(task_id, b_addr) == tm.TrainerView(True, True, True, 1, tm.Wei(spec.bond - comp))
+    left = spec.bond - comp_a - repay
+    assert lost.eliminated and lost.live == 0 and lost.pool == left and lost.members == (b_addr,)
+    assert anyone.market.trainer_of(task_id, b_addr) == tm.TrainerView(
+        True, True, True, 1, tm.Wei(left), challenger=False, committed=True, claimed=False
+    )
     assert anyone.market.dispute_of(game_id).settled
     with pytest.raises(tm.TaskMarketDisputeAlreadySettled) as again:
         anyone.market.settle_dispute(game_id)
     assert again.value.args.gameId == game_id
     assert market_balance_matches(anyone)
 
-    # Finalization: one live group left and every slot submitted, so before the dispute deadline.
+    # Finalization: never before the dispute deadline (an outside challenger may still come); then it
+    # credits the client only, and each live entrant claims its bond and share.
+    with pytest.raises(tm.TaskMarketFinalizeTooEarly):
+        client.market.finalize(task_id)
+    with pytest.raises(tm.TaskMarketNotFinalized):
+        anyone.market.claim(task_id, a_addr)
+    advance(anyone, spec.dispute_deadline - now(anyone) + 1)
     burnt_before = anyone.market.total_burnt()
     fin = client.market.finalize(task_id)
     assert (fin.winning_group, fin.reward) == (0, reward)
-    assert anyone.market.task(task_id).status is TaskStatus.FINALIZED
-    assert anyone.market.credit_of(a_addr) == credit_before + comp + spec.bond + reward
+    view = anyone.market.task(task_id)
+    assert view.status is TaskStatus.FINALIZED and view.won and view.winning_group == 0 and view.share == reward
+    assert anyone.market.credit_of(a_addr) == credit_before[a_addr] + comp_a
+    with pytest.raises(tm.TaskMarketNothingToClaim):  # eliminated
+        anyone.market.claim(task_id, b_addr)
+    claimed = anyone.market.claim(task_id, a_addr)  # anyone may claim for a live entrant
+    assert (claimed.trainer, claimed.amount) == (a_addr, spec.bond + reward)
+    with pytest.raises(tm.TaskMarketNothingToClaim):  # once
+        anyone.market.claim(task_id, a_addr)
+    assert anyone.market.trainer_of(task_id, a_addr).claimed
+    assert anyone.market.credit_of(a_addr) == credit_before[a_addr] + comp_a + spec.bond + reward
     assert anyone.market.credit_of(b_addr) == 0
-    assert anyone.market.total_burnt() == burnt_before + spec.bond - comp
+    assert anyone.market.total_burnt() == burnt_before + left
     assert market_balance_matches(anyone)
 
     # Withdrawal: A's balance grows by its credit less the transaction fee.
@@ -287,6 +332,68 @@ def test_a_dispute_is_played_down_to_one_step_then_timed_out(players: dict[str, 
     assert nothing.value.args.account == b_addr
 
 
+# -- commit, reveal, copies and forfeits ------------------------------------------------------
+
+
+def test_result_commitment_matches_the_market_and_copies_forfeit(players: dict[str, Protocol]) -> None:
+    """`result_commitment` is the market's hash (a real commit, then reveal); a commitment is bound to its
+    trainer; an outside challenger that enters after seeing a result and reveals it is refused as a copy and,
+    never revealing, forfeits its bond to the client; entry closes an hour before the dispute deadline."""
+    client, a, b, anyone = players["client"], players["a"], players["b"], players["anyone"]
+    spec = dataclasses.replace(make_spec(client), slots=1)
+    spec = dataclasses.replace(spec, bond=client.market.min_bond(spec))
+    reward = ETHER
+    task_id = client.market.post_task(spec, reward)
+    a_addr, b_addr = a.market.chain.address, b.market.chain.address
+    honest_list = CheckpointList.from_steps(honest, STEPS, INTERVAL)
+    roots, salt = list(honest_list.roots), tm.new_salt()
+    a.market.join(task_id)
+    commitment = tm.result_commitment(task_id, a_addr, roots, salt)
+    assert commitment != tm.result_commitment(task_id, b_addr, roots, salt), "bound to the trainer"
+    assert commitment != tm.result_commitment(task_id + 1, a_addr, roots, salt), "bound to the task"
+    [made] = [a.market.commit(task_id, commitment)]
+    assert anyone.market.commitments(task_id) == [made] and made.commitment == commitment
+    assert anyone.market.trainer_of(task_id, a_addr).committed
+    past_submit_deadline(anyone, spec)
+    sub = a.market.submit(task_id, roots, salt)  # the market recomputes the same hash: the reveal is accepted
+    assert sub.trainer == a_addr and sub.checkpoint_root == honest_list.root
+    assert anyone.market.revealed_roots(task_id, a_addr) == tuple(roots)
+    assert anyone.market.revealed_roots(task_id, b_addr) is None
+
+    # b saw the reveal: it enters (no slot needed) with a's roots, and reveals them.
+    copied = anyone.market.revealed_roots(task_id, a_addr)
+    assert copied is not None
+    b_salt = tm.new_salt()
+    b.market.enter(task_id, tm.result_commitment(task_id, b_addr, copied, b_salt))
+    view = anyone.market.trainer_of(task_id, b_addr)
+    assert view.joined and view.challenger and view.committed and not view.submitted
+    task = anyone.market.task(task_id)
+    assert (task.joined, task.entrants) == (1, 2)
+    with pytest.raises(tm.TaskMarketRevealClosed):  # in the block of its commit (a call sees the latest block)
+        b.market.submit(task_id, copied, b_salt)
+    advance(anyone, 1)
+    with pytest.raises(tm.TaskMarketCopiedResult) as copy:
+        b.market.submit(task_id, copied, b_salt)
+    assert copy.value.args.group == sub.group and copy.value.args.groupCreatedBlock <= copy.value.args.committedBlock
+    with pytest.raises(tm.TaskMarketAlreadyJoined):
+        b.market.enter(task_id, bytes(32))
+    advance(anyone, tm.entry_closes(spec) - now(anyone) + 1)
+    with pytest.raises(tm.TaskMarketEntryClosed) as closed:
+        anyone.market.enter(task_id, bytes(32))
+    assert closed.value.args.closesAt == spec.dispute_deadline - tm.MIN_DISPUTE_WINDOW
+
+    advance(anyone, spec.dispute_deadline - now(anyone) + 1)
+    client_credit = anyone.market.credit_of(client.market.chain.address)
+    anyone.market.finalize(task_id)
+    [forfeit] = anyone.market._logs("BondsForfeited", {"taskId": task_id})
+    assert (int(forfeit["count"]), int(forfeit["amount"])) == (1, spec.bond)
+    assert anyone.market.credit_of(client.market.chain.address) == client_credit + spec.bond
+    with pytest.raises(tm.TaskMarketNothingToClaim):
+        anyone.market.claim(task_id, b_addr)
+    assert a.market.claim(task_id, a_addr).amount == spec.bond + reward
+    assert market_balance_matches(anyone)
+
+
 # -- wrong moves surface as typed exceptions with the contract's arguments ---------------------
 
 
@@ -295,7 +402,8 @@ def test_post_task_refuses_a_spec_too_tight_to_play(players: dict[str, Protocol]
     spec = make_spec(players["client"])
     with pytest.raises(tm.TaskMarketDisputeWindowTooShort) as window:
         market.post_task(dataclasses.replace(spec, dispute_deadline=spec.submit_deadline + 60), ETHER)
-    assert (window.value.args.window, window.value.args.minWindow) == (60, 3600)
+    assert (window.value.args.window, window.value.args.minWindow) == (60, tm.MIN_SUBMIT_TO_DISPUTE)
+    assert tm.MIN_SUBMIT_TO_DISPUTE == market.reveal_window() + market.min_dispute_window() == 4500
     with pytest.raises(tm.TaskMarketClockTooShort) as clock:
         market.post_task(dataclasses.replace(spec, clock=1), ETHER)
     assert clock.value.args.minClock == 60 * players["anyone"].game.round_bound(spec.config())
@@ -327,15 +435,37 @@ def test_bad_moves_raise_typed_exceptions(players: dict[str, Protocol]) -> None:
         "b": CheckpointList.from_steps(diverging(3), STEPS, INTERVAL),
     }
     roots = list(lists["b"].roots)
+    a_addr, b_addr = a.market.chain.address, b.market.chain.address
+    with pytest.raises(tm.TaskMarketNotCommitted):
+        b.market.submit(task_id, roots, bytes(32))
+    salts = {"a": commit(a, task_id, lists["a"]), "b": commit(b, task_id, lists["b"])}
+    with pytest.raises(tm.TaskMarketAlreadyCommitted):
+        b.market.commit(task_id, bytes(32))
+    with pytest.raises(tm.TaskMarketTaskFull):
+        anyone.market.join(task_id)
+    # Malformed lists are refused at the reveal, whatever was committed: two outside challengers commit to a
+    # short list and to one that does not start at the task's initial state.
+    odd = {"anyone": roots[:-1], "client": [sha("elsewhere"), *roots[1:]]}
+    odd_salt = tm.new_salt()
+    for name, claimed in odd.items():
+        p = players[name]
+        p.market.enter(task_id, tm.result_commitment(task_id, p.market.chain.address, claimed, odd_salt))
+    assert anyone.market.trainer_of(task_id, anyone.market.chain.address).challenger
+    past_submit_deadline(anyone, spec)
+    with pytest.raises(tm.TaskMarketSubmitClosed):  # no commits on a slot after the submit deadline
+        a.market.commit(task_id, bytes(32))
+    with pytest.raises(tm.TaskMarketRevealMismatch):
+        anyone.market.submit(task_id, roots, odd_salt)
     with pytest.raises(tm.TaskMarketCheckpointCount) as short:  # the whole list, steps 0 to T
-        b.market.submit(task_id, roots[:-1])
+        anyone.market.submit(task_id, odd["anyone"], odd_salt)
     assert (short.value.args.count, short.value.args.expected) == (len(roots) - 1, len(roots))
     with pytest.raises(tm.TaskMarketInitialStateMismatch) as start:  # from the task's initial state
-        b.market.submit(task_id, [sha("elsewhere"), *roots[1:]])
+        players["client"].market.submit(task_id, odd["client"], odd_salt)
     assert start.value.args.initialStateRoot == spec.initial_state_root and start.value.contract == "TaskMarket"
-    a.market.submit_list(task_id, lists["a"])
-    b.market.submit_list(task_id, lists["b"])
-    a_addr, b_addr = a.market.chain.address, b.market.chain.address
+    a.market.submit_list(task_id, lists["a"], salts["a"])
+    b.market.submit_list(task_id, lists["b"], salts["b"])
+    with pytest.raises(tm.TaskMarketAlreadySubmitted):
+        b.market.submit_list(task_id, lists["b"], salts["b"])
     with pytest.raises(tm.TaskMarketSameGroup):
         anyone.market.open_dispute(task_id, a_addr, a_addr)
     with pytest.raises(tm.TaskMarketNotSubmitted) as absent:

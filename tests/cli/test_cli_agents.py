@@ -6,6 +6,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -34,6 +35,7 @@ def one_line_error(result: object, code: int, *fragments: str) -> None:
         (["task", "post", "--reward", "0"], "--reward must be more than 0"),
         (["task", "post", "--arity", "6"], "--arity 6 is not a power of two"),
         (["task", "post", "--join-window", "900", "--submit-window", "600"], "the windows must grow"),
+        (["task", "post", "--submit-window", "3600", "--dispute-window", "7200"], "--submit-window + 4500 s"),
         (["trainer", "run", "--cheat", "no-such-cheat", "--task", "1"], "not in the catalogue"),
         (["trainer", "run", "--cheat", "faulty-kernel"], "--cheat needs exactly one --task"),
     ],
@@ -87,7 +89,8 @@ def test_task_show_prints_the_posted_spec(anvil: Anvil, deployed: Path, posted: 
     assert f"task {posted}: open" in out
     assert dev_accounts(2)[DEV_ACCOUNT["client"]].address in out  # the client role's dev account posted it
     assert "0.500000 ETH" in out and "8 (checkpoint every 4, batch 8)" in out
-    assert "0 joined, 0 submitted of 2 slots" in out
+    assert "0 joined, 0 submitted of 2 slots, 0 outside challengers" in out
+    assert "commit by" in out and "reveal by" in out and "enter by" in out
 
 
 @pytest.mark.anvil
@@ -205,7 +208,9 @@ def test_watch_shows_the_chain_and_stops_on_ctrl_c(anvil: Anvil, deployed: Path,
 @pytest.mark.anvil
 def test_trainers_as_processes_train_submit_and_get_paid(anvil: Anvil, deployed: Path, tmp_path: Path) -> None:
     """`task post`, two `trainer run` processes (each its own key and home, one public store), `task finalize`:
-    both train the task, agree, and withdraw their share of the reward; Ctrl-C stops each cleanly."""
+    both train the task and commit; once the test moves the chain past the submit deadline they reveal, agree;
+    past the dispute deadline `task finalize` claims for both, and they withdraw their share of the reward;
+    Ctrl-C stops each cleanly."""
     from offchain.chain.client import ChainClient
     from offchain.chain.deploy import load_deployment
     from offchain.contracts.protocol import Protocol
@@ -226,12 +231,26 @@ def test_trainers_as_processes_train_submit_and_get_paid(anvil: Anvil, deployed:
         command = [sys.executable, "-m", "offchain.cli", "trainer", "run", *common, "--account", str(i)]
         command += ["--home", str(tmp_path / f"trainer-{i}"), "--task", str(task_id), "--poll", "0.2"]
         procs[i] = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    spec = market.spec_of(task_id)
+
+    def past(t: int) -> None:  # the chain's clock, moved past chain time t
+        now = int(chain.w3.eth.get_block("latest")["timestamp"])
+        chain.w3.provider.make_request("evm_increaseTime", [max(1, t - now + 1)])  # type: ignore[arg-type]
+        chain.w3.provider.make_request("evm_mine", [])  # type: ignore[arg-type]
+
+    def wait_for(what: str, done: Callable[[], bool]) -> None:
+        while not done():
+            assert all(p.poll() is None for p in procs.values()), "a trainer process died"
+            assert time.monotonic() < deadline, f"the trainers did not {what} in time"
+            time.sleep(0.5)
+
     try:
         deadline = time.monotonic() + 180
-        while not all(market.trainer_of(task_id, a).submitted for a in accounts.values()):
-            assert all(p.poll() is None for p in procs.values()), "a trainer process died"
-            assert time.monotonic() < deadline, "the trainers did not submit in time"
-            time.sleep(0.5)
+        wait_for("commit", lambda: all(market.trainer_of(task_id, a).committed for a in accounts.values()))
+        assert not any(market.trainer_of(task_id, a).submitted for a in accounts.values())
+        past(spec.submit_deadline)
+        wait_for("reveal", lambda: all(market.trainer_of(task_id, a).submitted for a in accounts.values()))
+        past(spec.dispute_deadline)
         result = runner.invoke(app, ["task", "finalize", str(task_id), *common[:4]])
         assert result.exit_code == 0, result.output
         while any(market.credit_of(a) for a in accounts.values()):
@@ -253,4 +272,4 @@ def test_trainers_as_processes_train_submit_and_get_paid(anvil: Anvil, deployed:
         out, err = outputs[i]
         assert p.returncode == 0, err
         assert "Traceback" not in err
-        assert f"task {task_id}: submitted 3 checkpoints" in out and "withdrew" in out, out
+        assert f"task {task_id}: revealed its result: 3 checkpoints" in out and "withdrew" in out, out

@@ -24,7 +24,7 @@ from offchain.chain.deploy import ORACLE_ARGS, Deployment, deploy_all
 from offchain.contracts.dispute_game import Outcome, Side, Stage
 from offchain.contracts.protocol import Protocol
 from offchain.contracts.recompute_oracle import OracleParams, QuestionStatus
-from offchain.contracts.task_market import TaskSpec, TaskStatus, Wei
+from offchain.contracts.task_market import TaskSpec, TaskStatus, Wei, new_salt, result_commitment
 from offchain.game.player import PLAYING, GamePlayer, recompute
 from offchain.game.witness import Deviation, DeviationKind, RunWitness
 from trainer.commit import commit_tensor
@@ -153,9 +153,14 @@ def test_the_honest_trainer_wins_a_real_dispute(
     task_id, spec = post(client, honest)
     runs = {"honest": honest, "cheater": cheat}
     groups = {}
+    salts = {name: new_salt() for name in runs}
+    for name in ("honest", "cheater"):  # commit before the submit deadline, reveal after it
+        m = actors[name].market
+        m.join(task_id)
+        m.commit(task_id, result_commitment(task_id, m.chain.address, runs[name].checkpoints.roots, salts[name]))
+    advance(anyone, spec.submit_deadline - now(anyone) + 1)
     for name in ("honest", "cheater"):
-        actors[name].market.join(task_id)
-        groups[name] = actors[name].market.submit_list(task_id, runs[name].checkpoints).group
+        groups[name] = actors[name].market.submit_list(task_id, runs[name].checkpoints, salts[name]).group
     challenger = "cheater" if defender == "honest" else "honest"
     address = {name: actors[name].market.chain.address for name in ("honest", "cheater")}
     game_id = anyone.market.open_dispute(task_id, address[defender], address[challenger])
@@ -203,11 +208,15 @@ def test_the_honest_trainer_wins_a_real_dispute(
     assert anyone.market.group_of(task_id, groups["cheater"]).eliminated
     assert anyone.market.trainer_of(task_id, address["cheater"]).eliminated
     assert not anyone.market.trainer_of(task_id, address["honest"]).eliminated
+    advance(anyone, spec.dispute_deadline - now(anyone) + 1)  # never finalized earlier
     fin = client.market.finalize(task_id)
     assert fin.winning_group == groups["honest"]
     assert anyone.market.task(task_id).status is TaskStatus.FINALIZED
     h = actors["honest"].market.chain.address
-    assert anyone.market.credit_of(h) == 3 * ETHER + spec.bond + anyone.market.compensation(spec)
+    credited = anyone.market.credit_of(h)  # its metered gas, at most the compensation bound
+    assert 0 < credited <= anyone.market.compensation(spec)
+    assert anyone.market.claim(task_id, h).amount == 3 * ETHER + spec.bond
+    assert anyone.market.credit_of(h) == credited + 3 * ETHER + spec.bond
     assert anyone.market.credit_of(actors["cheater"].market.chain.address) == 0
     assert anyone.market.chain.balance(anyone.market.address) == anyone.market.totals()
     paid = actors["honest"].market.withdraw()

@@ -48,11 +48,15 @@ interface ITaskMarket {
         address client;
         TaskStatus status;
         uint256 reward;
-        uint32 joined;
-        uint32 submitted;
+        uint32 joined; // trainers on slots
+        uint32 submitted; // entrants that revealed a result
         uint32 groupCount;
         uint32 liveGroups;
         uint32 activeGames;
+        uint32 entrants; // trainers on slots and outside challengers
+        bool won; // finalized with one live group, `winningGroup`
+        uint32 winningGroup;
+        uint256 share; // the reward share of each live member of the winning group
     }
 
     struct GroupView {
@@ -74,15 +78,22 @@ interface ITaskMarket {
     }
 
     struct TrainerView {
-        bool joined;
-        bool submitted;
+        bool joined; // bonded: on a slot, or as an outside challenger
+        bool submitted; // revealed its result
         bool eliminated;
         uint32 group;
         uint256 pool; // once eliminated: its slashed bond left to pay compensation and fees from
+        bool challenger; // entered with `enter`, not on a slot
+        bool committed;
+        bool claimed;
     }
 
     event TaskPosted(uint256 indexed taskId, address indexed client, uint256 reward, TaskSpec spec);
     event TrainerJoined(uint256 indexed taskId, address indexed trainer, uint256 bond);
+    /// @notice An outside challenger bonded and committed (no slot needed).
+    event ChallengerEntered(uint256 indexed taskId, address indexed challenger, uint256 bond, bytes32 commitment);
+    /// @notice A result was committed; it is revealed with `submit`.
+    event ResultCommitted(uint256 indexed taskId, address indexed trainer, bytes32 commitment);
     event ResultSubmitted(
         uint256 indexed taskId,
         address indexed trainer,
@@ -106,48 +117,78 @@ interface ITaskMarket {
         uint256 indexed taskId, uint256 indexed gameId, address indexed winner, uint256 amount
     );
     event OracleFeePaid(uint256 indexed taskId, uint256 indexed gameId, uint256 questionId, uint256 amount);
+    /// @notice Whoever opened game `gameId` was repaid its gas (the game ended with a winner).
+    event OpenerRepaid(uint256 indexed taskId, uint256 indexed gameId, address indexed opener, uint256 amount);
+    /// @notice `count` entrants never revealed: their bonds went to the client.
+    event BondsForfeited(uint256 indexed taskId, uint256 count, uint256 amount);
     event TaskFinalized(uint256 indexed taskId, int256 winningGroup, uint256 reward); // -1: client refunded
+    /// @notice A live entrant's bond (and share of the reward) was credited.
+    event Claimed(uint256 indexed taskId, address indexed trainer, uint256 amount);
     event Credited(address indexed account, uint256 amount);
     event Burnt(uint256 indexed taskId, uint256 amount);
     event Withdrawn(address indexed account, uint256 amount);
 
     /// @notice Posts a task; `msg.value` (> 0) is the escrowed reward. Besides well-formed fields and
     ///         ordered deadlines, the spec must leave time to play (docs/game.md, "Market bounds"):
-    ///         joining open `MIN_JOIN_WINDOW` after posting, disputes open `MIN_DISPUTE_WINDOW` after
-    ///         the submit deadline, a clock of at least `MIN_MOVE_TIME` per move of the longest game, at
+    ///         joining open `MIN_JOIN_WINDOW` after posting, disputes open `REVEAL_WINDOW +
+    ///         MIN_DISPUTE_WINDOW` after the submit deadline, a clock of at least `MIN_MOVE_TIME` per move of the longest game, at
     ///         most `MAX_SLOTS` trainers and `MAX_CHECKPOINTS` checkpoints, and a largest proof that fits
     ///         one transaction (`proofGasBound(spec) <= MAX_PROOF_GAS`).
     function postTask(TaskSpec calldata spec) external payable returns (uint256 taskId);
 
-    /// @notice Joins before `joinDeadline` with at least `bond` (any excess is credited back).
+    /// @notice Joins a slot before `joinDeadline` with at least `bond` (any excess is credited back).
     function join(uint256 taskId) external payable;
 
-    /// @notice A joined trainer submits once, before `submitDeadline`, its whole checkpoint list: the
-    ///         `K + 1 = steps / checkpointInterval + 1` state roots after steps `0, c, 2c, ..., steps`, the
-    ///         first of them the task's initial state root. The market builds the list's root itself
-    ///         (leaves `leaf("CKPT" || u256(i c) || stateRoots[i])`, the padded tree of
-    ///         docs/commitments.md section 2), so every submitted root is that of a well-formed list;
-    ///         the last entry is the final state root. Submissions with the same root form a group.
-    /// @dev At `MAX_CHECKPOINTS` (a list of 4,097 roots) a submit takes 5,259,342 gas, the EIP-7623
+    /// @notice A joined trainer commits to its result before `submitDeadline`:
+    ///         `commitment = keccak256(abi.encode(taskId, trainer, keccak256(abi.encodePacked(stateRoots)), salt))`.
+    ///         Nobody can copy a result it has not seen, and nobody sees one before the deadline.
+    function commit(uint256 taskId, bytes32 commitment) external;
+
+    /// @notice An outside challenger, without a slot: bonds `bond` (any excess credited back) and commits
+    ///         a result, until `MIN_DISPUTE_WINDOW` before the dispute deadline. It reveals with `submit`
+    ///         and plays games like any trainer, so a task whose slots were squatted can still be
+    ///         disputed; if its group is the one left, it shares the reward.
+    function enter(uint256 taskId, bytes32 commitment) external payable;
+
+    /// @notice Reveals a committed result: the whole checkpoint list, the `K + 1 = steps /
+    ///         checkpointInterval + 1` state roots after steps `0, c, 2c, ..., steps`, the first of them
+    ///         the task's initial state root, and the commitment's salt. Allowed after the submit
+    ///         deadline (and after the commit's block), until `REVEAL_WINDOW` after the later of the
+    ///         submit deadline and the commit. The market builds the list's root itself (leaves
+    ///         `leaf("CKPT" || u256(i c) || stateRoots[i])`, the padded tree of docs/commitments.md
+    ///         section 2); the last entry is the final state root. Results with the same root form a
+    ///         group; a result may join a group only if the group was created after its commit (else it
+    ///         is a copy: `TaskMarketCopiedResult`). An entrant that never reveals forfeits its bond to
+    ///         the client.
+    /// @dev At `MAX_CHECKPOINTS` (a list of 4,097 roots) a submit takes about 5.3M gas, the EIP-7623
     ///      calldata floor (10 gas a token, 40 a non-zero byte) most of it
     ///      (contracts/test/TaskMarketGas.t.sol).
     /// @param stateRoots The state roots at steps `0, c, ..., steps`, in order.
-    function submit(uint256 taskId, bytes32[] calldata stateRoots) external;
+    /// @param salt The commitment's salt.
+    function submit(uint256 taskId, bytes32[] calldata stateRoots, bytes32 salt) external;
 
-    /// @notice Anyone, before `disputeDeadline`: opens the game between two trainers of different
+    /// @notice Anyone, before `disputeDeadline`: opens the game between two entrants of different
     ///         groups, neither eliminated, that have not played each other. Each plays its own side:
-    ///         a game decides only about the two who played it.
+    ///         a game decides only about the two who played it. The caller's gas is repaid from the
+    ///         loser's pool if the game ends with a winner.
     function openDispute(uint256 taskId, address defender, address challenger)
         external
         returns (uint256 gameId);
 
-    /// @notice Anyone, once the game has ended: eliminates the loser(s), pays the oracle fee and the
-    ///         winner's compensation from the loser's slashed bond.
+    /// @notice Anyone, once the game has ended: eliminates the loser(s), pays from the loser's slashed
+    ///         bond the oracle fee, the opener's gas and the winner's metered gas, each at
+    ///         `min(price paid, gasPriceCap)` and within its bound.
     function settleDispute(uint256 gameId) external;
 
-    /// @notice Anyone, when no game is running and either the dispute deadline passed or a single
-    ///         group is left after the submit deadline (or after every slot submitted).
+    /// @notice Anyone, after the dispute deadline and once no game is running (never earlier: an
+    ///         outside challenger may still come). Credits the client the forfeited bonds of entrants
+    ///         that never revealed and, unless exactly one group is live, the reward; burns what is
+    ///         left of the eliminated trainers' pools. Live entrants then `claim`.
     function finalize(uint256 taskId) external;
+
+    /// @notice Anyone, for a live entrant of a finalized task that revealed: credits it its bond and,
+    ///         if its group won, its share of the reward. Pull-based, so finalizing loops over nothing.
+    function claim(uint256 taskId, address trainer) external;
 
     /// @notice Sends the caller its whole credit.
     function withdraw() external;
@@ -195,9 +236,16 @@ interface ITaskMarket {
     /// @notice Least seconds between posting and `joinDeadline` (5 minutes): trainers other than the
     ///         client's own must see the task and join.
     function MIN_JOIN_WINDOW() external view returns (uint256);
-    /// @notice Least seconds between `submitDeadline` and `disputeDeadline` (1 hour): a trainer that sees
-    ///         a result submitted in the last second still has 300 blocks of 12 s to open a dispute.
+    /// @notice Least seconds disputes stay open after the reveals (1 hour): `disputeDeadline` is at least
+    ///         `REVEAL_WINDOW + MIN_DISPUTE_WINDOW` after `submitDeadline`, so a trainer that sees a result
+    ///         revealed in the last second still has 300 blocks of 12 s to open a dispute; outside
+    ///         challengers enter until `MIN_DISPUTE_WINDOW` before the deadline.
     function MIN_DISPUTE_WINDOW() external view returns (uint256);
+    /// @notice Seconds an entrant has to reveal its committed result (15 minutes): after the submit
+    ///         deadline, or after its commit if it entered later.
+    function REVEAL_WINDOW() external view returns (uint256);
+    /// @notice Gas allowance of `openDispute` for the opener's repayment and the bond (1,000,000).
+    function OPEN_GAS_BOUND() external view returns (uint256);
     /// @notice Least seconds of clock per move (1 minute, 5 blocks of 12 s): `clock` must be at least
     ///         `game.roundBound(cfg) * MIN_MOVE_TIME`, so a side that moves within a minute of its turn
     ///         never runs out of time in the longest game.

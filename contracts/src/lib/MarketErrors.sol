@@ -156,3 +156,11 @@ error TaskMarketNothingToWithdraw(address account);
 
 /// @notice Sending `amount` wei to `account` failed (its credit is restored by the revert).
 error TaskMarketTransferFailed(address account, uint256 amount);
+error TaskMarketAlreadyCommitted(uint256 taskId, address trainer);
+error TaskMarketNotCommitted(uint256 taskId, address trainer);
+error TaskMarketRevealMismatch(uint256 taskId, address trainer);
+error TaskMarketRevealClosed(uint256 taskId, uint256 opensAfter, uint256 closesAt, uint256 timestamp);
+error TaskMarketCopiedResult(uint256 taskId, uint32 group, uint256 groupCreatedBlock, uint256 committedBlock);
+error TaskMarketEntryClosed(uint256 taskId, uint256 closesAt, uint256 timestamp);
+error TaskMarketNotFinalized(uint256 taskId);
+error TaskMarketNothingToClaim(uint256 taskId, address trainer);

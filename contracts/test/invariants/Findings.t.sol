@@ -32,6 +32,7 @@ contract FindingsTest is Test {
     address internal cheater = makeAddr("cheater");
 
     function setUp() public {
+        vm.txGasPrice(0.5 gwei); // below the tasks' cap: a winner is repaid exactly what it spent
         recompute = OracleSetup.deploy(OracleSetup.params(0.01 ether, 1 ether, 0.1 ether, 0.1 ether, WINDOW, 1 days, 1, 2));
         game = new DisputeGame(recompute);
         market = new TaskMarket(game, recompute);
@@ -72,8 +73,9 @@ contract FindingsTest is Test {
     /// @notice Finding 2a: when `members[0]` played for its group, a sybil that submitted the honest
     ///         root first threw the game and every honest member was slashed. Games are now between
     ///         trainers: the sybil loses its own game alone, the honest trainer beats the cheater, keeps
-    ///         its bond, takes the reward and is paid the compensation (finding 3: it was paid to
-    ///         `members[0]`, whoever moved).
+    ///         its bond, takes the reward and is repaid what its own moves cost (finding 3: the
+    ///         compensation was paid to `members[0]`, whoever moved; issue 12: it is metered now, so
+    ///         the sybil that never moved is repaid nothing).
     function test_settleDispute_sybilThrowsItsOwnGame_honestWins_succeeds() public {
         (ProtocolModel.Run memory run, uint256 taskId) = _task();
         CheckpointLists.List memory truth = _enterAll(run, taskId);
@@ -92,14 +94,19 @@ contract FindingsTest is Test {
         vm.prank(honest);
         game.descend(played, nodes, new bytes32[](0));
         vm.warp(block.timestamp + market.specOf(taskId).clock + 1); // the cheater gives up
+        vm.prank(honest);
         game.timeout(played);
+        (, uint256[2] memory spent) = game.meterOf(played);
+        uint256 repaid = spent[0];
+        assertGt(repaid, 0, "the honest trainer's two calls");
+        assertLt(repaid, market.compensation(market.specOf(taskId)), "below the bound");
         market.settleDispute(played);
         vm.warp(market.specOf(taskId).disputeDeadline + 1);
         market.finalize(taskId);
+        market.claim(taskId, honest);
 
-        uint256 compensation = market.compensation(market.specOf(taskId));
-        assertGt(compensation, 0);
-        assertEq(market.creditOf(honest), bond + 1 ether + compensation, "bond, reward and compensation");
+        assertEq(market.creditOf(honest), bond + 1 ether + repaid, "bond, reward and its metered gas");
+        assertEq(market.creditOf(sybil), 0, "the sybil that never moved: nothing");
     }
 
     /// @notice Finding 2b: when any member could move for its group, a sybil that copied the honest
@@ -168,7 +175,7 @@ contract FindingsTest is Test {
         spec.gasPriceCap = 1 gwei;
         spec.joinDeadline = uint64(block.timestamp + 1 hours);
         spec.submitDeadline = spec.joinDeadline;
-        spec.disputeDeadline = spec.submitDeadline + 1 days;
+        spec.disputeDeadline = spec.submitDeadline + 1 days; // reveals, then disputes
         spec.bond = market.minBond(spec);
         taskId = market.postTask{value: 1 ether}(spec);
     }
@@ -178,26 +185,41 @@ contract FindingsTest is Test {
         return ProtocolModel.Claims({salt: "cheater", ckptMask: 1 << 2, bugMask: 1});
     }
 
-    /// @dev The sybil submits the true list first (copied from the honest trainer's pending
-    ///      transaction), then the honest trainer, then the cheater its lie.
+    /// @dev The sybil holds the true list too (its owner trained once, or colludes with a trainer that
+    ///      did: commit-reveal stops copying, not sharing) and reveals it first, then the honest
+    ///      trainer, then the cheater its lie.
     function _enterAll(ProtocolModel.Run memory run, uint256 taskId)
         internal
         returns (CheckpointLists.List memory truth)
     {
         ProtocolModel.Claims memory honestClaims;
         truth = ProtocolModel.checkpointList(run, honestClaims);
+        CheckpointLists.List memory lie = ProtocolModel.checkpointList(run, _lie());
         _enter(taskId, sybil, truth);
         _enter(taskId, honest, truth);
-        _enter(taskId, cheater, ProtocolModel.checkpointList(run, _lie()));
+        _enter(taskId, cheater, lie);
+        vm.warp(market.specOf(taskId).submitDeadline + 1);
+        vm.roll(block.number + 1);
+        _reveal(taskId, sybil, truth);
+        _reveal(taskId, honest, truth);
+        _reveal(taskId, cheater, lie);
     }
 
-    /// @dev Joins and submits `list`.
+    /// @dev Joins and commits to `list`.
     function _enter(uint256 taskId, address trainer, CheckpointLists.List memory list) internal {
         uint256 bond = market.specOf(taskId).bond;
+        bytes32 salt = keccak256(abi.encode("salt", trainer));
+        bytes32 commitment = keccak256(abi.encode(taskId, trainer, keccak256(abi.encodePacked(list.stateRoots)), salt));
         vm.deal(trainer, bond);
         vm.startPrank(trainer);
         market.join{value: bond}(taskId);
-        market.submit(taskId, list.stateRoots);
+        market.commit(taskId, commitment);
         vm.stopPrank();
+    }
+
+    /// @dev Reveals the committed `list`.
+    function _reveal(uint256 taskId, address trainer, CheckpointLists.List memory list) internal {
+        vm.prank(trainer);
+        market.submit(taskId, list.stateRoots, keccak256(abi.encode("salt", trainer)));
     }
 }

@@ -12,25 +12,33 @@ import {ProtocolModel} from "./ProtocolModel.sol";
 
 /// @title MarketHandler
 /// @notice Drives the task market, its dispute games and the recompute oracle through random but
-///         meaningful sequences: tasks of random shapes, honest trainers and cheaters joining and
-///         submitting real checkpoint lists (ProtocolModel), disputes between any two live groups,
-///         games played move by move down to the proofs and the oracle, timeouts, settlements,
-///         finalizations and withdrawals, with the clock advanced by `warp`.
+///         meaningful sequences: tasks of random shapes, honest trainers and cheaters joining,
+///         committing and revealing real checkpoint lists (ProtocolModel), a copier, a ring of squatters
+///         and an honest outside challenger, disputes between any two live groups, games played move by
+///         move down to the proofs and the oracle, timeouts, settlements, finalizations, claims and
+///         withdrawals, with the clock advanced by `warp`.
 /// @dev Actors and what they assume (PROPERTIES.md):
-///      - Honest trainers submit the true list with their join, and answer every turn of their games
-///        at once: `warp` first lets them move (they are always online), so their clocks never run
-///        out.
-///      - Cheaters submit a list with some lying checkpoints (or never submit), lie at random points
-///        of the bisection, pick a phase-2 strategy per game (ProtocolModel), stop when they cannot
-///        prove, and may stop at any move for good.
-///      - The copier submits the true root without computing it, possibly before every honest
-///        trainer, and never moves: it loses its own games, which must cost the honest trainers of
-///        its group nothing.
+///      - Honest trainers commit the true list with their join and reveal it as soon as reveals open,
+///        and answer every turn of their games at once: `warp` first lets them reveal and move (they
+///        are always online), so their reveal windows and clocks never run out.
+///      - Cheaters commit a list with some lying checkpoints (at once, later with `commit`, or never),
+///        reveal it at the first chance (one in eight never does, and forfeits), lie at random points of the
+///        bisection, pick a phase-2 strategy per game (ProtocolModel), stop when they cannot prove, and
+///        may stop at any move for good.
+///      - The copier never trains: on a slot it commits junk or nothing; once an honest result is
+///        revealed it tries to reveal a copy of it (on its slot, or as an outside entrant that
+///        commits to the copy in the block of the honest reveal or later). Every copy must be refused.
+///      - The squatter ring takes every slot of some tasks at posting, all committed to one fabricated
+///        list, and reveals it; it plays its games like a cheater.
+///      - The outside challenger is honest: it `enter`s a task whose true result nobody revealed yet
+///        (a squatted task above all), reveals the true list, opens its games itself and plays them
+///        like an honest trainer.
 ///      - Oracles answer truthfully or stay silent; committees vote truthfully or stay silent. Silent
 ///        oracles' questions are reassigned by `oracleStep` at random times, or by a keeper as soon
 ///        as a window ends (on some `warp`s): the bound on a game's length must hold either way.
 ///      Every move the handler scripts must be accepted: a revert is counted in `honestMoveFailures`
-///      or `scriptedMoveFailures`, which the test asserts to be zero.
+///      or `scriptedMoveFailures`, which the test asserts to be zero. Transactions pay 0.5 gwei, half
+///      the cap of the tasks that have one, so repayments are metered in wei.
 contract MarketHandler is Test {
     using CheckpointLists for CheckpointLists.List;
 
@@ -40,6 +48,11 @@ contract MarketHandler is Test {
     uint256 internal constant RECENT_GAMES = 12;
     uint256 internal constant MAX_WARP = 12 hours;
     uint256 internal constant NEVER = type(uint256).max;
+    uint256 internal constant GAS_PRICE = 0.5 gwei;
+    /// @dev The storage slot of `TaskMarket._tasks` and the word of `Task.pools` in a Task
+    ///      (`forge inspect TaskMarket storageLayout`).
+    uint256 internal constant TASKS_SLOT = 1;
+    uint256 internal constant POOLS_WORD = 5;
 
     /// @notice What the handler remembers of a game.
     struct GameGhost {
@@ -64,16 +77,27 @@ contract MarketHandler is Test {
         bytes32 input;
     }
 
+    /// @notice An entrant's commitment: when, and to which roots (`committed == false`: none).
+    struct CommitGhost {
+        bool committed;
+        bool revealed;
+        uint64 at;
+        uint64 blockNumber;
+        bool junk; // the copier's: nothing it can reveal
+    }
+
     ITaskMarket public immutable market;
     IDisputeGame public immutable game;
     IRecomputeOracle public immutable oracle;
 
-    address[] internal _trainers; // honest ones first
+    address[] internal _trainers; // every actor that bonds: honest, cheaters, copier, challenger, ring
+    address[] internal _cheaters;
+    address[] internal _ring;
     address[] internal _clients;
     address[] internal _oracles;
     address internal immutable _anyone;
-    address internal immutable _copier; // submits the true root it copied, never moves
-    uint256 internal immutable _honestCount;
+    address internal immutable _copier; // never trains; tries to reveal copies
+    address internal immutable _challenger; // honest, enters from outside
     mapping(address => bool) public isHonest;
     mapping(address => bytes32) internal _saltOf;
 
@@ -81,9 +105,12 @@ contract MarketHandler is Test {
     mapping(uint256 taskId => ProtocolModel.Run) internal _runs;
     mapping(uint256 taskId => mapping(address trainer => ProtocolModel.Claims)) internal _claims;
     mapping(uint256 taskId => mapping(address trainer => bool)) internal _joined;
-    mapping(uint256 taskId => mapping(address trainer => bool)) internal _submitted;
+    mapping(uint256 taskId => mapping(address trainer => CommitGhost)) internal _commits;
     mapping(uint256 taskId => mapping(bytes32 pair => bool)) internal _played;
     mapping(uint256 taskId => bool) public hasHonestSubmitter;
+    mapping(uint256 taskId => bool) public squatted;
+    /// @dev A cheater that will never reveal what it committed (it forfeits its bond to the client).
+    mapping(uint256 taskId => mapping(address trainer => bool)) internal _silent;
     mapping(address trainer => uint256[]) internal _tasksOf;
 
     uint256[] internal _gameIds;
@@ -99,10 +126,26 @@ contract MarketHandler is Test {
     uint256 public scriptedMoveFailures;
     bytes public lastFailure;
     uint256 public clientViolations;
+    /// @notice Finalizations that credited the client other than reward (unless one group is live) +
+    ///         forfeited bonds + the division's remainder.
+    uint256 public clientCreditMismatches;
+    /// @notice Claims that credited other than the bond (+ the share for a winner).
+    uint256 public claimMismatches;
+    /// @notice Copies of an honest result the market accepted (a reveal of them succeeded).
+    uint256 public copiesAccepted;
     mapping(bytes32 => uint256) public calls;
     /// @notice Coverage: moves made per stage, games settled per outcome.
     mapping(IDisputeGame.Stage => uint256) public movesIn;
     mapping(IDisputeGame.Outcome => uint256) public settled;
+
+    /// @dev Every action's transactions pay `GAS_PRICE` (metered by the game and `openDispute`). The
+    ///      price is reset after it: the runner settles each call's gas at the price it ends with,
+    ///      which must be the one it started with (zero) or ether would be made from nothing.
+    modifier priced() {
+        vm.txGasPrice(GAS_PRICE);
+        _;
+        vm.txGasPrice(0);
+    }
 
     constructor(ITaskMarket market_, IDisputeGame game_, IRecomputeOracle oracle_) {
         market = market_;
@@ -111,16 +154,24 @@ contract MarketHandler is Test {
         _anyone = makeAddr("anyone");
         _trainers.push(makeAddr("honest0"));
         _trainers.push(makeAddr("honest1"));
-        _honestCount = 2;
-        _trainers.push(makeAddr("cheater0"));
-        _trainers.push(makeAddr("cheater1"));
-        _trainers.push(makeAddr("cheater2"));
-        _trainers.push(makeAddr("copier"));
+        for (uint256 i; i < 3; ++i) {
+            _cheaters.push(makeAddr(string.concat("cheater", vm.toString(i))));
+            _trainers.push(_cheaters[i]);
+        }
+        _copier = makeAddr("copier");
+        _trainers.push(_copier);
+        _challenger = makeAddr("challenger");
+        _trainers.push(_challenger);
+        for (uint256 i; i < 4; ++i) {
+            _ring.push(makeAddr(string.concat("squatter", vm.toString(i))));
+            _trainers.push(_ring[i]);
+        }
         for (uint256 i; i < _trainers.length; ++i) {
-            isHonest[_trainers[i]] = i < 2;
             _saltOf[_trainers[i]] = keccak256(abi.encode("trainer", i));
         }
-        _copier = _trainers[5];
+        isHonest[_trainers[0]] = true;
+        isHonest[_trainers[1]] = true;
+        isHonest[_challenger] = true;
         _clients.push(makeAddr("client0"));
         _clients.push(makeAddr("client1"));
         for (uint256 i; i < 4; ++i) {
@@ -132,8 +183,9 @@ contract MarketHandler is Test {
 
     // ---- tasks -----------------------------------------------------------------------------------
 
-    /// @notice A client posts a task of a random shape.
-    function postTask(uint256 clientSeed, uint256 shapeSeed, uint256 reward, uint256 deadlineSeed) external {
+    /// @notice A client posts a task of a random shape. One time in four the squatter ring takes every
+    ///         slot at once; otherwise trainers waiting for work (honest ones, cheaters, the copier) join.
+    function postTask(uint256 clientSeed, uint256 shapeSeed, uint256 reward, uint256 deadlineSeed) external priced {
         if (_taskIds.length >= MAX_TASKS || _openTasks() >= RECENT_TASKS) return;
         ++calls["postTask"];
         ProtocolModel.Run memory run = _shape(shapeSeed, _taskIds.length);
@@ -147,22 +199,50 @@ contract MarketHandler is Test {
         deposited[client] += reward;
         _runs[taskId] = run;
         _taskIds.push(taskId);
-        // Trainers waiting for work join at once; others may join later.
         uint256 waiting = uint256(keccak256(abi.encode(clientSeed, "waiting")));
-        for (uint256 i; i < _trainers.length; ++i) {
+        if (waiting % 5 == 0) {
+            _squat(taskId, spec.slots, waiting);
+            return;
+        }
+        for (uint256 i; i < 6; ++i) {
             if ((waiting >> i) & 1 == 1) {
                 _join(taskId, _trainers[i], waiting >> (8 + i * 32), waiting >> (i + 100));
             }
         }
     }
 
-    /// @notice The trainers of `trainerMask` join a task. An honest one submits the true list at once;
-    ///         a cheater picks its lies and submits them at once, later (`submit`) or never.
-    function join(uint256 trainerMask, uint256 taskSeed, uint256 extra, uint256 maskSeed) external {
+    /// @dev The ring joins every slot, each member committed to the same fabricated list.
+    function _squat(uint256 taskId, uint32 slots, uint256 seed) internal {
+        ++calls["squat"];
+        squatted[taskId] = true;
+        ProtocolModel.Run memory run = _runs[taskId];
+        uint256 k = run.steps / run.interval;
+        ProtocolModel.Claims memory lie = ProtocolModel.Claims({
+            salt: keccak256(abi.encode("ring", taskId)),
+            ckptMask: ((seed % ((uint256(1) << k) - 1)) + 1) << 1,
+            bugMask: ((seed >> 128) % ((uint256(1) << run.nodes) - 1)) + 1
+        });
+        uint256 bond = market.specOf(taskId).bond;
+        for (uint256 i; i < slots; ++i) {
+            address m = _ring[i];
+            vm.deal(m, m.balance + bond);
+            vm.prank(m);
+            market.join{value: bond}(taskId);
+            deposited[m] += bond;
+            _joined[taskId][m] = true;
+            _claims[taskId][m] = lie;
+            _commitTo(taskId, m);
+        }
+    }
+
+    /// @notice The trainers of `trainerMask` (honest ones, cheaters, the copier) join a task. An honest
+    ///         one commits the true list at once; a cheater picks its lies and commits them at once,
+    ///         later (`commit`) or never; the copier commits junk or nothing.
+    function join(uint256 trainerMask, uint256 taskSeed, uint256 extra, uint256 maskSeed) external priced {
         if (_taskIds.length == 0) return;
         uint256 taskId = _recentTask(taskSeed);
         trainerMask = uint256(keccak256(abi.encode(trainerMask)));
-        for (uint256 i; i < _trainers.length; ++i) {
+        for (uint256 i; i < 6; ++i) {
             if ((trainerMask >> i) & 1 == 0) continue;
             _join(taskId, _trainers[i], extra >> (i * 32), uint256(keccak256(abi.encode(maskSeed, i))));
         }
@@ -182,13 +262,12 @@ contract MarketHandler is Test {
         _joined[taskId][trainer] = true;
         _tasksOf[trainer].push(taskId);
         if (isHonest[trainer]) {
-            _submit(taskId, trainer);
-            hasHonestSubmitter[taskId] = true;
+            _commitTo(taskId, trainer);
             return;
         }
         if (trainer == _copier) {
-            // It copies the true root (from the mempool, say): it may even be the group's first member.
-            if ((maskSeed >> 120) % 4 != 0) _submit(taskId, trainer);
+            // It has nothing to commit to before the deadline: junk, or nothing at all.
+            if ((maskSeed >> 120) % 2 == 0) _commitJunk(taskId);
             return;
         }
         ProtocolModel.Run memory run = _runs[taskId];
@@ -200,41 +279,151 @@ contract MarketHandler is Test {
             // node, which the oracle answers with BothLose.
             bugMask: (((maskSeed >> 128) % ((uint256(1) << run.nodes) - 1)) + 1) | ((maskSeed >> 127) & 1)
         });
-        if ((maskSeed >> 120) % 4 != 0) _submit(taskId, trainer);
+        _silent[taskId][trainer] = (maskSeed >> 124) % 8 == 0; // never reveals: forfeits its bond
+        if ((maskSeed >> 120) % 8 != 0) _commitTo(taskId, trainer);
     }
 
-    /// @notice A cheater that joined submits its lying list.
-    function submit(uint256 trainerSeed, uint256 taskSeed) external {
+    /// @notice A cheater that joined and has not committed commits its lying list (before the deadline).
+    function commit(uint256 trainerSeed, uint256 taskSeed) external priced {
         if (_taskIds.length == 0) return;
         uint256 taskId = _recentTask(taskSeed);
-        address trainer = _trainers[_honestCount + trainerSeed % (_trainers.length - _honestCount)];
-        if (!_joined[taskId][trainer] || _submitted[taskId][trainer]) return;
+        address trainer = _cheaters[trainerSeed % _cheaters.length];
+        if (!_joined[taskId][trainer] || _commits[taskId][trainer].committed) return;
         if (market.task(taskId).status != ITaskMarket.TaskStatus.Open) return;
         if (block.timestamp > market.specOf(taskId).submitDeadline) return;
-        ++calls["submit"];
-        _submit(taskId, trainer);
+        ++calls["commit"];
+        _commitTo(taskId, trainer);
     }
 
-    /// @notice Anyone opens a game between two trainers of different groups, neither eliminated, that
-    ///         have not played each other; or (one time in four) every such game of the task at once.
-    function openDispute(uint256 taskSeed, uint256 a, uint256 b, uint256 playSeed) external {
+    /// @notice A cheater or squatter reveals its committed list, if its reveal window is open now (most
+    ///         reveal in `warp`, at the first chance; a silent cheater here, late, or never).
+    function reveal(uint256 trainerSeed, uint256 taskSeed) external priced {
+        if (_taskIds.length == 0) return;
+        uint256 taskId = _recentTask(taskSeed);
+        uint256 i = trainerSeed % (_cheaters.length + _ring.length);
+        address trainer = i < _cheaters.length ? _cheaters[i] : _ring[i - _cheaters.length];
+        if (!_canRevealNow(taskId, trainer)) return;
+        ++calls["reveal"];
+        _reveal(taskId, trainer);
+    }
+
+    /// @notice The copier tries to pass off an honest revealed result as its own: on its slot it reveals
+    ///         the true list with the commitment it has (junk) or without one; off a slot it enters,
+    ///         committed to the true list in this block (the honest reveal may be in it), and reveals it
+    ///         in the next. Every attempt must revert; the bond it entered with is forfeited.
+    function copy(uint256 taskSeed, uint256 seed) external priced {
+        if (_taskIds.length == 0) return;
+        uint256 taskId = _recentTask(taskSeed);
+        ITaskMarket.TaskView memory t = market.task(taskId);
+        if (t.status != ITaskMarket.TaskStatus.Open || !_trueGroupExists(taskId, t)) return;
+        ITaskMarket.TaskSpec memory spec = market.specOf(taskId);
+        bytes32[] memory copied = trueList(taskId).stateRoots;
+        ITaskMarket.TrainerView memory tr = market.trainerOf(taskId, _copier);
+        if (!tr.joined) {
+            if (block.timestamp > uint256(spec.disputeDeadline) - market.MIN_DISPUTE_WINDOW() || seed % 2 == 0) {
+                return;
+            }
+            ++calls["copy.enter"];
+            vm.deal(_copier, _copier.balance + spec.bond);
+            bytes32 c = _commitment(taskId, _copier, copied);
+            vm.prank(_copier);
+            market.enter{value: spec.bond}(taskId, c);
+            deposited[_copier] += spec.bond;
+            _joined[taskId][_copier] = true;
+            _commits[taskId][_copier] = CommitGhost({
+                committed: true, revealed: false, at: uint64(block.timestamp), blockNumber: uint64(block.number), junk: false
+            });
+            vm.roll(block.number + 1);
+        } else if (tr.submitted) {
+            return;
+        }
+        ++calls["copy.reveal"];
+        vm.prank(_copier);
+        try market.submit(taskId, copied, _saltOf[_copier]) {
+            ++copiesAccepted;
+            _commits[taskId][_copier].revealed = true;
+        } catch {}
+    }
+
+    /// @notice The honest outside challenger enters a task whose true result nobody revealed yet (a
+    ///         squatted task first), committed to the true list; it reveals as soon as it may (here if
+    ///         reveals are open, else in `warp`) and opens its games itself.
+    function challenge(uint256 taskSeed) external priced {
+        if (_taskIds.length == 0) return;
+        uint256 taskId = _squattedTask(taskSeed);
+        ITaskMarket.TaskView memory t = market.task(taskId);
+        ITaskMarket.TaskSpec memory spec = market.specOf(taskId);
+        if (t.status != ITaskMarket.TaskStatus.Open || _joined[taskId][_challenger]) return;
+        if (block.timestamp > uint256(spec.disputeDeadline) - market.MIN_DISPUTE_WINDOW()) return;
+        // A result already revealed cannot be joined (it would be a copy), and needs no challenger.
+        if (_trueGroupExists(taskId, t)) return;
+        ++calls["challenge"];
+        vm.deal(_challenger, _challenger.balance + spec.bond);
+        bytes32 c = _commitment(taskId, _challenger, trueList(taskId).stateRoots); // before the prank
+        vm.prank(_challenger);
+        market.enter{value: spec.bond}(taskId, c);
+        deposited[_challenger] += spec.bond;
+        _joined[taskId][_challenger] = true;
+        _tasksOf[_challenger].push(taskId);
+        _commits[taskId][_challenger] = CommitGhost({
+            committed: true, revealed: false, at: uint64(block.timestamp), blockNumber: uint64(block.number), junk: false
+        });
+        if (block.timestamp > spec.submitDeadline) {
+            vm.roll(block.number + 1);
+            _reveal(taskId, _challenger);
+            _disputeAll(taskId, _challenger, uint256(keccak256(abi.encode(taskSeed, "games"))));
+        }
+    }
+
+    /// @dev The honest entrant `h`, revealed and live, opens a game against every live revealed entrant
+    ///      of another group it has not played (it is the opener, or one time in three a watcher: the
+    ///      opener's gas is repaid when `h` wins), as the challenger or (a slot trainer, one time in
+    ///      two) the defender.
+    function _disputeAll(uint256 taskId, address h, uint256 playSeed) internal {
+        if (market.task(taskId).status != ITaskMarket.TaskStatus.Open) return;
+        if (block.timestamp > market.specOf(taskId).disputeDeadline) return;
+        if (!_commits[taskId][h].revealed) return;
+        address[] memory entrants = market.trainersOf(taskId);
+        for (uint256 i; i < entrants.length; ++i) {
+            uint256 seed = uint256(keccak256(abi.encode(playSeed, i)));
+            address opener = (seed >> 8) % 3 == 0 ? _anyone : h; // or a watcher does
+            if (h != _challenger && seed % 2 == 0) _open(taskId, h, entrants[i], opener, seed);
+            else _open(taskId, entrants[i], h, opener, seed);
+        }
+    }
+
+    /// @notice Anyone (or one of the two players) opens a game between two entrants of different
+    ///         groups, neither eliminated, that have not played each other; or (one time in four) every
+    ///         such game of the task at once.
+    function openDispute(uint256 taskSeed, uint256 a, uint256 b, uint256 playSeed) external priced {
         if (_taskIds.length == 0) return;
         uint256 taskId = _recentTask(taskSeed);
         if (market.task(taskId).status != ITaskMarket.TaskStatus.Open) return;
         if (block.timestamp > market.specOf(taskId).disputeDeadline) return;
         uint256 n = _trainers.length;
         if (playSeed % 4 != 0) {
-            _open(taskId, _trainers[a % n], _trainers[b % n], playSeed);
+            address d = _trainers[a % n];
+            address c = _trainers[b % n];
+            _open(taskId, d, c, _opener(d, c, playSeed), playSeed);
             return;
         }
         for (uint256 i; i < n; ++i) {
             for (uint256 j; j < n; ++j) {
-                _open(taskId, _trainers[i], _trainers[j], uint256(keccak256(abi.encode(playSeed, i, j))));
+                uint256 seed = uint256(keccak256(abi.encode(playSeed, i, j)));
+                _open(taskId, _trainers[i], _trainers[j], _opener(_trainers[i], _trainers[j], seed), seed);
             }
         }
     }
 
-    function _open(uint256 taskId, address defender, address challenger, uint256 playSeed) internal {
+    /// @dev Who opens a game: a watcher (`_anyone`), the defender or the challenger.
+    function _opener(address defender, address challenger, uint256 seed) internal view returns (address) {
+        uint256 pick = (seed >> 200) % 3;
+        return pick == 0 ? _anyone : pick == 1 ? defender : challenger;
+    }
+
+    function _open(uint256 taskId, address defender, address challenger, address opener, uint256 playSeed)
+        internal
+    {
         ITaskMarket.TrainerView memory d = market.trainerOf(taskId, defender);
         ITaskMarket.TrainerView memory c = market.trainerOf(taskId, challenger);
         if (!d.submitted || !c.submitted || d.eliminated || c.eliminated || d.group == c.group) return;
@@ -243,7 +432,8 @@ contract MarketHandler is Test {
             : keccak256(abi.encode(challenger, defender));
         if (_played[taskId][pair]) return;
         ++calls["openDispute"];
-        vm.prank(_anyone);
+        if (opener != _anyone) ++calls["openDispute.byPlayer"];
+        vm.prank(opener);
         uint256 gameId = market.openDispute(taskId, defender, challenger);
         _played[taskId][pair] = true;
         _gameIds.push(gameId);
@@ -264,7 +454,7 @@ contract MarketHandler is Test {
 
     /// @notice Plays up to `count` moves of a game (one time in four: of every game), each side by
     ///         its script.
-    function play(uint256 gameSeed, uint256 count) external {
+    function play(uint256 gameSeed, uint256 count) external priced {
         if (_gameIds.length == 0) return;
         ++calls["play"];
         count = _bound(count, 1, 24);
@@ -289,28 +479,29 @@ contract MarketHandler is Test {
     }
 
     /// @notice Anyone ends a game (one time in two: every game) whose mover ran out of time.
-    function timeout(uint256 gameSeed) external {
+    function timeout(uint256 gameSeed) external priced {
         _forGames(gameSeed, this.timeoutGame.selector);
     }
 
     /// @notice Anyone ends a game (one time in two: every game) whose oracle question is decided or
     ///         abandoned.
-    function resolveOracle(uint256 gameSeed) external {
+    function resolveOracle(uint256 gameSeed) external priced {
         _forGames(gameSeed, this.resolveOracleGame.selector);
     }
 
     /// @notice Anyone settles an ended game (one time in two: every ended game).
-    function settleDispute(uint256 gameSeed) external {
+    function settleDispute(uint256 gameSeed) external priced {
         _forGames(gameSeed, this.settleDisputeGame.selector);
     }
 
-    /// @dev Not a target of the fuzzer (see the test's selectors): `timeout` on one game.
+    /// @dev Not a target of the fuzzer (see the test's selectors): `timeout` on one game, called by
+    ///      the side that wins by it (metered: it is repaid) or, one time in two, by anyone.
     function timeoutGame(uint256 gameId) external {
         IDisputeGame.GameView memory v = game.gameOf(gameId);
         if (v.stage == IDisputeGame.Stage.Oracle || v.stage == IDisputeGame.Stage.Resolved) return;
         if (block.timestamp <= uint256(v.turnStartedAt) + v.clockLeft[uint8(v.toMove)]) return;
         ++calls["timeout"];
-        vm.prank(_anyone);
+        vm.prank(block.timestamp % 2 == 0 ? v.players[1 - uint8(v.toMove)] : _anyone);
         game.timeout(gameId);
     }
 
@@ -361,24 +552,71 @@ contract MarketHandler is Test {
         }
     }
 
-    /// @notice Anyone finalizes a task (when the market allows it); checks the client's outcome.
-    function finalize(uint256 taskSeed) external {
+    /// @notice Anyone finalizes a task once the market allows it (after the dispute deadline, no game
+    ///         running); checks the client's outcome and its credit.
+    function finalize(uint256 taskSeed) external priced {
         if (_taskIds.length == 0) return;
         uint256 taskId = _recentTask(taskSeed);
         ITaskMarket.TaskView memory t = market.task(taskId);
         if (t.status != ITaskMarket.TaskStatus.Open || t.activeGames != 0) return;
+        if (block.timestamp <= market.specOf(taskId).disputeDeadline) return;
         uint256 before = market.creditOf(t.client);
+        uint256 expected = _clientCredit(taskId, t);
+        ++calls["finalize"];
         vm.prank(_anyone);
-        try market.finalize(taskId) {
-            ++calls["finalize"];
-            _checkClient(taskId, t, before);
-        } catch {}
+        market.finalize(taskId);
+        _checkClient(taskId, t, before);
+        if (market.creditOf(t.client) - before != expected) ++clientCreditMismatches;
+    }
+
+    /// @dev What finalize owes the client: the forfeited bonds of entrants that never revealed, the
+    ///      reward unless exactly one group is live, else the remainder of its division.
+    function _clientCredit(uint256 taskId, ITaskMarket.TaskView memory t) internal view returns (uint256) {
+        uint256 owed = uint256(t.entrants - t.submitted) * market.specOf(taskId).bond;
+        if (t.liveGroups != 1) return owed + t.reward;
+        for (uint32 g; g < t.groupCount; ++g) {
+            uint256 winners = market.groupOf(taskId, g).live;
+            if (winners != 0) return owed + t.reward % winners;
+        }
+        revert("no live group");
+    }
+
+    /// @notice Anyone claims for every live revealed entrant of a finalized task (one time in two: of
+    ///         every finalized task); each claim credits the bond, and the share if the group won.
+    function claim(uint256 taskSeed) external priced {
+        if (_taskIds.length == 0) return;
+        if (taskSeed % 2 == 0) {
+            _claimAll(_recentTask(taskSeed >> 1));
+            return;
+        }
+        for (uint256 i; i < _taskIds.length; ++i) {
+            _claimAll(_taskIds[i]);
+        }
+    }
+
+    function _claimAll(uint256 taskId) internal {
+        ITaskMarket.TaskView memory t = market.task(taskId);
+        if (t.status != ITaskMarket.TaskStatus.Finalized) return;
+        uint256 bond = market.specOf(taskId).bond;
+        address[] memory entrants = market.trainersOf(taskId);
+        for (uint256 i; i < entrants.length; ++i) {
+            ITaskMarket.TrainerView memory tr = market.trainerOf(taskId, entrants[i]);
+            if (!tr.submitted || tr.eliminated || tr.claimed) continue;
+            ++calls["claim"];
+            uint256 before = market.creditOf(entrants[i]);
+            vm.prank(_anyone);
+            market.claim(taskId, entrants[i]);
+            uint256 owed = bond + (t.won && tr.group == t.winningGroup ? t.share : 0);
+            if (market.creditOf(entrants[i]) - before != owed) ++claimMismatches;
+        }
     }
 
     /// @notice An actor takes its credit out of the market.
-    function withdraw(uint256 actorSeed) external {
-        uint256 i = actorSeed % (_trainers.length + _clients.length);
-        address actor = i < _trainers.length ? _trainers[i] : _clients[i - _trainers.length];
+    function withdraw(uint256 actorSeed) external priced {
+        uint256 i = actorSeed % (_trainers.length + _clients.length + 1);
+        address actor = i < _trainers.length
+            ? _trainers[i]
+            : i < _trainers.length + _clients.length ? _clients[i - _trainers.length] : _anyone;
         uint256 credit = market.creditOf(actor);
         if (credit == 0) return;
         ++calls["withdraw"];
@@ -392,7 +630,7 @@ contract MarketHandler is Test {
 
     /// @notice Moves one of the games' questions on: an answer (true) or silence, a reassignment, a
     ///         challenge by a cheater, committee votes (true) or silence, a settlement.
-    function oracleStep(uint256 questionSeed, uint256 seed) external {
+    function oracleStep(uint256 questionSeed, uint256 seed) external priced {
         if (_questionIds.length == 0) return;
         _oracleStep(_questionIds[questionSeed % _questionIds.length], seed);
     }
@@ -415,7 +653,7 @@ contract MarketHandler is Test {
                 vm.prank(_anyone);
                 oracle.settle(qid);
             } else if (seed % 3 == 0) {
-                address challenger = _trainers[_honestCount + (seed >> 8) % (_trainers.length - _honestCount)];
+                address challenger = _cheaters[(seed >> 8) % _cheaters.length];
                 uint256 bond = oracle.challengeBond();
                 vm.deal(challenger, challenger.balance + bond);
                 vm.prank(challenger);
@@ -463,7 +701,7 @@ contract MarketHandler is Test {
     }
 
     /// @notice An oracle that left the active set (slashed) bonds again.
-    function oracleRegister(uint256 oracleSeed) external {
+    function oracleRegister(uint256 oracleSeed) external priced {
         address o = _oracles[oracleSeed % _oracles.length];
         if (oracle.isActive(o)) return;
         ++calls["oracle.register"];
@@ -475,18 +713,85 @@ contract MarketHandler is Test {
     /// @notice Advances the clock. Honest players move first (they are always online), and one time in
     ///         two everyone else does too; one time in two a keeper reassigns every silent oracle's
     ///         question at the first second it may.
-    function warp(uint256 dt) external {
+    /// @notice Advances the clock. Honest players move first (they are always online), and one time in
+    ///         two everyone else does too. On the way the clock stops wherever a reveal opens: the honest
+    ///         entrants and the ring reveal at the first chance (and cheaters, when everyone is online),
+    ///         and the challenger opens its games; one time in two a keeper reassigns every silent
+    ///         oracle's question at the first second it may.
+    function warp(uint256 dt) external priced {
         ++calls["warp"];
         uint256 target = block.timestamp + _bound(dt, 1, MAX_WARP);
-        _catchUp((dt >> 129) % 2 == 0);
-        for (uint256 guard; guard < 32 && (dt >> 128) % 2 == 0; ++guard) {
-            (uint256 qid, uint256 due) = _nextReassign(target);
-            if (qid == 0) break;
+        bool everyone = (dt >> 129) % 2 == 0;
+        bool keeper = (dt >> 128) % 2 == 0;
+        _catchUp(everyone);
+        for (uint256 guard; guard < 64; ++guard) {
+            (uint256 qid, uint256 due) = keeper ? _nextReassign(target) : (0, type(uint256).max);
+            uint256 revealAt = _nextReveal(target);
+            if (qid == 0 && revealAt == type(uint256).max) break;
+            if (revealAt <= due) {
+                if (revealAt > block.timestamp) vm.warp(revealAt);
+                vm.roll(block.number + 1);
+                _revealNow();
+                continue;
+            }
             if (due > block.timestamp) vm.warp(due);
             vm.prank(_anyone);
             oracle.reassign(qid);
         }
+        _catchUp(false); // games opened on the way: the honest side moves before the clock jumps
         vm.warp(target);
+    }
+
+    /// @dev The first time, no later than `target`, at which an online entrant's pending reveal opens
+    ///      and its window is still open (`type(uint256).max`: none).
+    function _nextReveal(uint256 target) internal view returns (uint256 at) {
+        at = type(uint256).max;
+        for (uint256 i; i < _taskIds.length; ++i) {
+            uint256 taskId = _taskIds[i];
+            if (market.task(taskId).status != ITaskMarket.TaskStatus.Open) continue;
+            uint256 deadline = market.specOf(taskId).submitDeadline;
+            for (uint256 j; j < _trainers.length; ++j) {
+                address e = _trainers[j];
+                if (!_revealer(taskId, e)) continue;
+                CommitGhost memory c = _commits[taskId][e];
+                if (!c.committed || c.revealed || c.junk) continue;
+                uint256 opens = (c.at > deadline ? c.at : deadline + 1);
+                uint256 closes = (c.at > deadline ? c.at : deadline) + market.REVEAL_WINDOW();
+                uint256 when = opens > block.timestamp ? opens : block.timestamp;
+                if (when <= target && when <= closes && when < at) at = when;
+            }
+        }
+    }
+
+    /// @dev Every entrant that reveals and whose reveal window is open now reveals (the caller moved a
+    ///      block on); then each honest entrant opens its games (it wants the reward) and makes its
+    ///      first moves.
+    function _revealNow() internal {
+        for (uint256 i; i < _taskIds.length; ++i) {
+            uint256 taskId = _taskIds[i];
+            if (market.task(taskId).status != ITaskMarket.TaskStatus.Open) continue;
+            bool revealed;
+            for (uint256 j; j < _trainers.length; ++j) {
+                address e = _trainers[j];
+                if (_revealer(taskId, e) && _canRevealNow(taskId, e)) {
+                    _reveal(taskId, e);
+                    revealed = true;
+                }
+            }
+            if (!revealed) continue;
+            for (uint256 j; j < _trainers.length; ++j) {
+                if (isHonest[_trainers[j]]) {
+                    _disputeAll(taskId, _trainers[j], uint256(keccak256(abi.encode(i, j, block.number))));
+                }
+            }
+        }
+        _catchUp(false);
+    }
+
+    /// @dev Who reveals at the first chance: everyone but the copier (it has nothing to reveal) and the
+    ///      cheaters that never reveal (a reveal is the others' only way to the reward).
+    function _revealer(uint256 taskId, address e) internal view returns (bool) {
+        return e != _copier && !_silent[taskId][e];
     }
 
     // ---- views for the test ----------------------------------------------------------------------
@@ -507,8 +812,31 @@ contract MarketHandler is Test {
         return _clients;
     }
 
+    /// @notice The watcher who opens games, settles and claims for others (it is repaid opening gas).
+    function anyone() external view returns (address) {
+        return _anyone;
+    }
+
     function tasksOf(address trainer) external view returns (uint256[] memory) {
         return _tasksOf[trainer];
+    }
+
+    /// @notice Whether `trainer` committed to task `taskId` (the ghost), and revealed.
+    function commitOf(uint256 taskId, address trainer) external view returns (bool committed, bool revealed) {
+        CommitGhost storage c = _commits[taskId][trainer];
+        return (c.committed, c.revealed);
+    }
+
+    /// @notice `Task.pools` of task `taskId`, read from the market's storage (it has no getter).
+    function poolsOf(uint256 taskId) public view returns (uint256) {
+        bytes32 base = keccak256(abi.encode(taskId, TASKS_SLOT));
+        return uint256(vm.load(address(market), bytes32(uint256(base) + POOLS_WORD)));
+    }
+
+    /// @notice The true checkpoint list of a task.
+    function trueList(uint256 taskId) public view returns (CheckpointLists.List memory) {
+        ProtocolModel.Claims memory honest;
+        return ProtocolModel.checkpointList(_runs[taskId], honest);
     }
 
     function ghostOf(uint256 gameId)
@@ -536,7 +864,7 @@ contract MarketHandler is Test {
         if (block.timestamp > uint256(v.turnStartedAt) + v.clockLeft[side]) return false;
         GameGhost storage gg = _games[gameId];
         address player = v.players[side];
-        if (!isHonest[player] && (player == _copier || gg.moves[side] >= gg.stopAfter[side])) return false;
+        if (!isHonest[player] && gg.moves[side] >= gg.stopAfter[side]) return false;
         IDisputeGame.Stage stage = v.stage;
         if (
             stage == IDisputeGame.Stage.CheckpointDescent || stage == IDisputeGame.Stage.TraceDescent
@@ -821,12 +1149,72 @@ contract MarketHandler is Test {
         }
     }
 
-    function _submit(uint256 taskId, address trainer) internal {
-        CheckpointLists.List memory list =
-            ProtocolModel.checkpointList(_runs[taskId], _claims[taskId][trainer]);
+    /// @dev A squatted task when there is one among the newest (the challenger's first choice).
+    function _squattedTask(uint256 seed) internal view returns (uint256) {
+        uint256 n = _taskIds.length;
+        uint256 recent = n < RECENT_TASKS ? n : RECENT_TASKS;
+        for (uint256 i; i < recent; ++i) {
+            uint256 taskId = _taskIds[n - 1 - (seed % recent + i) % recent];
+            if (squatted[taskId] && market.task(taskId).status == ITaskMarket.TaskStatus.Open) return taskId;
+        }
+        return _recentTask(seed);
+    }
+
+    /// @dev Whether a group holds the true checkpoint root.
+    function _trueGroupExists(uint256 taskId, ITaskMarket.TaskView memory t) internal view returns (bool) {
+        bytes32 truth = trueCheckpointRoot(taskId);
+        for (uint32 g; g < t.groupCount; ++g) {
+            if (market.groupOf(taskId, g).checkpointRoot == truth) return true;
+        }
+        return false;
+    }
+
+    /// @dev The list `trainer` commits to: its claims' (the truth for an honest one).
+    function _listOf(uint256 taskId, address trainer) internal view returns (CheckpointLists.List memory) {
+        return ProtocolModel.checkpointList(_runs[taskId], _claims[taskId][trainer]);
+    }
+
+    function _commitment(uint256 taskId, address trainer, bytes32[] memory roots) internal view returns (bytes32) {
+        return keccak256(abi.encode(taskId, trainer, keccak256(abi.encodePacked(roots)), _saltOf[trainer]));
+    }
+
+    /// @dev A slot trainer commits to its list.
+    function _commitTo(uint256 taskId, address trainer) internal {
+        bytes32 c = _commitment(taskId, trainer, _listOf(taskId, trainer).stateRoots);
         vm.prank(trainer);
-        market.submit(taskId, list.stateRoots);
-        _submitted[taskId][trainer] = true;
+        market.commit(taskId, c);
+        _commits[taskId][trainer] = CommitGhost({
+            committed: true, revealed: false, at: uint64(block.timestamp), blockNumber: uint64(block.number), junk: false
+        });
+    }
+
+    /// @dev The copier commits to nothing it knows.
+    function _commitJunk(uint256 taskId) internal {
+        vm.prank(_copier);
+        market.commit(taskId, keccak256(abi.encode("junk", taskId, block.timestamp)));
+        _commits[taskId][_copier] = CommitGhost({
+            committed: true, revealed: false, at: uint64(block.timestamp), blockNumber: uint64(block.number), junk: true
+        });
+    }
+
+    /// @dev Whether `trainer` may reveal its committed list now (ITaskMarket.submit's window).
+    function _canRevealNow(uint256 taskId, address trainer) internal view returns (bool) {
+        CommitGhost memory c = _commits[taskId][trainer];
+        if (!c.committed || c.revealed || c.junk || block.number <= c.blockNumber) return false;
+        if (market.task(taskId).status != ITaskMarket.TaskStatus.Open) return false;
+        uint256 deadline = market.specOf(taskId).submitDeadline;
+        uint256 from = c.at > deadline ? c.at : deadline;
+        return block.timestamp > deadline && block.timestamp <= from + market.REVEAL_WINDOW();
+    }
+
+    /// @dev Reveals `trainer`'s committed list (the caller checked the window).
+    function _reveal(uint256 taskId, address trainer) internal {
+        bytes32[] memory roots = _listOf(taskId, trainer).stateRoots; // an honest one's claims are the truth
+        ++calls["submit"];
+        vm.prank(trainer);
+        market.submit(taskId, roots, _saltOf[trainer]);
+        _commits[taskId][trainer].revealed = true;
+        if (isHonest[trainer]) hasHonestSubmitter[taskId] = true;
     }
 
     /// @dev With an honest submitter, the client gets a correct result (the one live group is the
@@ -902,8 +1290,10 @@ contract MarketHandler is Test {
         spec.clock = clocks[(seed >> 24) % 3];
         spec.slots = uint32(1 + (seed >> 32) % 4);
         spec.gasPriceCap = (seed >> 48) % 2 == 0 ? 0 : 1 gwei;
-        spec.joinDeadline = uint64(block.timestamp + 1 hours + deadlineSeed % 1 days);
-        spec.submitDeadline = spec.joinDeadline + uint64((deadlineSeed >> 64) % 12 hours);
-        spec.disputeDeadline = spec.submitDeadline + uint64(1 hours + (deadlineSeed >> 128) % 1 days);
+        // Short enough that reveals come within a few warps: games start only after them.
+        spec.joinDeadline = uint64(block.timestamp + 5 minutes + deadlineSeed % 1 hours);
+        spec.submitDeadline = spec.joinDeadline + uint64((deadlineSeed >> 64) % 1 hours);
+        // Reveals (15 minutes), then at least an hour of disputes.
+        spec.disputeDeadline = spec.submitDeadline + uint64(75 minutes + (deadlineSeed >> 128) % 8 hours);
     }
 }

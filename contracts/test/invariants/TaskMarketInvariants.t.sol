@@ -14,8 +14,8 @@ import {ITaskMarket} from "../../src/interfaces/ITaskMarket.sol";
 import {MarketHandler} from "./MarketHandler.sol";
 
 /// @title TaskMarketInvariantsTest
-/// @notice Properties of the market, its games and its players under random task, dispute, game,
-///         oracle and payment traffic (MarketHandler; PROPERTIES.md).
+/// @notice Properties of the market, its games and its players under random task, commit, reveal,
+///         entry, copy, dispute, game, oracle, claim and payment traffic (MarketHandler; PROPERTIES.md).
 contract TaskMarketInvariantsTest is Test {
     RecomputeOracle internal recompute;
     DisputeGame internal game;
@@ -30,11 +30,11 @@ contract TaskMarketInvariantsTest is Test {
         game.bindMarket(address(market));
         handler = new MarketHandler(market, game, recompute);
         targetContract(address(handler));
-        bytes4[] memory selectors = new bytes4[](17);
+        bytes4[] memory selectors = new bytes4[](22);
         selectors[0] = MarketHandler.postTask.selector;
         selectors[1] = MarketHandler.join.selector;
         selectors[2] = MarketHandler.join.selector;
-        selectors[3] = MarketHandler.submit.selector;
+        selectors[3] = MarketHandler.commit.selector;
         selectors[4] = MarketHandler.openDispute.selector;
         selectors[5] = MarketHandler.openDispute.selector;
         selectors[6] = MarketHandler.play.selector;
@@ -48,6 +48,11 @@ contract TaskMarketInvariantsTest is Test {
         selectors[14] = MarketHandler.oracleRegister.selector;
         selectors[15] = MarketHandler.warp.selector;
         selectors[16] = MarketHandler.warp.selector;
+        selectors[17] = MarketHandler.reveal.selector;
+        selectors[18] = MarketHandler.copy.selector;
+        selectors[19] = MarketHandler.challenge.selector;
+        selectors[20] = MarketHandler.claim.selector;
+        selectors[21] = MarketHandler.finalize.selector;
         targetSelector(StdInvariant.FuzzSelector({addr: address(handler), selectors: selectors}));
     }
 
@@ -64,9 +69,11 @@ contract TaskMarketInvariantsTest is Test {
     }
 
     /// @notice The totals are the sums of the ledgers they summarize: escrow the rewards of open
-    ///         tasks, bonds the bonds of their trainers not eliminated, pools what is left of the
-    ///         eliminated trainers' bonds, credits the actors' credits; and each open task's counts
-    ///         of live members, live groups and running games are right.
+    ///         tasks and the unclaimed shares of won ones, bonds the bonds of open tasks' entrants not
+    ///         eliminated and of finalized tasks' unclaimed live entrants, pools what is left of the
+    ///         eliminated entrants' bonds of open tasks (each task's `pools`, read from storage, is the
+    ///         sum of its entrants' and zero once finalized), credits the actors' credits; and each open
+    ///         task's counts of live members, live groups and running games are right.
     /// forge-config: default.invariant.fail-on-revert = true
     /// forge-config: ci.invariant.fail-on-revert = true
     function invariant_market_ledgersMatch() public view {
@@ -74,26 +81,29 @@ contract TaskMarketInvariantsTest is Test {
         uint256 escrow;
         uint256 bonds;
         uint256 pools;
+        uint256 taskPools;
         for (uint256 i; i < tasks.length; ++i) {
             ITaskMarket.TaskView memory t = market.task(tasks[i]);
-            if (t.status != ITaskMarket.TaskStatus.Open) continue;
-            escrow += t.reward;
-            uint256 bonded = t.joined;
-            address[] memory joined = market.trainersOf(tasks[i]);
-            for (uint256 j; j < joined.length; ++j) {
-                ITaskMarket.TrainerView memory tr = market.trainerOf(tasks[i], joined[j]);
-                pools += tr.pool;
-                if (tr.eliminated) --bonded;
+            (uint256 e, uint256 b, uint256 p) = _ledgersOf(tasks[i], t);
+            escrow += e;
+            bonds += b;
+            pools += p;
+            uint256 taskPool = handler.poolsOf(tasks[i]);
+            if (t.status == ITaskMarket.TaskStatus.Open) {
+                assertEq(taskPool, p, "a task's pools != its entrants' pools");
+                _checkLiveCounts(tasks[i], t);
+            } else {
+                assertEq(taskPool, 0, "a finalized task keeps pools");
             }
-            bonds += bonded * market.specOf(tasks[i]).bond;
-            _checkLiveCounts(tasks[i], t);
+            taskPools += taskPool;
         }
-        assertEq(market.totalEscrow(), escrow, "escrow != rewards of open tasks");
-        assertEq(market.totalBonds(), bonds, "bonds != bonds of live trainers of open tasks");
+        assertEq(market.totalEscrow(), escrow, "escrow != rewards of open tasks + unclaimed shares");
+        assertEq(market.totalBonds(), bonds, "bonds != bonds of live entrants, unclaimed");
         assertEq(market.totalPools(), pools, "pools != pools of open tasks");
+        assertEq(market.totalPools(), taskPools, "totalPools != sum of the tasks' pools");
         address[] memory trainers = handler.trainers();
         address[] memory clients = handler.clients();
-        uint256 credits;
+        uint256 credits = market.creditOf(handler.anyone());
         for (uint256 i; i < trainers.length; ++i) {
             credits += market.creditOf(trainers[i]);
         }
@@ -101,6 +111,28 @@ contract TaskMarketInvariantsTest is Test {
             credits += market.creditOf(clients[i]);
         }
         assertEq(market.totalCredits(), credits, "credits != sum of credits");
+    }
+
+    /// @dev What one task holds in escrow, bonds and pools by its entrants' states.
+    function _ledgersOf(uint256 taskId, ITaskMarket.TaskView memory t)
+        internal
+        view
+        returns (uint256 escrow, uint256 bonds, uint256 pools)
+    {
+        bool open = t.status == ITaskMarket.TaskStatus.Open;
+        if (open) escrow = t.reward;
+        uint256 bond = market.specOf(taskId).bond;
+        address[] memory entrants = market.trainersOf(taskId);
+        for (uint256 j; j < entrants.length; ++j) {
+            ITaskMarket.TrainerView memory tr = market.trainerOf(taskId, entrants[j]);
+            if (open) {
+                pools += tr.pool;
+                if (!tr.eliminated) bonds += bond;
+            } else if (tr.submitted && !tr.eliminated && !tr.claimed) {
+                bonds += bond;
+                if (t.won && tr.group == t.winningGroup) escrow += t.share;
+            }
+        }
     }
 
     /// @dev A group's `live` counts its members not eliminated, the task's `liveGroups` its groups
@@ -157,10 +189,11 @@ contract TaskMarketInvariantsTest is Test {
         }
     }
 
-    /// @notice An honest trainer never ends with less ether than it put in: what it took out, plus
-    ///         its credit, plus the bonds of its unfinished tasks, covers its deposits; it is never
-    ///         eliminated, and every honest move is accepted. An honest client gets a correct
-    ///         result (the true list's group) or its reward back.
+    /// @notice An honest trainer (on a slot or entering from outside) never ends with less ether than
+    ///         it put in: what it took out, plus its credit, plus the bonds of its unfinished tasks and
+    ///         what it can still claim of finished ones, covers its deposits; it is never eliminated,
+    ///         never misses its reveal, and every honest move is accepted. An honest client gets a
+    ///         correct result (the true list's group) or its reward back.
     /// forge-config: default.invariant.fail-on-revert = true
     /// forge-config: ci.invariant.fail-on-revert = true
     function invariant_honest_neverLoses() public view {
@@ -177,9 +210,17 @@ contract TaskMarketInvariantsTest is Test {
             uint256[] memory tasks = handler.tasksOf(trainer);
             uint256 locked;
             for (uint256 j; j < tasks.length; ++j) {
-                assertFalse(market.trainerOf(tasks[j], trainer).eliminated, "honest trainer eliminated");
-                if (market.task(tasks[j]).status == ITaskMarket.TaskStatus.Open) {
+                ITaskMarket.TrainerView memory tr = market.trainerOf(tasks[j], trainer);
+                ITaskMarket.TaskView memory t = market.task(tasks[j]);
+                assertFalse(tr.eliminated, "honest trainer eliminated");
+                if (t.status == ITaskMarket.TaskStatus.Open) {
                     locked += market.specOf(tasks[j]).bond;
+                    continue;
+                }
+                assertTrue(tr.submitted, "honest trainer forfeited (never revealed)");
+                if (!tr.claimed) {
+                    locked += market.specOf(tasks[j]).bond;
+                    if (t.won && tr.group == t.winningGroup) locked += t.share;
                 }
             }
             assertGe(
@@ -188,6 +229,42 @@ contract TaskMarketInvariantsTest is Test {
                 "honest trainer lost ether"
             );
         }
+    }
+
+    /// @notice After finalize, every honest entrant that revealed and was not eliminated can claim, and
+    ///         the claim credits at least its bond.
+    /// @dev Each claim is tried on a snapshot that is thrown away.
+    /// forge-config: default.invariant.fail-on-revert = true
+    /// forge-config: ci.invariant.fail-on-revert = true
+    function invariant_honest_claimsAtLeastBond() public {
+        address[] memory trainers = handler.trainers();
+        for (uint256 i; i < trainers.length; ++i) {
+            if (!handler.isHonest(trainers[i])) continue;
+            uint256[] memory tasks = handler.tasksOf(trainers[i]);
+            for (uint256 j; j < tasks.length; ++j) {
+                if (market.task(tasks[j]).status != ITaskMarket.TaskStatus.Finalized) continue;
+                ITaskMarket.TrainerView memory tr = market.trainerOf(tasks[j], trainers[i]);
+                if (!tr.submitted || tr.eliminated || tr.claimed) continue;
+                uint256 before = market.creditOf(trainers[i]);
+                uint256 snapshot = vm.snapshotState();
+                (bool ok,) = address(market).call(abi.encodeCall(market.claim, (tasks[j], trainers[i])));
+                uint256 gained = market.creditOf(trainers[i]) - before;
+                vm.revertToState(snapshot);
+                assertTrue(ok, "honest entrant cannot claim");
+                assertGe(gained, market.specOf(tasks[j]).bond, "claim below the bond");
+            }
+        }
+    }
+
+    /// @notice At every finalize the client is credited exactly the reward (unless one group is live)
+    ///         + the forfeited bonds + the division's remainder; every claim credits the bond (+ the
+    ///         share in the winning group); no copy of an honest result is ever accepted.
+    /// forge-config: default.invariant.fail-on-revert = true
+    /// forge-config: ci.invariant.fail-on-revert = true
+    function invariant_market_payoutsExact() public view {
+        assertEq(handler.clientCreditMismatches(), 0, "client credited other than reward/forfeits/remainder");
+        assertEq(handler.claimMismatches(), 0, "claim credited other than bond + share");
+        assertEq(handler.copiesAccepted(), 0, "a copied result was accepted");
     }
 
     /// @notice The handler's scripts are sound: no scripted cheater move was refused either.

@@ -353,3 +353,49 @@ def cast(
             OracleRole(f"oracle-{i + 1}", liar=True, lies_only_when_answering=True) for i in range(LYING_ORACLES)
         ]
     return honest + cheaters, oracles
+
+
+# -- commit-reveal cheats (issue 12) ----------------------------------------------------------------
+# Their scenario tests are their own (tests/agents/test_adversaries.py, "commit-reveal"): a copier plays no
+# game, a squatting ring needs the honest trainer to arrive last, and a last-second reveal is timed to the
+# chain second.
+
+from offchain.agents.adversaries._strategies import Copier, LastSecond, Squatter  # noqa: E402
+
+__all__ += ["Copier", "LastSecond", "Squatter", "squatting_cast"]
+
+register(
+    Adversary(
+        "copier",
+        "never trains: commits blind before the submit deadline, then reveals the result an honest trainer revealed",
+        lambda c: Copier("copier"),
+        decided_by="no game (its reveal does not open its commitment: refused, it forfeits its bond)",
+    )
+)
+register(
+    Adversary(
+        "squatting-ring",
+        "lazy sybils take every slot the moment the task is posted and submit the untrained initial state",
+        lambda c: Squatter("squatting-ring"),
+        cheaters=2,
+        decided_by=f"post-state proof ({PROOF_REFUSED}); the honest trainer plays as an outside challenger",
+    )
+)
+register(
+    Adversary(
+        "last-second",
+        "a faulty kernel at one step, revealed in the last second of the reveal window",
+        lambda c: LastSecond("last-second", Deviation(late_step(c), DeviationKind.KERNEL)),
+        decided_by="oracle (the game is opened after the late reveal, within the dispute hour)",
+    )
+)
+
+
+def squatting_cast(
+    adversary: Adversary, k: int = 3, config: RunConfig | None = None
+) -> tuple[list[TrainerRole], list[OracleRole], int]:
+    """`cast`, with the cheaters first (they take the slots as soon as the task is posted) and the task's
+    slot count: as many as there are cheaters, so the honest trainers find the task full."""
+    trainers, oracles = cast(adversary, k, config)
+    cheaters = [t for t in trainers if not t.strategy.honest]
+    return cheaters + [t for t in trainers if t.strategy.honest], oracles, len(cheaters)

@@ -38,6 +38,7 @@ class Cheater(Strategy):
     """A strategy that claims a run other than the RepOps run of the task."""
 
     audits = False  # an audit would catch it; a cheater does not look
+    opens_games = False  # nor does it start a game: a game against the honest result is one it loses
 
     def __init__(self, name: str, summary: str, deviates_at: int | None) -> None:
         self.name = name
@@ -227,3 +228,51 @@ class HostileQuestion(Cheater):
         return HostileInputsWitness(
             program, dataset, config, initial, self.deviation, node=first_mm_after(program, 0), variant=self.variant
         )
+
+
+# -- commit-reveal cheats (issue 12): copying, squatting, revealing late --------------------------
+
+from collections.abc import Sequence  # noqa: E402
+
+
+class Copier(Cheater):
+    """Never trains: it takes a slot and, having no result, commits blind before the submit deadline; once
+    another trainer reveals, it reveals that list as its own. The commitment binds the committer and the
+    list, so the market refuses the reveal (`TaskMarketRevealMismatch`) and the copier forfeits its bond. (An
+    outside challenger that enters after seeing a result and reveals it is refused as a copy instead:
+    `TaskMarketCopiedResult`, tests/chain/test_game_clients.py.)"""
+
+    trains = False
+    publishes = False
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name, "never trains: commits blind, then reveals the first result another revealed", None)
+
+    def reveal_roots(
+        self, own: Sequence[bytes] | None, revealed: Callable[[], list[tuple[bytes, ...]]]
+    ) -> Sequence[bytes] | None:
+        seen = revealed()
+        return seen[0] if seen else None
+
+
+class Squatter(Lazy):
+    """A sybil of a ring that takes a slot the moment the task is posted and submits an untrained result:
+    from step 0 on it hands on the initial state. The honest trainer, finding every slot taken, trains
+    the task anyway and enters as an outside challenger."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name, 0)
+        self.summary = "takes a slot as soon as the task is posted and submits the untrained initial state"
+
+
+class LastSecond(DeviatingStrategy):
+    """A liar (a faulty kernel at one step) that reveals as late as it can: its reveal is sent once the chain
+    stands one second before the reveal window closes, so it lands in the window's last second, leaving
+    the honest trainers the least time to see it. They still have the market's dispute hour to open a game."""
+
+    def __init__(self, name: str, deviation: Deviation) -> None:
+        super().__init__(name, deviation)
+        self.summary += ", revealed in the last second of the reveal window"
+
+    def reveal_time(self, opens_after: int, closes_at: int) -> int:
+        return closes_at - 1

@@ -381,7 +381,7 @@ contract TaskMarket is ITaskMarket {
         _totalBonds -= toClient;
         if (unrevealed != 0) emit BondsForfeited(taskId, unrevealed, toClient);
         int256 winningGroup = -1;
-        uint256 shares; // the winners' shares stay escrowed until claimed
+        uint256 shares = 0; // the winners' shares stay escrowed until claimed
         if (live == 1) {
             uint32 g = t.liveXor;
             uint256 winners = _groups[taskId][g].live;

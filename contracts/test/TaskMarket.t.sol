@@ -437,7 +437,6 @@ contract TaskMarketTest is MarketFixture {
         market.join{value: bond}(taskId);
     }
 
-
     function test_join_afterEnter_reverts() public checkFunds {
         uint256 taskId = _post(_spec());
         _enterRoots(taskId, alice, honest.stateRoots);
@@ -584,7 +583,11 @@ contract TaskMarketTest is MarketFixture {
         bytes32 salt = _salt(alice);
         vm.expectRevert(
             abi.encodeWithSelector(
-                TaskMarketRevealClosed.selector, taskId, uint256(deadline), deadline + window, uint256(deadline)
+                TaskMarketRevealClosed.selector,
+                taskId,
+                uint256(deadline),
+                deadline + window,
+                uint256(deadline)
             )
         );
         vm.prank(alice);
@@ -845,7 +848,9 @@ contract TaskMarketTest is MarketFixture {
         vm.warp(closesAt);
         _enterRoots(taskId, alice, honest.stateRoots);
         vm.warp(closesAt + 1);
-        vm.expectRevert(abi.encodeWithSelector(TaskMarketEntryClosed.selector, taskId, closesAt, closesAt + 1));
+        vm.expectRevert(
+            abi.encodeWithSelector(TaskMarketEntryClosed.selector, taskId, closesAt, closesAt + 1)
+        );
         vm.prank(bob);
         market.enter{value: bond}(taskId, keccak256("late"));
     }
@@ -1154,7 +1159,9 @@ contract TaskMarketTest is MarketFixture {
     function _expectFinalizeTooEarly(uint256 taskId, uint32 live) internal {
         uint64 deadline = market.specOf(taskId).disputeDeadline;
         vm.expectRevert(
-            abi.encodeWithSelector(TaskMarketFinalizeTooEarly.selector, taskId, block.timestamp, deadline, live)
+            abi.encodeWithSelector(
+                TaskMarketFinalizeTooEarly.selector, taskId, block.timestamp, deadline, live
+            )
         );
     }
 
@@ -1775,7 +1782,9 @@ contract TaskMarketTest is MarketFixture {
         ITaskMarket.TaskSpec memory s = market.specOf(taskId);
         uint256 comp = market.compensation(s);
         assertEq(
-            bond, comp + ORACLE_FEE + market.OPEN_GAS_BOUND() * s.gasPriceCap, "two slots: the bond covers one game"
+            bond,
+            comp + ORACLE_FEE + market.OPEN_GAS_BOUND() * s.gasPriceCap,
+            "two slots: the bond covers one game"
         );
         uint256 paid = _owed(taskId, gameId, 1);
         (, uint256[2] memory spent) = game.meterOf(gameId);
@@ -2024,7 +2033,9 @@ contract TaskMarketTest is MarketFixture {
         IRecomputeOracle.Question memory q = oracle.question(qid);
         assertEq(uint8(q.status), uint8(IRecomputeOracle.QuestionStatus.Drawing), "waits");
         assertEq(q.oracle, address(0), "the lone oracle is not assigned");
-        vm.expectRevert(abi.encodeWithSelector(DisputeGameNotPlaying.selector, gameId, IDisputeGame.Stage.Oracle));
+        vm.expectRevert(
+            abi.encodeWithSelector(DisputeGameNotPlaying.selector, gameId, IDisputeGame.Stage.Oracle)
+        );
         game.timeout(gameId); // both clocks are stopped
         vm.warp(block.timestamp + 30 minutes);
         address[] memory honestOracles = OracleSetup.registerMany(oracle, "honest oracle", 4);

@@ -311,8 +311,12 @@ contract TaskMarketAttacksTest is MarketFixture {
         Vm.Log[] memory logs = vm.getRecordedLogs();
         for (uint256 i; i < logs.length; ++i) {
             if (logs[i].emitter != address(market)) continue;
-            if (logs[i].topics[0] == ITaskMarket.OpenerRepaid.selector) opened = abi.decode(logs[i].data, (uint256));
-            if (logs[i].topics[0] == ITaskMarket.CompensationPaid.selector) paid = abi.decode(logs[i].data, (uint256));
+            if (logs[i].topics[0] == ITaskMarket.OpenerRepaid.selector) {
+                opened = abi.decode(logs[i].data, (uint256));
+            }
+            if (logs[i].topics[0] == ITaskMarket.CompensationPaid.selector) {
+                paid = abi.decode(logs[i].data, (uint256));
+            }
         }
     }
 
@@ -361,7 +365,9 @@ contract TaskMarketAttacksTest is MarketFixture {
     function _expectFinalizeTooEarly(uint256 taskId, uint32 live) internal {
         uint64 deadline = market.specOf(taskId).disputeDeadline;
         vm.expectRevert(
-            abi.encodeWithSelector(TaskMarketFinalizeTooEarly.selector, taskId, block.timestamp, deadline, live)
+            abi.encodeWithSelector(
+                TaskMarketFinalizeTooEarly.selector, taskId, block.timestamp, deadline, live
+            )
         );
     }
 }

@@ -44,7 +44,9 @@ contract TaskMarketGasTest is Test {
     function setUp() public {
         vm.warp(1_700_000_000);
         vm.txGasPrice(GAS_PRICE);
-        oracle = OracleSetup.deploy(OracleSetup.params(0.01 ether, 1 ether, 0.5 ether, 0.1 ether, 1 hours, 1 days, 3, 3));
+        oracle = OracleSetup.deploy(
+            OracleSetup.params(0.01 ether, 1 ether, 0.5 ether, 0.1 ether, 1 hours, 1 days, 3, 3)
+        );
         game = new DisputeGame(oracle);
         market = new TaskMarket(game, oracle);
         oracle.bindGame(address(game));
@@ -299,7 +301,11 @@ contract TaskMarketGasTest is Test {
         return keccak256(abi.encode("salt", who));
     }
 
-    function _commitment(uint256 taskId, address who, bytes32[] memory roots) internal pure returns (bytes32) {
+    function _commitment(uint256 taskId, address who, bytes32[] memory roots)
+        internal
+        pure
+        returns (bytes32)
+    {
         return keccak256(abi.encode(taskId, who, keccak256(abi.encodePacked(roots)), _salt(who)));
     }
 
@@ -311,7 +317,8 @@ contract TaskMarketGasTest is Test {
 
     function _openerRepaid(Vm.Log[] memory logs) internal view returns (uint256) {
         for (uint256 i; i < logs.length; ++i) {
-            if (logs[i].emitter == address(market) && logs[i].topics[0] == ITaskMarket.OpenerRepaid.selector) {
+            if (logs[i].emitter == address(market) && logs[i].topics[0] == ITaskMarket.OpenerRepaid.selector)
+            {
                 return abi.decode(logs[i].data, (uint256));
             }
         }

@@ -33,7 +33,9 @@ contract FindingsTest is Test {
 
     function setUp() public {
         vm.txGasPrice(0.5 gwei); // below the tasks' cap: a winner is repaid exactly what it spent
-        recompute = OracleSetup.deploy(OracleSetup.params(0.01 ether, 1 ether, 0.1 ether, 0.1 ether, WINDOW, 1 days, 1, 2));
+        recompute = OracleSetup.deploy(
+            OracleSetup.params(0.01 ether, 1 ether, 0.1 ether, 0.1 ether, WINDOW, 1 days, 1, 2)
+        );
         game = new DisputeGame(recompute);
         market = new TaskMarket(game, recompute);
         recompute.bindGame(address(game));
@@ -209,7 +211,8 @@ contract FindingsTest is Test {
     function _enter(uint256 taskId, address trainer, CheckpointLists.List memory list) internal {
         uint256 bond = market.specOf(taskId).bond;
         bytes32 salt = keccak256(abi.encode("salt", trainer));
-        bytes32 commitment = keccak256(abi.encode(taskId, trainer, keccak256(abi.encodePacked(list.stateRoots)), salt));
+        bytes32 commitment =
+            keccak256(abi.encode(taskId, trainer, keccak256(abi.encodePacked(list.stateRoots)), salt));
         vm.deal(trainer, bond);
         vm.startPrank(trainer);
         market.join{value: bond}(taskId);

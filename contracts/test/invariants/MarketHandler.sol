@@ -185,7 +185,10 @@ contract MarketHandler is Test {
 
     /// @notice A client posts a task of a random shape. One time in four the squatter ring takes every
     ///         slot at once; otherwise trainers waiting for work (honest ones, cheaters, the copier) join.
-    function postTask(uint256 clientSeed, uint256 shapeSeed, uint256 reward, uint256 deadlineSeed) external priced {
+    function postTask(uint256 clientSeed, uint256 shapeSeed, uint256 reward, uint256 deadlineSeed)
+        external
+        priced
+    {
         if (_taskIds.length >= MAX_TASKS || _openTasks() >= RECENT_TASKS) return;
         ++calls["postTask"];
         ProtocolModel.Run memory run = _shape(shapeSeed, _taskIds.length);
@@ -320,7 +323,9 @@ contract MarketHandler is Test {
         bytes32[] memory copied = trueList(taskId).stateRoots;
         ITaskMarket.TrainerView memory tr = market.trainerOf(taskId, _copier);
         if (!tr.joined) {
-            if (block.timestamp > uint256(spec.disputeDeadline) - market.MIN_DISPUTE_WINDOW() || seed % 2 == 0) {
+            if (
+                block.timestamp > uint256(spec.disputeDeadline) - market.MIN_DISPUTE_WINDOW() || seed % 2 == 0
+            ) {
                 return;
             }
             ++calls["copy.enter"];
@@ -331,7 +336,11 @@ contract MarketHandler is Test {
             deposited[_copier] += spec.bond;
             _joined[taskId][_copier] = true;
             _commits[taskId][_copier] = CommitGhost({
-                committed: true, revealed: false, at: uint64(block.timestamp), blockNumber: uint64(block.number), junk: false
+                committed: true,
+                revealed: false,
+                at: uint64(block.timestamp),
+                blockNumber: uint64(block.number),
+                junk: false
             });
             vm.roll(block.number + 1);
         } else if (tr.submitted) {
@@ -366,7 +375,11 @@ contract MarketHandler is Test {
         _joined[taskId][_challenger] = true;
         _tasksOf[_challenger].push(taskId);
         _commits[taskId][_challenger] = CommitGhost({
-            committed: true, revealed: false, at: uint64(block.timestamp), blockNumber: uint64(block.number), junk: false
+            committed: true,
+            revealed: false,
+            at: uint64(block.timestamp),
+            blockNumber: uint64(block.number),
+            junk: false
         });
         if (block.timestamp > spec.submitDeadline) {
             vm.roll(block.number + 1);
@@ -1174,7 +1187,11 @@ contract MarketHandler is Test {
         return ProtocolModel.checkpointList(_runs[taskId], _claims[taskId][trainer]);
     }
 
-    function _commitment(uint256 taskId, address trainer, bytes32[] memory roots) internal view returns (bytes32) {
+    function _commitment(uint256 taskId, address trainer, bytes32[] memory roots)
+        internal
+        view
+        returns (bytes32)
+    {
         return keccak256(abi.encode(taskId, trainer, keccak256(abi.encodePacked(roots)), _saltOf[trainer]));
     }
 
@@ -1184,7 +1201,11 @@ contract MarketHandler is Test {
         vm.prank(trainer);
         market.commit(taskId, c);
         _commits[taskId][trainer] = CommitGhost({
-            committed: true, revealed: false, at: uint64(block.timestamp), blockNumber: uint64(block.number), junk: false
+            committed: true,
+            revealed: false,
+            at: uint64(block.timestamp),
+            blockNumber: uint64(block.number),
+            junk: false
         });
     }
 
@@ -1193,7 +1214,11 @@ contract MarketHandler is Test {
         vm.prank(_copier);
         market.commit(taskId, keccak256(abi.encode("junk", taskId, block.timestamp)));
         _commits[taskId][_copier] = CommitGhost({
-            committed: true, revealed: false, at: uint64(block.timestamp), blockNumber: uint64(block.number), junk: true
+            committed: true,
+            revealed: false,
+            at: uint64(block.timestamp),
+            blockNumber: uint64(block.number),
+            junk: true
         });
     }
 

@@ -23,7 +23,9 @@ contract TaskMarketInvariantsTest is Test {
     MarketHandler internal handler;
 
     function setUp() public {
-        recompute = OracleSetup.deploy(OracleSetup.params(0.01 ether, 1 ether, 0.1 ether, 0.1 ether, 1 hours, 1 days, 1, 2));
+        recompute = OracleSetup.deploy(
+            OracleSetup.params(0.01 ether, 1 ether, 0.1 ether, 0.1 ether, 1 hours, 1 days, 1, 2)
+        );
         game = new DisputeGame(recompute);
         market = new TaskMarket(game, recompute);
         recompute.bindGame(address(game));

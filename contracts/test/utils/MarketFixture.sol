@@ -58,7 +58,9 @@ abstract contract MarketFixture is Test {
     function setUp() public virtual {
         vm.warp(1_700_000_000);
         vm.txGasPrice(GAS_PRICE);
-        oracle = OracleSetup.deploy(OracleSetup.params(ORACLE_FEE, 1 ether, 0.5 ether, 0.1 ether, 1 hours, 1 days, 3, 3));
+        oracle = OracleSetup.deploy(
+            OracleSetup.params(ORACLE_FEE, 1 ether, 0.5 ether, 0.1 ether, 1 hours, 1 days, 3, 3)
+        );
         game = new DisputeGame(oracle);
         market = new TaskMarket(game, oracle);
         oracle.bindGame(address(game));
@@ -360,7 +362,10 @@ abstract contract MarketFixture is Test {
         return _oneNodeDispute(_oneNodeSpec());
     }
 
-    function _oneNodeDispute(ITaskMarket.TaskSpec memory s) internal returns (uint256 taskId, uint256 gameId) {
+    function _oneNodeDispute(ITaskMarket.TaskSpec memory s)
+        internal
+        returns (uint256 taskId, uint256 gameId)
+    {
         taskId = _post(s);
         _join(taskId, alice);
         _join(taskId, bob);

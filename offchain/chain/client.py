@@ -72,6 +72,9 @@ _UNREACHABLE: Final = (
 )
 
 
+STATE_CHANGE_SLACK_GAS: Final = 25_000  # added to every gas estimate (see `send`)
+
+
 @dataclass(frozen=True, slots=True)
 class Receipt:
     """A mined transaction with status 1."""
@@ -238,7 +241,10 @@ class ChainClient:
             base["to"] = to
         if gas is None:
             estimate = self._guard(lambda: self.w3.eth.estimate_gas(cast(Any, base)), "eth_estimateGas", contract=name)
-            gas = max(21_000, int(estimate * self.gas_margin))
+            # Plus one storage write's zero-to-non-zero price: another transaction mined first can empty a
+            # slot this one writes (a withdrawal zeroing the credit a claim adds to), which costs 20,000
+            # gas more than the estimate saw.
+            gas = max(21_000, int(estimate * self.gas_margin) + STATE_CHANGE_SLACK_GAS)
         priority = int(self._guard(lambda: self.w3.eth.max_priority_fee, "eth_maxPriorityFeePerGas"))
         latest = self._guard(lambda: self.w3.eth.get_block("latest"), "eth_getBlockByNumber")
         base_fee = int(latest.get("baseFeePerGas", 0) or 0)

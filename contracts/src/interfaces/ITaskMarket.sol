@@ -204,8 +204,10 @@ interface ITaskMarket {
     function trainerOf(uint256 taskId, address trainer) external view returns (TrainerView memory);
     function disputeOf(uint256 gameId) external view returns (DisputeView memory);
     function taskCount() external view returns (uint256);
-    /// @notice `max(1, slots - 1) * (compensation(spec) + oracle fee)`: a trainer's bond covers every
-    ///         game it can lose (it can be challenged by every other trainer at once).
+    /// @notice `max(1, slots - 1) * (compensation(spec) + oracle fee + OPEN_GAS_BOUND * gasPriceCap)`: a
+    ///         trainer's bond covers every repayment of each game it can lose against the other slots
+    ///         (the fee, the opener's gas, the winner's metered gas); games against outside challengers
+    ///         beyond those are repaid as far as its pool goes.
     function minBond(TaskSpec calldata spec) external view returns (uint256);
     /// @notice What a game's winner is paid: `(game.honestGasBound(cfg) + extra) * gasPriceCap`, where
     ///         `extra = max(0, proofGasBound(spec) - DisputeGame.PROOF_GAS)` tops up the game's allowance
@@ -229,9 +231,9 @@ interface ITaskMarket {
     /// @notice Most checkpoints after step 0 a task has (`steps / checkpointInterval`, 4096): `submit`
     ///         carries the whole list, 4,097 roots at most, in one transaction.
     function MAX_CHECKPOINTS() external view returns (uint256);
-    /// @notice Most trainers a task takes (`slots`, 64): `finalize` pays every one of them in one
-    ///         transaction, about 38,200 gas each at worst (every trainer its own group); at 64 trainers
-    ///         2,442,335 gas (contracts/test/TaskMarketGas.t.sol), under a sixth of the 16,777,216 cap.
+    /// @notice Most trainers on slots a task takes (`slots`, 64): the bond covers `slots - 1` games.
+    ///         `finalize` loops over nothing (entrants `claim`), so neither slots nor outside challengers
+    ///         can lock a task's funds (contracts/test/TaskMarketGas.t.sol).
     function MAX_SLOTS() external view returns (uint32);
     /// @notice Least seconds between posting and `joinDeadline` (5 minutes): trainers other than the
     ///         client's own must see the task and join.

@@ -39,8 +39,8 @@ error TaskMarketZeroClock();
 /// @notice A task takes at least one trainer.
 error TaskMarketZeroSlots();
 
-/// @notice A task takes at most `maxSlots` trainers (`TaskMarket.MAX_SLOTS`): `finalize` pays each of
-///         them in one transaction, which must stay far below the per-transaction gas cap.
+/// @notice A task takes at most `maxSlots` trainers on slots (`TaskMarket.MAX_SLOTS`): the bond is sized
+///         for `slots - 1` games.
 error TaskMarketTooManySlots(uint32 slots, uint32 maxSlots);
 
 /// @notice The deadlines must satisfy `timestamp < joinDeadline <= submitDeadline <= disputeDeadline`.
@@ -143,8 +143,8 @@ error TaskMarketGamePending(uint256 gameId);
 error TaskMarketGamesActive(uint256 taskId, uint32 activeGames);
 
 /// @notice Task `taskId` cannot be finalized yet: it is `timestamp`, the dispute deadline is
-///         `disputeDeadline`, and `liveGroups` groups are live (finalizing earlier takes at most one,
-///         and the submit deadline passed or every slot submitted).
+///         `disputeDeadline`, and `liveGroups` groups are live. Never earlier: an outside challenger may
+///         still come.
 error TaskMarketFinalizeTooEarly(
     uint256 taskId, uint256 timestamp, uint64 disputeDeadline, uint32 liveGroups
 );

@@ -65,11 +65,13 @@ class DemoConfig:
     arity: int = 4  # N
     reward: int = 3 * ETH
     timeout_s: float = 900.0
+    client_samples: int = 2  # checkpoint intervals of each revealed result the client replays
 
     @classmethod
     def quick(cls, cheat: str | None = DEFAULT) -> DemoConfig:
-        """A small run for tests: 32 steps, 4 checkpoint intervals."""
-        return cls(cheat=cheat, steps=32, interval=8, batch=16)
+        """A small run for tests: 32 steps, 4 checkpoint intervals, all of which the client replays (so
+        that its verdicts do not depend on which intervals it drew)."""
+        return cls(cheat=cheat, steps=32, interval=8, batch=16, client_samples=4)
 
 
 class Timeline:
@@ -131,6 +133,7 @@ def run(out_dir: Path, cfg: DemoConfig, console: Console) -> dict[str, Any]:
             trainers=trainer_roles,
             oracles=oracle_roles,
             observer=observer,
+            client_samples=cfg.client_samples,
         )
         names = {acct.address: name for name, acct in scenario.keys.items()}
         names[node.accounts[0].address] = "deployer"

@@ -164,6 +164,7 @@ class Scenario:
         challenge_if_full: bool = True,
         client_verifies: bool = True,
         client_challenges: bool = False,
+        client_samples: int = 2,
         block_time: int | None = None,
     ) -> None:
         need = 3 + len(trainers) + len(oracles)  # with the deployer's account 0, the client and the watcher
@@ -185,6 +186,7 @@ class Scenario:
         self.challenge_if_full = challenge_if_full
         self.client_verifies = client_verifies
         self.client_challenges = client_challenges
+        self.client_samples = client_samples  # intervals of each revealed result the client replays
         self.block_time = block_time  # the devnet's seconds per block (None: anvil's wall clock)
         self.trainer_roles = list(trainers)
         self.oracle_roles = list(oracles)
@@ -212,7 +214,12 @@ class Scenario:
         }
         if name == "client":
             return ClientAgent(
-                name, order=self.order, verify=self.client_verifies, challenge=self.client_challenges, **common
+                name,
+                order=self.order,
+                verify=self.client_verifies,
+                verify_samples=self.client_samples,
+                challenge=self.client_challenges,
+                **common,
             )
         if name == "watcher":
             return WatcherAgent(name, defender=self.defender, **common)

@@ -72,14 +72,32 @@ def _raise_stop(signum: int, frame: FrameType | None) -> None:
 
 @app.command()
 def devnet(
-    port: Annotated[int, typer.Option(help="RPC port (0: any free port)")] = 8545,
-    accounts: Annotated[int, typer.Option(help="funded accounts (5 oracles, trainers, a client, a watcher)")] = 20,
-    chain_id: Annotated[int, typer.Option(help="chain id")] = ANVIL_CHAIN_ID,
+    port: Annotated[int, typer.Option(help="RPC port (0: any free port)", min=0, max=65535)] = 8545,
+    accounts: Annotated[
+        int, typer.Option(help="funded accounts (5 oracles, trainers, a client, a watcher)", min=1, max=1000)
+    ] = 20,
+    chain_id: Annotated[int, typer.Option(help="chain id", min=1, max=2**53 - 1)] = ANVIL_CHAIN_ID,
+    fast_forward: Annotated[
+        bool,
+        typer.Option(
+            "--fast-forward",
+            help="once no transaction came for --idle seconds, move the clock to the next deadline the deployed "
+            "contracts hold (windows of hours pass in seconds)",
+        ),
+    ] = False,
+    idle: Annotated[float, typer.Option(help="with --fast-forward: seconds without a transaction", min=0.2)] = 3.0,
+    deployments: Deployments = None,
 ) -> None:
     """Run a local anvil chain with funded accounts until Ctrl-C."""
+    import time as _time
+
+    from offchain.agents.fastforward import FastForward
     from offchain.chain.anvil import Anvil
+    from offchain.chain.build import compile_contracts
     from offchain.chain.client import ChainClient
+    from offchain.chain.deploy import check_deployment, load_deployment
     from offchain.chain.errors import ChainError
+    from offchain.contracts.protocol import Protocol
 
     out = _out()
     # Explicit handlers: a shell may start a background job with SIGINT ignored.
@@ -101,8 +119,35 @@ def devnet(
         out.print(table)
         out.print(f"RPC URL: {node.rpc_url}")
         out.print("Development keys only: anyone may know them. Press Ctrl-C to stop.")
+        if fast_forward:
+            out.print(f"Fast-forward: after {idle:g} s without a transaction the clock moves to the next deadline.")
         sys.stdout.flush()
-        status = node.wait()
+        if not fast_forward:
+            status = node.wait()
+        else:
+            ff = FastForward(client, idle_s=idle)
+            artifacts = None
+            while node.running:
+                _time.sleep(0.25)
+                try:
+                    if ff.protocol is None:
+                        try:
+                            d = check_deployment(client, load_deployment(client.chain_id, deployments))
+                        except ChainError:
+                            d = None  # not deployed yet
+                        if d is not None:
+                            artifacts = artifacts or compile_contracts()
+                            ff.protocol = Protocol.from_deployment(client, d, artifacts)
+                    said = ff.step()
+                except ChainError as e:
+                    if not node.running:
+                        break
+                    out.print(f"{_time.strftime('%H:%M:%S')} fast-forward: {e}")
+                    continue
+                if said:
+                    out.print(f"{_time.strftime('%H:%M:%S')} {said}")
+                    sys.stdout.flush()
+            status = node.wait()
         _fail(f"anvil exited on its own with status {status}:\n{node.stderr.strip()}", EXIT_CHAIN)
     except (KeyboardInterrupt, _Stop):  # KeyboardInterrupt: a SIGINT before the handler was set
         node.stop()
@@ -125,29 +170,27 @@ def deploy(
         ),
     ] = None,
     out_dir: Annotated[
-        Path | None, typer.Option("--out", help="folder for <chainId>.json (default: deployments/ in the repo)")
+        Path | None,
+        typer.Option("--deployments", "--out", help="folder for <chainId>.json (default: deployments/ in the repo)"),
     ] = None,
+    keystore: Annotated[
+        Path | None, typer.Option("--keystore", help="an encrypted keystore file (password from REFEREED_PASSWORD)")
+    ] = None,
+    password_file: Annotated[Path | None, typer.Option("--password-file", help="the keystore's password")] = None,
 ) -> None:
     """Deploy the protocol's contracts and write deployments/<chainId>.json."""
-    from offchain.chain.anvil import dev_accounts
     from offchain.chain.client import ChainClient
     from offchain.chain.deploy import deploy_all
-    from offchain.chain.errors import ChainError, InvalidKeyError
+    from offchain.chain.errors import ChainError
 
     out = _out()
     try:
         probe = ChainClient(rpc)
-        if key is None:
-            if probe.chain_id != ANVIL_CHAIN_ID:
-                _fail(f"chain {probe.chain_id} is not a local anvil chain: pass --key or set REFEREED_KEY", EXIT_INPUT)
-            key = dev_accounts(1)[0].private_key
-        try:
-            client = ChainClient(rpc, key)
-        except InvalidKeyError as e:
-            _fail(f"--key / REFEREED_KEY: {e}", EXIT_INPUT)
+        key = _resolve_key("deployer", probe.chain_id, key, None, keystore, password_file)
+        client = ChainClient(rpc, key)
         deployment = deploy_all(client, out_dir=out_dir)
     except ChainError as e:
-        _fail(str(e), EXIT_CHAIN)
+        _chain_fail(e)
     table = Table(title=f"deployed on chain {deployment.chain_id} by {deployment.deployer}")
     table.add_column("contract")
     table.add_column("address", no_wrap=True)
@@ -161,13 +204,18 @@ def deploy(
 
 
 @app.command()
-def commit(path: Annotated[Path, typer.Argument(help="a file written by torch.save")]) -> None:
+def commit(
+    path: Annotated[Path, typer.Argument(help="a file written by torch.save")],
+    json_out: Annotated[bool, typer.Option("--json", help="print JSON instead of tables")] = False,
+) -> None:
     """Print the commitment of a saved tensor, or the state root of a saved state dict."""
     import torch
 
     from trainer.commit import CommitError, commit_tensor, state_root_from_commitments
     from trainer.commit.tensor import dtype_code
 
+    if path.is_dir():
+        _fail(f"{path} is a folder: give a file written by torch.save", EXIT_INPUT)
     if not path.is_file():
         _fail(f"{path}: no such file", EXIT_INPUT)
     try:
@@ -181,24 +229,51 @@ def commit(path: Annotated[Path, typer.Argument(help="a file written by torch.sa
     try:
         if isinstance(obj, torch.Tensor):
             t = _dense(obj, str(path))
+            if json_out:
+                typer.echo(
+                    __import__("json").dumps(
+                        {
+                            "commitment": "0x" + commit_tensor(t).hex(),
+                            "dtype": str(t.dtype).removeprefix("torch."),
+                            "dtype_code": dtype_code(t.dtype),
+                            "shape": list(t.shape),
+                        }
+                    )
+                )
+                return
             out.print(f"commitment  0x{commit_tensor(t).hex()}")
             out.print(f"dtype       {str(t.dtype).removeprefix('torch.')} (code {dtype_code(t.dtype)})")
             out.print(f"shape       {tuple(t.shape)}")
             return
         if isinstance(obj, Mapping) and obj:
-            bad = {
-                k: type(v).__name__ for k, v in obj.items() if not isinstance(k, str) or not isinstance(v, torch.Tensor)
-            }
-            if bad:
-                key, kind = next(iter(bad.items()))
-                _fail(
-                    f"{path} holds a dict, but not only str -> tensor: entry {key!r} is of type {kind} "
-                    f"({len(bad)} such entries)",
-                    EXIT_INPUT,
-                )
+            for k, v in obj.items():
+                if not isinstance(k, str):
+                    _fail(
+                        f"{path} holds a dict whose key {k!r} is a {type(k).__name__}, not a str: a state_dict's "
+                        "keys are the tensors' names (save {'name': tensor, ...})",
+                        EXIT_INPUT,
+                    )
+                if not isinstance(v, torch.Tensor):
+                    _fail(
+                        f"{path} holds a dict whose entry {k!r} is of type {type(v).__name__}, not a tensor: "
+                        "a state_dict maps names to tensors",
+                        EXIT_INPUT,
+                    )
             tensors = {k: _dense(v, f"{path}[{k!r}]") for k, v in obj.items()}
             commitments = {k: commit_tensor(v) for k, v in tensors.items()}
             root = state_root_from_commitments(commitments)
+            if json_out:
+                rows = [
+                    {
+                        "name": n,
+                        "dtype": str(tensors[n].dtype).removeprefix("torch."),
+                        "shape": list(tensors[n].shape),
+                        "commitment": "0x" + commitments[n].hex(),
+                    }
+                    for n in sorted(commitments, key=lambda n: n.encode("utf-8"))
+                ]
+                typer.echo(__import__("json").dumps({"state_root": "0x" + root.hex(), "tensors": rows}))
+                return
             table = Table(title=f"{len(commitments)} tensors")
             table.add_column("name")
             table.add_column("dtype")
@@ -226,14 +301,19 @@ def _dense(t: Any, where: str) -> Any:
 
     if t.layout != torch.strided:
         raise UnsupportedTensorError(f"{where} has layout {t.layout}; only dense tensors can be committed")
+    if t.device.type == "meta":
+        raise UnsupportedTensorError(
+            f"{where} is a meta-device tensor: it has a shape but no values; save the tensor itself (on the cpu)"
+        )
     return t.contiguous()
 
 
 # -- agents ------------------------------------------------------------------------------------
 
 DEFAULT_RPC = "http://127.0.0.1:8545"
-DEV_ACCOUNT = {"client": 1, "trainer": 2, "oracle": 10, "watcher": 6}  # anvil's dev accounts, by role
+DEV_ACCOUNT = {"deployer": 0, "client": 1, "trainer": 2, "oracle": 10, "watcher": 6}  # anvil's dev accounts, by role
 ORACLES = 5  # a question is drawn once committeeSize + 2 oracles are registered (deploy.ORACLE_ARGS)
+MAX_WINDOW = 10 * 365 * 86400  # ten years: every deadline fits a uint64 long after
 MAX_BATCH = 96  # digits: 64 float32 a example, and a batch proof carries at most 24 KiB
 
 task_app = typer.Typer(help="Post, inspect and finalize tasks.", no_args_is_help=True)
@@ -263,6 +343,17 @@ StoreDir = Annotated[Path, typer.Option("--store", help="the public store shared
 Deployments = Annotated[
     Path | None, typer.Option("--deployments", help="folder of <chainId>.json (default: deployments/ in the repo)")
 ]
+Keystore = Annotated[
+    Path | None,
+    typer.Option("--keystore", help="an encrypted keystore file (eth-account JSON; password from REFEREED_PASSWORD)"),
+]
+PasswordFile = Annotated[Path | None, typer.Option("--password-file", help="a file holding the --keystore's password")]
+Json = Annotated[bool, typer.Option("--json", help="print JSON instead of tables")]
+Yes = Annotated[
+    bool, typer.Option("--yes", help="on a chain that is not local: bond without asking for a confirmation")
+]
+Poll = Annotated[float, typer.Option(help="seconds between looks at the chain when idle", min=0.05, max=3600)]
+TaskId = Annotated[int, typer.Argument(help="the task's id", min=1, max=2**256 - 1)]
 
 
 @dataclass
@@ -279,6 +370,62 @@ class _Session:
     public: Any
 
 
+def _chain_fail(e: Exception) -> NoReturn:
+    """A package error as one line: bad input (an RPC URL, a key, a home, a folder) exits 2, the chain's 1."""
+    from offchain.agents.home import HomeError
+    from offchain.chain.errors import InvalidKeyError, InvalidRpcUrl
+    from offchain.inputs import InputError
+
+    if isinstance(e, InvalidRpcUrl):
+        _fail(f"--rpc: {e}", EXIT_INPUT)
+    if isinstance(e, InvalidKeyError):
+        _fail(f"--key / REFEREED_KEY: {e}", EXIT_INPUT)
+    _fail(str(e), EXIT_INPUT if isinstance(e, InputError | HomeError) else EXIT_CHAIN)
+
+
+def _resolve_key(
+    role: str, chain_id: int, key: str | None, account: int | None, keystore: Path | None, password_file: Path | None
+) -> str:
+    """The private key: from --keystore, --key / REFEREED_KEY, or (on anvil's chain only) a dev account."""
+    import os
+
+    from offchain.chain.anvil import dev_accounts
+    from offchain.chain.client import check_private_key
+    from offchain.inputs import InputError, read_keystore
+
+    given = [n for n, v in (("--key / REFEREED_KEY", key), ("--keystore", keystore)) if v is not None]
+    if len(given) > 1:
+        _fail("--key / REFEREED_KEY and --keystore both give a key: give one", EXIT_INPUT)
+    if account is not None and given:
+        _fail(f"--account picks an anvil dev key; it cannot go with {given[0]}", EXIT_INPUT)
+    if keystore is not None:
+        password = os.environ.get("REFEREED_PASSWORD")
+        if password_file is not None:
+            try:
+                password = password_file.read_text(encoding="utf-8").rstrip("\n")
+            except OSError as e:
+                _fail(f"--password-file {password_file}: {e.strerror or e}", EXIT_INPUT)
+        try:
+            return read_keystore(keystore, password)
+        except InputError as e:
+            _fail(str(e), EXIT_INPUT)
+    if key is not None:
+        if not key.strip():
+            _fail(
+                "--key / REFEREED_KEY is empty: give a private key (64 hex digits), or unset REFEREED_KEY to use "
+                "a dev account on a local anvil",
+                EXIT_INPUT,
+            )
+        check_private_key(key)  # InvalidKeyError: exit 2
+        return key.strip()
+    if chain_id != ANVIL_CHAIN_ID:
+        _fail(f"chain {chain_id} is not a local anvil chain: pass --key, --keystore or set REFEREED_KEY", EXIT_INPUT)
+    index = DEV_ACCOUNT[role] if account is None else account
+    if index >= 1000:
+        _fail(f"--account {index}: anvil's dev accounts are numbered 0..999 (devnet funds the first 20)", EXIT_INPUT)
+    return dev_accounts(index + 1)[index].private_key
+
+
 def _session(
     role: str,
     rpc: str,
@@ -287,51 +434,48 @@ def _session(
     home: Path | None,
     store: Path,
     deployments: Path | None,
+    keystore: Path | None = None,
+    password_file: Path | None = None,
 ) -> _Session:
     """Resolves the key (or fails with a line and 2), the deployment (or 1); chain errors exit 1."""
     from eth_account import Account as EthAccount
 
-    from offchain.chain.anvil import dev_accounts
+    from offchain.agents.home import HomeError, check_home_folder
     from offchain.chain.build import compile_contracts
     from offchain.chain.client import ChainClient
-    from offchain.chain.deploy import load_deployment
+    from offchain.chain.deploy import check_deployment, load_deployment
     from offchain.chain.errors import ChainError
+    from offchain.inputs import InputError, check_folder
     from offchain.store import Store
 
     try:
+        public = Store(check_folder(store, "--store"))
         probe = ChainClient(rpc)
-        if key is None:
-            if probe.chain_id != ANVIL_CHAIN_ID:
-                _fail(f"chain {probe.chain_id} is not a local anvil chain: pass --key or set REFEREED_KEY", EXIT_INPUT)
-            index = DEV_ACCOUNT[role] if account is None else account
-            key = dev_accounts(index + 1)[index].private_key
-        elif account is not None:
-            _fail("--account picks an anvil dev key; it cannot go with --key / REFEREED_KEY", EXIT_INPUT)
-        try:
-            address = EthAccount.from_key(key).address
-        except (ValueError, TypeError) as e:
-            _fail(f"--key / REFEREED_KEY is not a valid secp256k1 private key ({e})", EXIT_INPUT)
-        deployment = load_deployment(probe.chain_id, deployments)
+        key = _resolve_key(role, probe.chain_id, key, account, keystore, password_file)
+        address = EthAccount.from_key(key).address
+        deployment = check_deployment(probe, load_deployment(probe.chain_id, deployments))
         artifacts = compile_contracts()
-    except ChainError as e:
-        _fail(str(e), EXIT_CHAIN)
-    folder = home if home is not None else Path(".refereed") / f"{role}-{address}"
-    return _Session(rpc, key, address, probe.chain_id, deployment, artifacts, folder, Store(store))
+        folder = home if home is not None else Path(".refereed") / f"{role}-{address}"
+        check_home_folder(folder, "--home")
+    except (ChainError, InputError, HomeError) as e:
+        _chain_fail(e)
+    return _Session(rpc, key, address, probe.chain_id, deployment, artifacts, folder, public)
 
 
 def _reader(rpc: str, deployments: Path | None) -> Any:
     """The protocol's clients without a key, for reads."""
     from offchain.chain.build import compile_contracts
     from offchain.chain.client import ChainClient
-    from offchain.chain.deploy import load_deployment
+    from offchain.chain.deploy import check_deployment, load_deployment
     from offchain.chain.errors import ChainError
     from offchain.contracts.protocol import Protocol
 
     try:
         chain = ChainClient(rpc)
-        return Protocol.from_deployment(chain, load_deployment(chain.chain_id, deployments), compile_contracts())
+        deployment = check_deployment(chain, load_deployment(chain.chain_id, deployments))
+        return Protocol.from_deployment(chain, deployment, compile_contracts())
     except ChainError as e:
-        _fail(str(e), EXIT_CHAIN)
+        _chain_fail(e)
 
 
 class _StopFlag:
@@ -368,8 +512,11 @@ def _run_agent(agent: Any, out: Console, poll: float, every: Any = None, until: 
 
         def stopping() -> bool:
             if every is not None:
-                every()
-            return stop() or (until is not None and until())
+                every()  # a live view: it handles its own chain errors
+            try:
+                return stop() or (until is not None and until())
+            except ChainError:
+                return False  # `until` reads the chain: an outage is retried by the loop
 
         try:
             agent.run_forever(poll=poll, stop=stopping)
@@ -401,26 +548,33 @@ def _agent_kwargs(s: _Session, observer: Any) -> dict[str, Any]:
 def task_post(
     rpc: Rpc = DEFAULT_RPC,
     key: Key = None,
+    keystore: Keystore = None,
+    password_file: PasswordFile = None,
     account: Account = None,
     home: Home = None,
     store: StoreDir = Path(".refereed/public"),
     deployments: Deployments = None,
-    steps: Annotated[int, typer.Option(help="training steps T", min=1)] = 256,
-    interval: Annotated[int, typer.Option(help="checkpoint interval c (divides T)", min=1)] = 16,
+    steps: Annotated[int, typer.Option(help="training steps T", min=1, max=2**32)] = 256,
+    interval: Annotated[int, typer.Option(help="checkpoint interval c (divides T)", min=1, max=2**32)] = 16,
     batch: Annotated[int, typer.Option(help=f"batch size (1..{MAX_BATCH})", min=1)] = 64,
-    seed: Annotated[int, typer.Option(help="the run's seed (batches and initial state)")] = 1,
-    reward: Annotated[float, typer.Option(help="reward in ETH, escrowed when posting")] = 1.0,
-    slots: Annotated[int, typer.Option(help="trainers at most", min=1)] = 3,
+    seed: Annotated[int, typer.Option(help="the run's seed (batches and initial state)", min=0, max=2**64 - 1)] = 1,
+    reward: Annotated[
+        str, typer.Option(help="reward in ETH (a decimal, exact to the wei), escrowed when posting")
+    ] = "1",
+    slots: Annotated[int, typer.Option(help="trainers at most", min=1, max=2**32)] = 3,
     arity: Annotated[int, typer.Option(help="arity N of the games (a power of two, 2..64)")] = 4,
-    clock: Annotated[int, typer.Option(help="seconds per side per game", min=1)] = 3600,
-    join_window: Annotated[int, typer.Option(help="seconds to join after posting", min=1)] = 600,
+    clock: Annotated[int, typer.Option(help="seconds per side per game", min=1, max=MAX_WINDOW)] = 3600,
+    join_window: Annotated[int, typer.Option(help="seconds to join after posting", min=1, max=MAX_WINDOW)] = 600,
     submit_window: Annotated[
-        int, typer.Option(help="seconds to commit to a result after posting (reveals come after)", min=1)
+        int,
+        typer.Option(help="seconds to commit to a result after posting (reveals come after)", min=1, max=MAX_WINDOW),
     ] = 3600,
     dispute_window: Annotated[
         int,
         typer.Option(
-            help="seconds to dispute after posting (at least --submit-window + 4500: reveals, then 1 h)", min=1
+            help="seconds to dispute after posting (at least --submit-window + 4500: reveals, then 1 h)",
+            min=1,
+            max=MAX_WINDOW,
         ),
     ] = 9000,
     follow: Annotated[
@@ -430,21 +584,25 @@ def task_post(
     challenge: Annotated[
         bool, typer.Option(help="with --follow: also train the task and enter it as an outside challenger")
     ] = False,
-    poll: Annotated[float, typer.Option(help="with --follow: seconds between looks at the chain", min=0.05)] = 1.0,
+    poll: Poll = 1.0,
 ) -> None:
     """Post the MLP-on-digits task with its reward in escrow; prints the task id (last line of the post)."""
     from offchain.agents.client import ClientAgent, TaskOrder
+    from offchain.agents.home import HomeError
     from offchain.agents.view import RichObserver
     from offchain.chain.errors import ChainError
     from offchain.contracts.task_market import MIN_SUBMIT_TO_DISPUTE
+    from offchain.inputs import InputError, parse_eth
     from trainer.workloads import mlp_digits
 
     if steps % interval:
         _fail(f"--interval {interval} does not divide --steps {steps}", EXIT_INPUT)
     if batch > MAX_BATCH:
         _fail(f"--batch {batch}: a batch proof carries at most 24 KiB, {MAX_BATCH} digits", EXIT_INPUT)
-    if reward <= 0:
-        _fail("--reward must be more than 0 ETH", EXIT_INPUT)
+    try:
+        reward_wei = parse_eth(reward, "--reward")
+    except InputError as e:
+        _fail(str(e), EXIT_INPUT)
     if arity < 2 or arity > 64 or arity & (arity - 1):
         _fail(f"--arity {arity} is not a power of two in 2..64", EXIT_INPUT)
     if not join_window <= submit_window <= dispute_window:
@@ -455,11 +613,11 @@ def task_post(
             "hour of disputes)",
             EXIT_INPUT,
         )
-    s = _session("client", rpc, key, account, home, store, deployments)
+    s = _session("client", rpc, key, account, home, store, deployments, keystore, password_file)
     out = _out()
     order = TaskOrder(
         mlp_digits(steps=steps, checkpoint_interval=interval, batch_size=batch, seed=seed),
-        reward=int(reward * 10**18),
+        reward=reward_wei,
         slots=slots,
         arity=arity,
         clock=clock,
@@ -467,9 +625,13 @@ def task_post(
         submit_window=submit_window,
         dispute_window=dispute_window,
     )
-    agent = ClientAgent(
-        "client", order=order, verify=verify, challenge=challenge, **_agent_kwargs(s, RichObserver(out))
-    )
+    observer = RichObserver(out, stamp=follow)
+    task_id = None
+    try:
+        agent = ClientAgent("client", order=order, verify=verify, challenge=challenge, **_agent_kwargs(s, observer))
+        observer.addresses[agent.name] = s.address
+    except (ChainError, HomeError) as e:
+        _chain_fail(e)
     try:
         rec = agent.db.get("order", "task")
         if rec is not None and "task_id" in rec:
@@ -482,10 +644,10 @@ def task_post(
             agent.tick()
         task_id = agent.task_id
     except ChainError as e:
-        _fail(str(e), EXIT_CHAIN)
-    finally:
-        if task_id is None or not follow:
-            agent.close()
+        agent.close()
+        _chain_fail(e)
+    if task_id is None or not follow:
+        agent.close()
     if task_id is None:
         _fail("the task was not posted (see above)", EXIT_CHAIN)
     out.print(task_id)
@@ -493,89 +655,339 @@ def task_post(
         _run_agent(agent, out, poll, until=lambda: (agent.db.get("order", "task") or {}).get("status") == "done")
 
 
+def _when(t: int, now: int) -> str:
+    """A chain time as local time, and how far from the chain's now."""
+    import datetime
+
+    local = datetime.datetime.fromtimestamp(t).astimezone().strftime("%Y-%m-%d %H:%M:%S %Z")
+    delta = t - now
+    rel = f"in {_span(delta)}" if delta >= 0 else f"{_span(-delta)} ago"
+    return f"{local} ({rel})"
+
+
+def _span(seconds: int) -> str:
+    if seconds < 120:
+        return f"{seconds} s"
+    if seconds < 7200:
+        return f"{seconds // 60} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def _task_state(p: Any, task_id: int) -> dict[str, Any]:
+    """Everything `task show` says about a task, as JSON-ready data (addresses, wei, chain times)."""
+    from offchain.contracts.task_market import REVEAL_WINDOW, TaskStatus, entry_closes
+    from offchain.game.player import PLAYING
+
+    m = p.market
+    task = m.task(task_id)
+    if task.status is TaskStatus.NONE:
+        raise LookupError(f"there is no task {task_id} on chain {m.chain.chain_id} (tasks 1..{m.task_count()})")
+    spec = m.spec_of(task_id)
+    now = int(m.chain.w3.eth.get_block("latest")["timestamp"])
+    trainers = m.trainers_of(task_id)
+    views = {t: m.trainer_of(task_id, t) for t in trainers}
+    groups = [m.group_of(task_id, g) for g in range(task.group_count)]
+    games = []
+    for d in m.disputes(task_id):
+        view = p.game.game_of(d.game_id)
+        games.append(
+            {
+                "game": d.game_id,
+                "defender": d.defender,
+                "defender_group": d.defender_group,
+                "challenger": d.challenger,
+                "challenger_group": d.challenger_group,
+                "stage": view.stage.name.lower(),
+                "moves": view.moves,
+                "outcome": view.outcome.name.lower(),
+                "to_move": view.to_move.name.lower() if view.stage in PLAYING else None,
+                "deadline": view.deadline if view.stage in PLAYING else None,
+                "question": view.question_id if view.question_id else None,
+                "settled": m.dispute_of(d.game_id).settled,
+            }
+        )
+    reveal_by = spec.submit_deadline + REVEAL_WINDOW
+    deadlines = {
+        "join": spec.join_deadline,
+        "commit": spec.submit_deadline,
+        "reveal": reveal_by,
+        "enter": entry_closes(spec),
+        "dispute": spec.dispute_deadline,
+    }
+    # What it waits for, and when `finalize` can succeed (after the dispute deadline, once no game runs).
+    finalize_at: int | None = spec.dispute_deadline + 1
+    if task.status is TaskStatus.FINALIZED:
+        waits, finalize_at = "nothing: it is finalized", None
+    elif task.status is not TaskStatus.OPEN:
+        waits, finalize_at = f"nothing: it is {task.status.name.lower()}", None
+    elif now <= spec.join_deadline and task.joined < spec.slots:
+        waits = f"trainers to join ({task.joined} of {spec.slots} slots taken) until the join deadline"
+    elif now <= spec.submit_deadline:
+        committed = sum(v.committed for v in views.values())
+        waits = f"the trainers' commitments ({committed} of {len(views)} committed) until the commit deadline"
+    elif now <= reveal_by and task.submitted < sum(v.committed for v in views.values()):
+        waits = f"the reveals ({task.submitted} revealed) until the reveal deadline"
+    elif task.active_games:
+        waits = f"{task.active_games} running game(s) to end (see games); finalize waits for them"
+        finalize_at = max(spec.dispute_deadline + 1, max((g["deadline"] or 0) for g in games) + 1)
+    elif now <= spec.dispute_deadline:
+        waits = "the dispute deadline (games may still be opened until then)"
+    else:
+        waits = f"`refereed task finalize {task_id}`: anyone may finalize it now"
+    return {
+        "task": task_id,
+        "chain_id": m.chain.chain_id,
+        "now": now,
+        "status": task.status.name.lower(),
+        "waits_for": waits,
+        "finalize_at": finalize_at,
+        "client": task.client,
+        "reward_wei": str(task.reward),
+        "bond_wei": str(spec.bond),
+        "steps": spec.steps,
+        "checkpoint_interval": spec.checkpoint_interval,
+        "batch_size": spec.batch_size,
+        "program_hash": "0x" + spec.program_hash.hex(),
+        "node_count": spec.node_count,
+        "dataset_root": "0x" + spec.dataset_root.hex(),
+        "dataset_size": spec.dataset_size,
+        "seed": spec.seed,
+        "initial_state_root": "0x" + spec.initial_state_root.hex(),
+        "arity": spec.arity,
+        "clock": spec.clock,
+        "slots": spec.slots,
+        "joined": task.joined,
+        "submitted": task.submitted,
+        "outside_challengers": task.entrants - task.joined,
+        "deadlines": deadlines,
+        "group_count": task.group_count,
+        "live_groups": task.live_groups,
+        "active_games": task.active_games,
+        "won": task.won,
+        "winning_group": task.winning_group if task.won else None,
+        "share_wei": str(task.share) if task.won else None,
+        "entrants": [
+            {
+                "address": t,
+                "on": "challenger" if v.challenger else "slot",
+                "committed": v.committed,
+                "revealed": v.submitted,
+                "group": v.group if v.submitted else None,
+                "eliminated": v.eliminated,
+                "claimed": v.claimed,
+            }
+            for t, v in views.items()
+        ],
+        "groups": [
+            {
+                "group": i,
+                "checkpoint_root": "0x" + g.checkpoint_root.hex(),
+                "final_state_root": "0x" + g.final_state_root.hex(),
+                "members": list(g.members),
+                "live": g.live,
+                "eliminated": g.eliminated,
+            }
+            for i, g in enumerate(groups)
+        ],
+        "games": games,
+    }
+
+
+def _print_json(data: Any) -> None:
+    import json
+
+    typer.echo(json.dumps(data, indent=2, sort_keys=True))
+
+
+def _read_task(p: Any, task_id: int) -> dict[str, Any]:
+    from offchain.chain.errors import ChainError
+
+    try:
+        return _task_state(p, task_id)
+    except LookupError as e:
+        _fail(str(e.args[0]), EXIT_INPUT)
+    except ChainError as e:
+        _chain_fail(e)
+
+
 @task_app.command("show")
 def task_show(
-    task_id: Annotated[int, typer.Argument(help="the task's id")],
+    task_id: TaskId,
     rpc: Rpc = DEFAULT_RPC,
     deployments: Deployments = None,
+    store: StoreDir = Path(".refereed/public"),
+    json_out: Json = False,
 ) -> None:
-    """Print a task's spec, status, groups, trainers and games."""
-    from offchain.chain.errors import ChainError
-    from offchain.contracts.task_market import REVEAL_WINDOW, TaskStatus, entry_closes
-
+    """Print a task's spec, status, what it waits for, when it can be finalized, groups, entrants and games."""
     p = _reader(rpc, deployments)
+    st = _read_task(p, task_id)
+    if json_out:
+        _print_json(st)
+        return
     out = _out()
-    try:
-        task = p.market.task(task_id)
-        if task.status is TaskStatus.NONE:
-            count = p.market.task_count()
-            _fail(f"there is no task {task_id} on chain {p.market.chain.chain_id} (tasks 1..{count})", EXIT_INPUT)
-        spec = p.market.spec_of(task_id)
-        now = int(p.market.chain.w3.eth.get_block("latest")["timestamp"])
-        trainers = p.market.trainers_of(task_id)
-        views = {t: p.market.trainer_of(task_id, t) for t in trainers}
-        groups = [p.market.group_of(task_id, g) for g in range(task.group_count)]
-        disputes = p.market.disputes(task_id)
-        games = [(d, p.game.game_of(d.game_id), p.market.dispute_of(d.game_id)) for d in disputes]
-    except ChainError as e:
-        _fail(str(e), EXIT_CHAIN)
-
-    def when(t: int) -> str:
-        return f"{t} ({'in ' + str(t - now) + ' s' if t >= now else str(now - t) + ' s ago'})"
-
-    head = Table(title=f"task {task_id}: {task.status.name.lower()}", show_header=False)
+    now = st["now"]
+    d = st["deadlines"]
+    head = Table(title=f"task {task_id}: {st['status']}", show_header=False)
     head.add_column(style="bold")
     head.add_column(no_wrap=True)
-    for k, v in (
-        ("client", task.client),
-        ("reward", f"{task.reward / 10**18:.6f} ETH"),
-        ("steps", f"{spec.steps} (checkpoint every {spec.checkpoint_interval}, batch {spec.batch_size})"),
-        ("program", f"0x{spec.program_hash.hex()} ({spec.node_count} operators per step)"),
-        ("dataset", f"0x{spec.dataset_root.hex()} ({spec.dataset_size} examples), seed {spec.seed}"),
-        ("initial state", f"0x{spec.initial_state_root.hex()}"),
-        ("games", f"arity {spec.arity}, clock {spec.clock} s per side"),
+    rows = [
+        ("waits for", st["waits_for"]),
+        (
+            "finalize",
+            "-" if st["finalize_at"] is None else f"from {_when(st['finalize_at'], now)} (once no game runs)",
+        ),
+        ("client", st["client"]),
+        ("reward", f"{int(st['reward_wei']) / 10**18:.6f} ETH"),
+        ("steps", f"{st['steps']} (checkpoint every {st['checkpoint_interval']}, batch {st['batch_size']})"),
+        ("program", f"{st['program_hash']} ({st['node_count']} operators per step)"),
+        ("dataset", f"{st['dataset_root']} ({st['dataset_size']} examples), seed {st['seed']}"),
+        ("initial state", st["initial_state_root"]),
+        ("games", f"arity {st['arity']}, clock {st['clock']} s per side"),
         (
             "trainers",
-            f"{task.joined} joined, {task.submitted} submitted of {spec.slots} slots, "
-            f"{task.entrants - task.joined} outside challengers",
+            f"{st['joined']} joined, {st['submitted']} submitted of {st['slots']} slots, "
+            f"{st['outside_challengers']} outside challengers",
         ),
-        ("bond", f"{spec.bond / 10**18:.6f} ETH each"),
-        ("join by", when(spec.join_deadline)),
-        ("commit by", when(spec.submit_deadline)),
-        ("reveal by", when(spec.submit_deadline + REVEAL_WINDOW) + " (or 15 min after a later commit)"),
-        ("enter by", when(entry_closes(spec))),
-        ("dispute by", when(spec.dispute_deadline)),
-        ("groups", f"{task.group_count} ({task.live_groups} live), {task.active_games} games running"),
-    ):
+        ("bond", f"{int(st['bond_wei']) / 10**18:.6f} ETH each"),
+        ("join by", _when(d["join"], now)),
+        ("commit by", _when(d["commit"], now)),
+        ("reveal by", _when(d["reveal"], now) + " (or 15 min after a later commit)"),
+        ("enter by", _when(d["enter"], now)),
+        ("dispute by", _when(d["dispute"], now)),
+        ("groups", f"{st['group_count']} ({st['live_groups']} live), {st['active_games']} games running"),
+    ]
+    for k, v in rows:
         head.add_row(k, v)
-    if task.won:
-        head.add_row("won by", f"group {task.winning_group}, {task.share / 10**18:.6f} ETH each")
+    if st["won"]:
+        head.add_row("won by", f"group {st['winning_group']}, {int(st['share_wei']) / 10**18:.6f} ETH each")
     out.print(head)
-    if trainers:
+    if st["entrants"]:
         table = Table("entrant", "on", "committed", "revealed", "group", "eliminated", "claimed", title="entrants")
-        for t, v in views.items():
-            group = str(v.group) if v.submitted else ""
-            on = "challenger" if v.challenger else "slot"
-            table.add_row(t, on, _yes(v.committed), _yes(v.submitted), group, _yes(v.eliminated), _yes(v.claimed))
-        out.print(table)
-    if groups:
-        table = Table("group", "checkpoint root", "members", "live", "eliminated", title="groups")
-        for i, g in enumerate(groups):
-            table.add_row(str(i), f"0x{g.checkpoint_root.hex()}", str(len(g.members)), str(g.live), _yes(g.eliminated))
-        out.print(table)
-    if games:
-        table = Table("game", "defender", "challenger", "stage", "moves", "outcome", "settled", title="games")
-        for d, view, dv in games:
+        for e in st["entrants"]:
+            group = "" if e["group"] is None else str(e["group"])
             table.add_row(
-                str(d.game_id),
-                f"{d.defender} (group {d.defender_group})",
-                f"{d.challenger} (group {d.challenger_group})",
-                view.stage.name.lower(),
-                str(view.moves),
-                view.outcome.name.lower(),
-                _yes(dv.settled),
+                e["address"], e["on"], _yes(e["committed"]), _yes(e["revealed"]), group, _yes(e["eliminated"]),
+                _yes(e["claimed"]),
+            )  # fmt: skip
+        out.print(table)
+    if st["groups"]:
+        table = Table("group", "checkpoint root", "members", "live", "eliminated", title="groups")
+        for g in st["groups"]:
+            table.add_row(str(g["group"]), g["checkpoint_root"], str(len(g["members"])), str(g["live"]),
+                          _yes(g["eliminated"]))  # fmt: skip
+        out.print(table)
+    if st["games"]:
+        table = Table("game", "defender", "challenger", "stage", "moves", "outcome", "settled", title="games")
+        for g in st["games"]:
+            table.add_row(
+                str(g["game"]),
+                f"{g['defender']} (group {g['defender_group']})",
+                f"{g['challenger']} (group {g['challenger_group']})",
+                g["stage"],
+                str(g["moves"]),
+                g["outcome"],
+                _yes(g["settled"]),
             )
         out.print(table)
+
+
+@task_app.command("wait")
+def task_wait(
+    task_id: TaskId,
+    rpc: Rpc = DEFAULT_RPC,
+    deployments: Deployments = None,
+    until: Annotated[
+        str, typer.Option(help="the status to wait for: finalized (default), or any that is not open")
+    ] = "finalized",
+    timeout: Annotated[float, typer.Option(help="give up after this many seconds (0: never)", min=0)] = 0,
+    poll: Poll = 2.0,
+    json_out: Json = False,
+) -> None:
+    """Wait until a task is finalized (or ends otherwise), printing what it waits for whenever that changes."""
+    import time as _time
+
+    from offchain.chain.errors import ChainUnreachableError
+
+    if until not in ("finalized", "closed"):
+        _fail(f"--until {until!r}: give finalized or closed", EXIT_INPUT)
+    p = _reader(rpc, deployments)
+    start = _time.monotonic()
+    last = None
+    backoff = poll
+    with _StopFlag() as stop:
+        while not stop():
+            try:
+                st = _task_state(p, task_id)
+                backoff = poll
+            except LookupError as e:
+                _fail(str(e.args[0]), EXIT_INPUT)
+            except ChainUnreachableError as e:
+                typer.echo(f"RPC unreachable ({e.detail}); retrying in {backoff:.1f} s", err=True)
+                _time.sleep(backoff)
+                backoff = min(backoff * 2, 30.0)
+                continue
+            line = (st["status"], st["waits_for"])
+            if line != last:
+                last = line
+                if json_out:
+                    typer.echo(__import__("json").dumps({"status": st["status"], "waits_for": st["waits_for"],
+                                                         "chain_time": st["now"]}))  # fmt: skip
+                else:
+                    typer.echo(
+                        f"{_time.strftime('%H:%M:%S')} task {task_id}: {st['status']}, waits for {st['waits_for']}"
+                    )
+            if st["status"] == "finalized" or (until == "closed" and st["status"] != "open"):
+                return
+            if timeout and _time.monotonic() - start > timeout:
+                _fail(f"task {task_id} is still {st['status']} after {timeout:g} s (it waits for {st['waits_for']})",
+                      EXIT_CHAIN)  # fmt: skip
+            _time.sleep(poll)
+    raise typer.Exit(130)
+
+
+@task_app.command("result")
+def task_result(
+    task_id: TaskId,
+    out_file: Annotated[Path, typer.Option("--out", help="where to write the final weights (a torch.save state_dict)")],
+    rpc: Rpc = DEFAULT_RPC,
+    deployments: Deployments = None,
+    store: StoreDir = Path(".refereed/public"),
+    json_out: Json = False,
+) -> None:
+    """Write the final weights of a finalized task's winning group as a state_dict file (torch.save)."""
+    import torch
+
+    from offchain.store import Store, StoreError
+    from trainer.commit import state_root
+
+    p = _reader(rpc, deployments)
+    st = _read_task(p, task_id)
+    if st["status"] != "finalized":
+        _fail(f"task {task_id} is {st['status']}, not finalized: it waits for {st['waits_for']}", EXIT_CHAIN)
+    if not st["won"]:
+        _fail(f"task {task_id} was finalized without a winner (the reward went back to the client): no result",
+              EXIT_CHAIN)  # fmt: skip
+    group = st["groups"][st["winning_group"]]
+    root = bytes.fromhex(group["final_state_root"][2:])
+    if out_file.is_dir():
+        _fail(f"--out {out_file} is a folder: give a file path, e.g. {out_file / f'task-{task_id}.pt'}", EXIT_INPUT)
+    if not out_file.parent.is_dir():
+        _fail(f"--out {out_file}: the folder {out_file.parent} does not exist", EXIT_INPUT)
+    if not store.is_dir():
+        _fail(f"--store {store}: no such folder (the public store the trainers published to)", EXIT_INPUT)
+    try:
+        state = Store(store).get_state(root)
+    except StoreError as e:
+        _fail(f"the final state 0x{root.hex()} of task {task_id} is not usable in --store {store}: {e}", EXIT_CHAIN)
+    if state_root(state) != root:  # the store checks it too; bits, not trust
+        _fail(f"the state read from {store} does not have the winning root 0x{root.hex()}", EXIT_CHAIN)
+    tmp = out_file.with_name(out_file.name + ".tmp")
+    torch.save(dict(state), tmp)
+    tmp.replace(out_file)
+    if json_out:
+        _print_json({"task": task_id, "file": str(out_file), "state_root": "0x" + root.hex(), "tensors": len(state)})
+        return
+    _out().print(f"wrote {out_file}: {len(state)} tensors, state root 0x{root.hex()} (group {st['winning_group']})")
 
 
 def _yes(b: bool) -> str:
@@ -584,11 +996,14 @@ def _yes(b: bool) -> str:
 
 @task_app.command("finalize")
 def task_finalize(
-    task_id: Annotated[int, typer.Argument(help="the task's id")],
+    task_id: TaskId,
     rpc: Rpc = DEFAULT_RPC,
     key: Key = None,
+    keystore: Keystore = None,
+    password_file: PasswordFile = None,
     account: Account = None,
     deployments: Deployments = None,
+    store: StoreDir = Path(".refereed/public"),
     claim: Annotated[
         bool, typer.Option(help="then claim for every live entrant that revealed (its bond and share)")
     ] = True,
@@ -601,7 +1016,7 @@ def task_finalize(
     from offchain.contracts.protocol import Protocol
     from offchain.contracts.task_market import TaskMarketError, TaskMarketNothingToClaim, TaskStatus
 
-    s = _session("client", rpc, key, account, None, Path(".refereed/public"), deployments)
+    s = _session("client", rpc, key, account, None, store, deployments, keystore, password_file)
     out = _out()
     try:
         p = Protocol.from_deployment(ChainClient(rpc, s.key, artifacts=s.artifacts.values()), s.deployment, s.artifacts)
@@ -611,7 +1026,9 @@ def task_finalize(
             try:
                 fin = p.market.finalize(task_id)
             except TaskMarketError as e:
-                _fail(f"task {task_id} cannot be finalized: {e}", EXIT_CHAIN)
+                st = _task_state(p, task_id)
+                when = "" if st["finalize_at"] is None else f"; it can be from {_when(st['finalize_at'], st['now'])}"
+                _fail(f"task {task_id} cannot be finalized: {e} (it waits for {st['waits_for']}{when})", EXIT_CHAIN)
             who = "refunded to the client" if fin.winning_group < 0 else f"won by group {fin.winning_group}"
             out.print(f"task {task_id} finalized: the reward of {fin.reward / 10**18:.6f} ETH is {who}")
             for trainer in p.market.trainers_of(task_id) if claim else ():
@@ -627,19 +1044,46 @@ def task_finalize(
             w = p.market.withdraw()
             out.print(f"{s.address} withdrew {w.amount / 10**18:.6f} ETH")
     except ChainError as e:
-        _fail(str(e), EXIT_CHAIN)
+        _chain_fail(e)
+
+
+def _confirm_bonds(chain_id: int, yes: bool, what: str) -> Any:
+    """None on a local chain or with --yes; else a callback asking a person before each bond (exit 2 when no one
+    can be asked)."""
+    if chain_id == ANVIL_CHAIN_ID or yes:
+        return None
+    if not sys.stdin.isatty():
+        _fail(f"chain {chain_id} is not local and no one can confirm {what} here: pass --yes to allow it", EXIT_INPUT)
+
+    def approve(task_id: int, spec: Any) -> bool:
+        return typer.confirm(
+            f"task {task_id}: bond {spec.bond / 10**18:.6f} ETH on chain {chain_id} ({spec.steps} steps)?",
+            default=False,
+        )
+
+    return approve
 
 
 @trainer_app.command("run")
 def trainer_run(
     rpc: Rpc = DEFAULT_RPC,
     key: Key = None,
+    keystore: Keystore = None,
+    password_file: PasswordFile = None,
     account: Account = None,
     home: Home = None,
     store: StoreDir = Path(".refereed/public"),
     deployments: Deployments = None,
-    task: Annotated[list[int] | None, typer.Option(help="only these tasks (repeatable); default: any task")] = None,
-    poll: Annotated[float, typer.Option(help="seconds between looks at the chain when idle", min=0.05)] = 1.0,
+    task: Annotated[
+        list[int] | None, typer.Option(help="only these tasks (repeatable); default: any task", min=1)
+    ] = None,
+    max_bond: Annotated[str | None, typer.Option(help="join no task whose bond is above this many ETH")] = None,
+    max_steps: Annotated[int | None, typer.Option(help="join no task of more steps", min=1)] = None,
+    min_reward_per_step: Annotated[
+        str | None, typer.Option(help="join no task paying less ETH per step and slot")
+    ] = None,
+    yes: Yes = False,
+    poll: Poll = 1.0,
     challenge_if_full: Annotated[
         bool, typer.Option(help="train a task whose slots are taken and enter it as an outside challenger")
     ] = True,
@@ -650,12 +1094,21 @@ def trainer_run(
 ) -> None:
     """Run a trainer: join tasks (or enter full ones as an outside challenger), train with RepOps, self-audit,
     commit, reveal, open and play games, claim, withdraw; until Ctrl-C."""
+    from offchain.agents.home import HomeError
     from offchain.agents.strategy import HONEST, Strategy
     from offchain.agents.task import TaskRejected, run_config
-    from offchain.agents.trainer import TrainerAgent
+    from offchain.agents.trainer import TrainerAgent, TrainerPolicy
     from offchain.agents.view import RichObserver
     from offchain.chain.errors import ChainError
+    from offchain.inputs import InputError, parse_eth
 
+    try:
+        bond_cap = None if max_bond is None else parse_eth(max_bond, "--max-bond", positive=False)
+        per_step = None if min_reward_per_step is None else parse_eth(
+            min_reward_per_step, "--min-reward-per-step", positive=False
+        )  # fmt: skip
+    except InputError as e:
+        _fail(str(e), EXIT_INPUT)
     strategy: Strategy = HONEST
     if cheat is not None:
         from offchain.agents.adversaries import CATALOGUE
@@ -670,20 +1123,30 @@ def trainer_run(
         except TaskRejected as e:
             _fail(f"task {task[0]}: {e}", EXIT_INPUT)
         except ChainError as e:
-            _fail(str(e), EXIT_CHAIN)
-    s = _session("trainer", rpc, key, account, home, store, deployments)
+            _chain_fail(e)
+    s = _session("trainer", rpc, key, account, home, store, deployments, keystore, password_file)
+    if task:
+        count = _reader(rpc, deployments).market.task_count()
+        unknown = [t for t in task if t > count]
+        if unknown:
+            _fail(f"--task {unknown[0]}: there is no such task on chain {s.chain_id} yet (tasks 1..{count})",
+                  EXIT_INPUT)  # fmt: skip
     out = _out()
     name = "trainer" if cheat is None else f"cheater ({cheat})"
+    policy = TrainerPolicy(bond_cap, max_steps, per_step, _confirm_bonds(s.chain_id, yes, "bonding for a task"))
+    observer = RichObserver(out, stamp=True)
     try:
         agent = TrainerAgent(
             name,
             strategy=strategy,
             task_ids=set(task) if task else None,
             challenge_if_full=challenge_if_full,
-            **_agent_kwargs(s, RichObserver(out)),
+            policy=policy,
+            **_agent_kwargs(s, observer),
         )
-    except ChainError as e:
-        _fail(str(e), EXIT_CHAIN)
+    except (ChainError, HomeError) as e:
+        _chain_fail(e)
+    observer.addresses[name] = s.address
     out.print(f"{name} {s.address} on chain {s.chain_id}; records in {s.home}. Ctrl-C stops.")
     _run_agent(agent, out, poll)
 
@@ -692,6 +1155,8 @@ def trainer_run(
 def oracle_run(
     rpc: Rpc = DEFAULT_RPC,
     key: Key = None,
+    keystore: Keystore = None,
+    password_file: PasswordFile = None,
     account: Account = None,
     home: Home = None,
     store: StoreDir = Path(".refereed/public"),
@@ -702,35 +1167,68 @@ def oracle_run(
             help=f"oracles to run in this process, on anvil's dev accounts I, I+1, ... (a question needs "
             f"{ORACLES} registered oracles); with --key: 1",
             min=1,
+            max=100,
         ),
     ] = 1,
-    poll: Annotated[float, typer.Option(help="seconds between looks at the chain when idle", min=0.05)] = 1.0,
+    yes: Yes = False,
+    poll: Poll = 1.0,
     liar: Annotated[bool, typer.Option(help="TESTING ONLY: answer and vote wrong outputs", hidden=True)] = False,
 ) -> None:
     """Run recompute oracles: register with a bond, draw, answer, challenge wrong answers, vote; until Ctrl-C."""
     from offchain.agents.base import run_together
+    from offchain.agents.home import HomeError
     from offchain.agents.oracle import OracleAgent
     from offchain.agents.view import RichObserver
     from offchain.chain.errors import ChainError
 
-    if count > 1 and (key is not None or home is not None):
-        _fail("--count runs several oracles on anvil's dev accounts: it cannot go with --key or --home", EXIT_INPUT)
+    if count > 1 and (key is not None or home is not None or keystore is not None):
+        _fail("--count runs several oracles on anvil's dev accounts: it cannot go with --key, --keystore or --home",
+              EXIT_INPUT)  # fmt: skip
     first = DEV_ACCOUNT["oracle"] if account is None else account
     sessions = [
-        _session("oracle", rpc, key, first + i if count > 1 else account, home, store, deployments)
+        _session(
+            "oracle", rpc, key, first + i if count > 1 else account, home, store, deployments, keystore, password_file
+        )
         for i in range(count)
     ]
     out = _out()
-    observer = RichObserver(out)
+    reader = _reader(rpc, deployments)
+    try:
+        bond = reader.oracle.min_bond()
+        chain = reader.oracle.chain
+        for sess in sessions:
+            if reader.oracle.bond_of(sess.address) >= bond:
+                continue
+            have = chain.balance(sess.address)
+            need = bond + 10**16  # the bond, and gas to spare
+            if have < need:
+                _fail(
+                    f"{sess.address} has {have / 10**18:.6f} ETH; an oracle registers with a bond of "
+                    f"{bond / 10**18:.2f} ETH (the oracle's minBond) plus gas, so it needs about {need / 10**18:.2f} "
+                    "ETH: fund it, or use another key",
+                    EXIT_CHAIN,
+                )
+        if sessions[0].chain_id != ANVIL_CHAIN_ID and not yes:
+            if not sys.stdin.isatty():
+                _fail(f"chain {sessions[0].chain_id} is not local: registering bonds {bond / 10**18:.2f} ETH per "
+                      "oracle; pass --yes to allow it", EXIT_INPUT)  # fmt: skip
+            if not typer.confirm(f"bond {bond / 10**18:.2f} ETH per oracle on chain {sessions[0].chain_id}?"):
+                _fail("not confirmed: nothing was bonded", EXIT_INPUT)
+    except ChainError as e:
+        _chain_fail(e)
+    observer = RichObserver(out, stamp=True)
     agents = []
     try:
-        for i, s in enumerate(sessions):
+        for i, sess in enumerate(sessions):
             name = "oracle" if count == 1 else f"oracle-{i + 1}"
-            agents.append(OracleAgent(name, liar=liar, **_agent_kwargs(s, observer)))
-    except ChainError as e:
-        _fail(str(e), EXIT_CHAIN)
-    for agent, s in zip(agents, sessions, strict=True):
-        out.print(f"{agent.name} {s.address} on chain {s.chain_id}; records in {s.home}. Ctrl-C stops.")
+            agents.append(OracleAgent(name, liar=liar, **_agent_kwargs(sess, observer)))
+            observer.addresses[name] = sess.address
+    except (ChainError, HomeError) as e:
+        for a in agents:
+            a.close()
+        _chain_fail(e)
+    for agent, sess in zip(agents, sessions, strict=True):
+        out.print(f"{agent.name} {sess.address} on chain {sess.chain_id}; records in {sess.home}. Ctrl-C stops.")
     if len(agents) == 1:
         _run_agent(agents[0], out, poll)
         return
@@ -740,7 +1238,7 @@ def oracle_run(
         except (_Stop, KeyboardInterrupt):
             pass
         except ChainError as e:
-            _fail(str(e), EXIT_CHAIN)
+            _chain_fail(e)
         finally:
             observer.close()
             for agent in agents:
@@ -752,39 +1250,270 @@ def oracle_run(
 def watch(
     rpc: Rpc = DEFAULT_RPC,
     key: Key = None,
+    keystore: Keystore = None,
+    password_file: PasswordFile = None,
     account: Account = None,
     home: Home = None,
     store: StoreDir = Path(".refereed/public"),
     deployments: Deployments = None,
-    task: Annotated[list[int] | None, typer.Option(help="only these tasks (repeatable); default: every task")] = None,
+    task: Annotated[
+        list[int] | None, typer.Option(help="only these tasks (repeatable); default: every task", min=1)
+    ] = None,
     from_block: Annotated[
         int | None, typer.Option(help="show the transactions from this block on (default: from now)", min=1)
     ] = None,
-    poll: Annotated[float, typer.Option(help="seconds between looks at the chain when idle", min=0.05)] = 1.0,
+    poll: Poll = 1.0,
 ) -> None:
     """Run the watcher (open games where submissions differ, time out, settle) and show every game's moves live."""
+    import time as _time
+
+    from offchain.agents.home import HomeError
     from offchain.agents.view import GameFeed, RichObserver, render
     from offchain.agents.watcher import WatcherAgent
     from offchain.chain.errors import ChainError
 
-    s = _session("watcher", rpc, key, account, home, store, deployments)
+    s = _session("watcher", rpc, key, account, home, store, deployments, keystore, password_file)
     out = _out()
-    observer = RichObserver(out, feed_shown=True)
+    observer = RichObserver(out, feed_shown=True, stamp=True)
     try:
         agent = WatcherAgent("watcher", task_ids=set(task) if task else None, **_agent_kwargs(s, observer))
+    except (ChainError, HomeError) as e:
+        _chain_fail(e)
+    observer.addresses["watcher"] = s.address
+    try:
         head = agent.chain.block_number()
         feed = GameFeed(agent.protocol, {s.address: "watcher"}, from_block=from_block or head + 1)
     except ChainError as e:
-        _fail(str(e), EXIT_CHAIN)
+        agent.close()
+        _chain_fail(e)
+    failing = {"since": 0.0}
 
     def show() -> None:
-        for line in feed.poll():
+        # The live view reads the chain too: an outage or a reset is reported and retried, never fatal.
+        if failing["since"] and _time.monotonic() - failing["since"] < 2.0:
+            return
+        try:
+            lines = feed.poll()
+        except ChainError as e:
+            if not failing["since"]:
+                out.print(f"[dim]{_time.strftime('%H:%M:%S')}[/] live view: {e}; retrying")
+            failing["since"] = _time.monotonic()
+            return
+        failing["since"] = 0.0
+        for line in lines:
             if line.kind in ("move", "open", "timeout", "resolve", "settle", "oracle", "task", "payout", "failed"):
-                out.print(render(line))
+                out.print(f"[dim]{_time.strftime('%H:%M:%S')}[/] " + render(line))
 
     out.print(f"watcher {s.address} on chain {s.chain_id}, from block {feed.next_block}. Ctrl-C stops.")
     _run_agent(agent, out, poll, every=show)
 
 
+# -- accounts and keys ---------------------------------------------------------------------------
+
+
+@app.command("account")
+def account_cmd(
+    address: Annotated[
+        str | None, typer.Argument(help="the address to show (default: the key's, or the role's dev account)")
+    ] = None,
+    rpc: Rpc = DEFAULT_RPC,
+    key: Key = None,
+    keystore: Keystore = None,
+    password_file: PasswordFile = None,
+    account: Account = None,
+    deployments: Deployments = None,
+    withdraw: Annotated[bool, typer.Option("--withdraw", help="withdraw every credit (market and oracle)")] = False,
+    json_out: Json = False,
+) -> None:
+    """An address's balance, bonds and credits per task and contract; `--withdraw` takes the credits out."""
+    from eth_utils import is_address, to_checksum_address
+
+    from offchain.chain.client import ChainClient
+    from offchain.chain.errors import ChainError
+    from offchain.contracts.protocol import Protocol
+
+    p = _reader(rpc, deployments)
+    chain = p.market.chain
+    signer = None
+    if address is None or withdraw:
+        try:
+            signer = _resolve_key("trainer", chain.chain_id, key, account, keystore, password_file)
+        except ChainError as e:
+            _chain_fail(e)
+    if address is not None:
+        if not is_address(address):
+            _fail(f"{address!r} is not an address: give 0x and 40 hex digits", EXIT_INPUT)
+        who = to_checksum_address(address)
+    else:
+        from eth_account import Account as EthAccount
+
+        who = EthAccount.from_key(signer).address
+    if withdraw and signer is not None and address is not None:
+        from eth_account import Account as EthAccount
+
+        if EthAccount.from_key(signer).address != who:
+            _fail(f"--withdraw takes {who}'s credits only with its key: give --key, --keystore or --account",
+                  EXIT_INPUT)  # fmt: skip
+    try:
+        data = _account_state(p, who)
+        if withdraw:
+            me = Protocol.from_deployment(ChainClient(rpc, signer), _deployment_of(p), None)
+            done = []
+            if data["market_credit_wei"] != "0":
+                w = me.market.withdraw()
+                done.append(f"{w.amount / 10**18:.6f} ETH from the TaskMarket")
+            if data["oracle_credit_wei"] != "0":
+                w = me.oracle.withdraw()
+                done.append(f"{w.amount / 10**18:.6f} ETH from the RecomputeOracle")
+            data = {**_account_state(p, who), "withdrew": done}
+    except ChainError as e:
+        _chain_fail(e)
+    if json_out:
+        _print_json(data)
+        return
+    out = _out()
+    head = Table(title=f"account {who} on chain {data['chain_id']}", show_header=False)
+    head.add_column(style="bold")
+    head.add_column(no_wrap=True)
+    eth = lambda w: f"{int(w) / 10**18:.6f} ETH"  # noqa: E731
+    head.add_row("balance", eth(data["balance_wei"]))
+    head.add_row("TaskMarket credit", eth(data["market_credit_wei"]) + " (withdrawable)")
+    head.add_row("RecomputeOracle bond", eth(data["oracle_bond_wei"]))
+    head.add_row("RecomputeOracle credit", eth(data["oracle_credit_wei"]) + " (withdrawable)")
+    head.add_row("bonded in tasks", eth(data["task_bonds_wei"]))
+    out.print(head)
+    if data["tasks"]:
+        table = Table("task", "status", "role", "bond", "revealed", "eliminated", "claimed", "owed", title="tasks")
+        for t in data["tasks"]:
+            table.add_row(str(t["task"]), t["status"], t["role"], eth(t["bond_wei"]), _yes(t["revealed"]),
+                          _yes(t["eliminated"]), _yes(t["claimed"]), eth(t["owed_wei"]))  # fmt: skip
+        out.print(table)
+    for line in data.get("withdrew", []):
+        out.print(f"withdrew {line}")
+    if not withdraw and (data["market_credit_wei"] != "0" or data["oracle_credit_wei"] != "0"):
+        out.print("`refereed account --withdraw` takes the credits out")
+
+
+def _deployment_of(p: Any) -> Any:
+    from offchain.chain.deploy import DeployedRecord, Deployment
+
+    contracts = {
+        c.CONTRACT_NAME: DeployedRecord(c.CONTRACT_NAME, c.address, "", 0, "", "") for c in (p.market, p.game, p.oracle)
+    }
+    return Deployment(p.market.chain.chain_id, "", contracts)
+
+
+def _account_state(p: Any, who: str) -> dict[str, Any]:
+    """Balance, credits, the oracle bond and, per task, the bond and what is owed (as JSON-ready data)."""
+    from offchain.contracts.task_market import TaskStatus
+
+    m = p.market
+    tasks = []
+    bonded = 0
+    for task_id in range(1, m.task_count() + 1):
+        v = m.trainer_of(task_id, who)
+        task = m.task(task_id)
+        if task.client == who:
+            tasks.append({"task": task_id, "status": task.status.name.lower(), "role": "client",
+                          "bond_wei": "0", "revealed": False, "eliminated": False, "claimed": False,
+                          "owed_wei": "0"})  # fmt: skip
+        if not v.joined:
+            continue
+        spec = m.spec_of(task_id)
+        held = 0 if v.claimed or v.eliminated else spec.bond
+        owed = 0
+        if task.status is TaskStatus.FINALIZED and v.submitted and not v.eliminated and not v.claimed:
+            owed = spec.bond + (task.share if task.won and m.group_of(task_id, v.group).live and
+                                task.winning_group == v.group else 0)  # fmt: skip
+        bonded += held
+        tasks.append({"task": task_id, "status": task.status.name.lower(),
+                      "role": "outside challenger" if v.challenger else "trainer", "bond_wei": str(held),
+                      "revealed": v.submitted, "eliminated": v.eliminated, "claimed": v.claimed,
+                      "owed_wei": str(owed)})  # fmt: skip
+    return {
+        "address": who,
+        "chain_id": m.chain.chain_id,
+        "balance_wei": str(m.chain.balance(who)),
+        "market_credit_wei": str(m.credit_of(who)),
+        "oracle_bond_wei": str(p.oracle.bond_of(who)),
+        "oracle_credit_wei": str(p.oracle.credit_of(who)),
+        "task_bonds_wei": str(bonded),
+        "tasks": tasks,
+    }
+
+
+keystore_app = typer.Typer(help="Encrypted keystore files (eth-account JSON).", no_args_is_help=True)
+app.add_typer(keystore_app, name="keystore")
+
+
+@keystore_app.command("create")
+def keystore_create(
+    path: Annotated[Path, typer.Argument(help="the keystore file to write (not overwritten)")],
+    key: Key = None,
+    password_file: PasswordFile = None,
+) -> None:
+    """Encrypt a key (--key / REFEREED_KEY, or a new random one) into a keystore file; password from
+    REFEREED_PASSWORD, --password-file or a prompt."""
+    import os
+    import secrets
+
+    from offchain.chain.client import check_private_key
+    from offchain.chain.errors import InvalidKeyError
+    from offchain.inputs import InputError, write_keystore
+
+    if key is not None:
+        if not key.strip():
+            _fail("--key / REFEREED_KEY is empty: give a private key, or leave it out for a new random one",
+                  EXIT_INPUT)  # fmt: skip
+        try:
+            check_private_key(key)
+        except InvalidKeyError as e:
+            _fail(f"--key / REFEREED_KEY: {e}", EXIT_INPUT)
+        private = key.strip()
+    else:
+        private = "0x" + secrets.token_hex(32)
+    password = os.environ.get("REFEREED_PASSWORD")
+    if password_file is not None:
+        try:
+            password = password_file.read_text(encoding="utf-8").rstrip("\n")
+        except OSError as e:
+            _fail(f"--password-file {password_file}: {e.strerror or e}", EXIT_INPUT)
+    if password is None:
+        if not sys.stdin.isatty():
+            _fail("no password: set REFEREED_PASSWORD or pass --password-file", EXIT_INPUT)
+        password = typer.prompt("password", hide_input=True, confirmation_prompt=True)
+    if not path.parent.is_dir():
+        _fail(f"{path}: the folder {path.parent} does not exist", EXIT_INPUT)
+    try:
+        who = write_keystore(path, private, password)
+    except InputError as e:
+        _fail(str(e), EXIT_INPUT)
+    _out().print(f"wrote {path} for {who}; use it with --keystore {path}")
+
+
+def main() -> None:
+    """The `refereed` entry point: the app, with a last net so that no traceback reaches a user."""
+    import os
+
+    try:
+        app(standalone_mode=True)
+    except SystemExit:
+        raise
+    except Exception as e:  # pragma: no cover - a bug: say so in one line (REFEREED_DEBUG=1 shows the traceback)
+        if os.environ.get("REFEREED_DEBUG"):
+            raise
+        from offchain.errors import OffchainError
+
+        if isinstance(e, OffchainError):
+            typer.echo(f"error: {e}", err=True)
+            raise SystemExit(EXIT_CHAIN) from None
+        typer.echo(
+            f"error: internal error ({type(e).__name__}: {str(e)[:300]}); run again with REFEREED_DEBUG=1 for the "
+            "traceback, and please report it",
+            err=True,
+        )
+        raise SystemExit(EXIT_CHAIN) from None
+
+
 if __name__ == "__main__":  # pragma: no cover - `python -m offchain.cli`
-    app()
+    main()

@@ -27,10 +27,25 @@ from web3.contract.contract import ContractConstructor, ContractFunction
 from web3.exceptions import TransactionNotFound
 
 from offchain.agents.db import AgentDB
+from offchain.agents.home import (
+    BINDING_KEY,
+    BINDING_KIND,
+    Binding,
+    HomeLock,
+    HomeMismatch,
+    check_home_folder,
+    mismatch_message,
+)
 from offchain.chain.build import Artifact
 from offchain.chain.client import ChainClient, Receipt
 from offchain.chain.deploy import Deployment
-from offchain.chain.errors import ChainUnreachableError, ContractRevert, FeeCapBelowBaseFee
+from offchain.chain.errors import (
+    ChainError,
+    ChainUnreachableError,
+    ContractRevert,
+    FeeCapBelowBaseFee,
+    NoContractCode,
+)
 from offchain.contracts.protocol import Protocol
 from offchain.store import Store
 
@@ -171,14 +186,55 @@ class Agent:
         fee_cap: int | None = None,
     ) -> None:
         self.name = name
-        self.home = Path(home)
-        self.home.mkdir(parents=True, exist_ok=True)
-        self.db = AgentDB(self.home / "agent.db")
-        self.chain = RecordingChain(rpc_url, private_key, self.db, artifacts=artifacts.values(), fee_cap=fee_cap)
-        self.protocol = Protocol.from_deployment(self.chain, deployment, artifacts)
+        self.home = check_home_folder(Path(home))
+        self._lock = HomeLock(self.home).acquire()  # HomeLocked: another process runs on this home
+        try:
+            self.db = AgentDB(self.home / "agent.db")
+            self.chain = RecordingChain(rpc_url, private_key, self.db, artifacts=artifacts.values(), fee_cap=fee_cap)
+            self.protocol = Protocol.from_deployment(self.chain, deployment, artifacts)
+            self.deployment = deployment
+            self.binding = self._bind()
+        except BaseException:
+            self._lock.release()
+            raise
         self.public = public
         self.private = Store(self.home / "store")
         self.observer: Observer = observer or PrintObserver()
+
+    def current_binding(self) -> Binding:
+        """What this agent runs against now: chain id, genesis hash, deployment addresses, key."""
+        genesis = self.chain.read(lambda: self.chain.w3.eth.get_block(0)["hash"], "eth_getBlockByNumber")
+        contracts = {name: rec.address for name, rec in sorted(self.deployment.contracts.items())}
+        return Binding(self.chain.chain_id, "0x" + bytes(genesis).hex(), contracts, self.chain.address)
+
+    def _bind(self) -> Binding:
+        """The home's binding, written on first use; `HomeMismatch` when the home belongs to something else."""
+        now = self.current_binding()
+        rec = self.db.get(BINDING_KIND, BINDING_KEY)
+        if rec is None:
+            self.db.put(BINDING_KIND, BINDING_KEY, now.to_json())
+            return now
+        bound = Binding.from_json(rec)
+        problems = bound.differences(now)
+        if problems:
+            self.db.close()
+            raise HomeMismatch(mismatch_message(self.home, problems))
+        return bound
+
+    def chain_problem(self) -> str | None:
+        """None while the chain is the one the home is bound to; else what differs (a reset chain)."""
+        try:
+            chain_id = int(self.chain.read(lambda: self.chain.w3.eth.chain_id, "eth_chainId"))
+            genesis = self.chain.read(lambda: self.chain.w3.eth.get_block(0)["hash"], "eth_getBlockByNumber")
+        except ChainUnreachableError:
+            return None  # retried as unreachable
+        now = Binding(chain_id, "0x" + bytes(genesis).hex(), self.binding.contracts, self.binding.address)
+        problems = self.binding.differences(now)
+        if not problems:
+            market = self.deployment.address("TaskMarket")
+            if not self.chain.code(market):
+                problems = [f"there is no code at the TaskMarket address {market}"]
+        return "; ".join(problems) if problems else None
 
     @property
     def address(self) -> str:
@@ -196,31 +252,61 @@ class Agent:
 
     def close(self) -> None:
         self.db.close()
+        self._lock.release()
 
     def run_forever(self, *, poll: float = 1.0, stop: Callable[[], bool] = lambda: False) -> None:
         """Tick until `stop()`; an unreachable RPC is retried with backoff, never fatal."""
         run_together([self], poll=poll, stop=stop)
 
 
+CHECK_CHAIN_EVERY_S = 5.0  # wall seconds between checks that the chain is still the home's one
+MAX_BACKOFF_S = 30.0
+
+
 def run_together(agents: Sequence[Agent], *, poll: float = 1.0, stop: Callable[[], bool] = lambda: False) -> None:
     """Tick `agents` in turn until `stop()`, in real time (what `refereed ... run` does).
 
-    An unreachable RPC is retried with backoff, never fatal; so is a base fee above the agent's cap.
-    A transaction the contract refused
-    because another party got there first (a settle, a draw, a reveal that already happened) is a
-    lost race, not an error: the agent reads the chain again on its next tick.
+    Nothing the chain normally does ends the loop:
+
+    - an unreachable RPC is retried with backoff (up to 30 s between tries);
+    - a chain that is not the one the agent's home is bound to (a devnet restarted under the agent,
+      found by its genesis hash, or its contracts gone) is reported and retried with backoff: the agent
+      waits for its chain to come back, and acts on nothing else;
+    - a base fee above the agent's cap is waited out;
+    - a transaction the contract refused because another party got there first (a settle, a draw, a
+      reveal, a timeout that already happened) is a lost race, not an error: it is logged and the
+      agent reads the chain again on its next tick;
+    - any other chain error (a node error, a receipt that did not come in time) is logged and retried
+      with backoff.
     """
-    backoff = poll
+    backoff = {id(a): poll for a in agents}
+    checked = {id(a): 0.0 for a in agents}
     while not stop():
         busy, waits = False, []
         for agent in agents:
+            key = id(agent)
+            if time.monotonic() - checked[key] > CHECK_CHAIN_EVERY_S:
+                checked[key] = time.monotonic()
+                try:
+                    problem = agent.chain_problem()
+                except ChainError:
+                    problem = None
+                if problem is not None:
+                    _wait(
+                        agent,
+                        backoff,
+                        f"the chain is not this home's one ({problem}); acting on nothing until "
+                        "it comes back (to work on this chain, stop and start with another --home)",
+                    )
+                    checked[key] = 0.0
+                    busy = True
+                    continue
             try:
                 t = agent.tick()
-                backoff = poll
+                backoff[key] = poll
             except ChainUnreachableError as e:
-                agent.observer.event(agent.name, f"RPC unreachable ({e.detail}); retrying in {backoff:.1f} s")
-                time.sleep(backoff)
-                backoff = min(backoff * 2, 30.0)
+                _wait(agent, backoff, f"RPC unreachable ({e.detail})")
+                checked[key] = 0.0  # it may come back as another chain
                 busy = True
                 continue
             except FeeCapBelowBaseFee as e:  # gas costs more than the agent may bid: wait for it to fall
@@ -232,6 +318,17 @@ def run_together(agents: Sequence[Agent], *, poll: float = 1.0, stop: Callable[[
                 agent.db.log("note", f"a transaction was refused ({e}); will read the chain again")
                 time.sleep(poll)
                 continue
+            except NoContractCode as e:
+                _wait(agent, backoff, str(e))
+                checked[key] = 0.0
+                busy = True
+                continue
+            except ChainError as e:  # a node error, a receipt late: the tick is taken again from the chain
+                agent.db.log("note", f"chain error: {e}")
+                _wait(agent, backoff, f"chain error ({e})")
+                checked[key] = 0.0
+                busy = True
+                continue
             if t.busy:
                 busy = True
             elif t.until is not None:
@@ -242,3 +339,10 @@ def run_together(agents: Sequence[Agent], *, poll: float = 1.0, stop: Callable[[
             time.sleep(max(0.05, min(poll, min(waits) - time.time())))
         else:
             time.sleep(poll)
+
+
+def _wait(agent: Agent, backoff: dict[int, float], what: str) -> None:
+    delay = backoff[id(agent)]
+    agent.observer.event(agent.name, f"{what}; retrying in {delay:.1f} s")
+    time.sleep(delay)
+    backoff[id(agent)] = min(delay * 2, MAX_BACKOFF_S)

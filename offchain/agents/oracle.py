@@ -48,7 +48,7 @@ from typing import Any, Final
 import torch
 
 from offchain.agents.base import BUSY, Agent, Tick, idle
-from offchain.chain.errors import ChainUnreachableError
+from offchain.chain.errors import ChainUnreachableError, InsufficientFundsError
 from offchain.contracts.recompute_oracle import (
     ORACLE_INAPPLICABLE,
     ORACLE_UNAVAILABLE,
@@ -126,7 +126,16 @@ class OracleAgent(Agent):
         if not self.db.get("oracle", "registered"):
             # bond_of, not is_active: an oracle is active only from the block after it registered.
             if oracle.bond_of(self.address) < oracle.min_bond():
-                oracle.register()
+                try:
+                    oracle.register()
+                except InsufficientFundsError as e:
+                    raise InsufficientFundsError(
+                        e.address,
+                        e.balance,
+                        e.needed,
+                        f"an oracle registers with a bond of {oracle.min_bond() / 1e18:.2f} ETH (the oracle's "
+                        "minBond) plus gas",
+                    ) from None
                 self.say(f"registered as an oracle with a bond of {oracle.min_bond() / 1e18:.2f} ETH")
             self.db.put("oracle", "registered", {"at": self.chain_time(), "block": self.chain.block_number()})
             return BUSY

@@ -37,6 +37,7 @@ reproduce the recorded root). A game resumes from the chain's view of it.
 from __future__ import annotations
 
 import hashlib
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,6 +72,34 @@ from trainer.commit import commit_tensor, state_root
 from trainer.interp import Interpreter
 
 MAX_MOVE_FAILURES = 3
+RECHECK_S = 15.0  # wall seconds before a task rejected for a cause that may change is examined again
+
+
+@dataclass(frozen=True, slots=True)
+class TrainerPolicy:
+    """What a trainer takes on: a task is passed over (and re-examined later) when its bond is above
+    `max_bond` wei, it has more than `max_steps` steps, or its reward per step and slot is below
+    `min_reward_per_step` wei. `approve(task_id, spec)`, when set, is asked before any bond is sent
+    (a person's confirmation on a chain that is not local); False passes the task over."""
+
+    max_bond: int | None = None
+    max_steps: int | None = None
+    min_reward_per_step: int | None = None
+    approve: Any = None  # Callable[[int, TaskSpec], bool] | None
+
+    def refuses(self, spec: TaskSpec, reward: int) -> str | None:
+        if self.max_bond is not None and spec.bond > self.max_bond:
+            most = self.max_bond / 1e18
+            return f"its bond of {spec.bond / 1e18:.6f} ETH is above the policy's maximum of {most:.6f} ETH"
+        if self.max_steps is not None and spec.steps > self.max_steps:
+            return f"its {spec.steps} steps are more than the policy's maximum of {self.max_steps}"
+        per_step = reward // max(1, spec.steps * spec.slots)
+        if self.min_reward_per_step is not None and per_step < self.min_reward_per_step:
+            return (
+                f"its reward per step and slot is {per_step} wei, below the policy's minimum of "
+                f"{self.min_reward_per_step} wei"
+            )
+        return None
 
 
 class AuditFailed(Exception):
@@ -105,9 +134,14 @@ class TrainerAgent(Agent):
         joins_slots: bool = True,
         opens_games: bool = True,
         opener_defends: bool = False,
+        policy: TrainerPolicy | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(name, **kwargs)  # rpc_url, private_key, deployment, artifacts, home, public, observer
+        self.policy = policy or TrainerPolicy()
+        for key, rec in list(self.db.all("task")):  # a restart (perhaps with a new policy) examines them again
+            if rec.get("status") == "rejected" and rec.get("recheck"):
+                self.db.update("task", key, recheck_at=0.0)
         self.strategy = strategy
         self.task_ids = task_ids  # None: any task; else only these
         self.challenge_if_full = challenge_if_full
@@ -125,6 +159,11 @@ class TrainerAgent(Agent):
         active = False
         block = False
         for key, rec in list(self.db.all("task")):
+            if self.task_ids is not None and int(key) not in self.task_ids:
+                continue  # `--task` names the tasks it works on: the records of others wait
+            if rec.get("status") == "rejected" and rec.get("recheck") and time.time() >= rec.get("recheck_at", 0.0):
+                # The cause may have changed (a store object repaired, a policy changed): look again.
+                rec = self.db.update("task", key, status="new", recheck=False)
             if rec.get("status") in ("done", "rejected"):
                 continue
             active = True
@@ -238,6 +277,12 @@ class TrainerAgent(Agent):
 
     # -- joining or entering -----------------------------------------------------------------
 
+    def _reject(self, task_id: int, why: str) -> Tick:
+        """Passes a task over for a cause that may change; it is examined again after `RECHECK_S`."""
+        self.say(f"task {task_id}: {why}")
+        self.db.update("task", task_id, status="rejected", reason=why, recheck=True, recheck_at=time.time() + RECHECK_S)
+        return BUSY
+
     def _join(self, task_id: int, spec: TaskSpec, task: TaskView, now: int) -> Tick:
         slot = self.joins_slots and now <= spec.join_deadline and task.joined < spec.slots
         challenge = not slot and self.challenge_if_full and now <= entry_closes(spec)
@@ -247,11 +292,16 @@ class TrainerAgent(Agent):
         if not self.strategy.joins(spec):
             self.db.update("task", task_id, status="rejected", reason="the strategy passes")
             return BUSY
+        refused = self.policy.refuses(spec, task.reward)
+        if refused is not None:
+            return self._reject(task_id, f"not joining: {refused}")
         try:
             self._materials[task_id] = load_materials(spec, self.public)
         except TaskRejected as e:
-            self.say(f"task {task_id}: not joining: {e}")
-            self.db.update("task", task_id, status="rejected", reason=str(e))
+            return self._reject(task_id, f"not joining: {e} (it is examined again in {RECHECK_S:.0f} s)")
+        if self.policy.approve is not None and not self.policy.approve(task_id, spec):
+            self.db.update("task", task_id, status="rejected", reason="not approved")
+            self.say(f"task {task_id}: not joining: bonding was not approved")
             return BUSY
         if not slot:
             self.db.update("task", task_id, status="challenger")

@@ -86,8 +86,11 @@ class RichObserver:
         feed_shown: bool = False,
         style: Callable[[str], str] = default_style,
         name_width: int = 10,
+        stamp: bool = False,
     ) -> None:
         self.console = console or Console(highlight=False)
+        self.stamp = stamp  # each line starts with the local time, and the agent's name with its address
+        self.addresses: dict[str, str] = {}  # agent name -> address, shown after the name when stamping
         self.feed_shown = feed_shown
         self.style = style
         self.name_width = name_width
@@ -150,7 +153,12 @@ class RichObserver:
         return self._progress
 
     def _name(self, agent: str) -> str:
-        return f"[{self.style(agent)}]{escape(agent.ljust(self.name_width))}[/]"
+        name = f"[{self.style(agent)}]{escape(agent.ljust(self.name_width))}[/]"
+        if not self.stamp:
+            return name
+        address = self.addresses.get(agent)
+        who = f"{name} [dim]{address[:10]}..[/]" if address else name
+        return f"[dim]{time.strftime('%H:%M:%S')}[/] {who}"
 
     @contextmanager
     def live(self) -> Iterator[RichObserver]:

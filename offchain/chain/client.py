@@ -36,6 +36,7 @@ from web3 import Web3
 from web3.contract import Contract
 from web3.contract.contract import ContractConstructor, ContractFunction
 from web3.exceptions import (
+    BadFunctionCallOutput,
     BadResponseFormat,
     ContractLogicError,
     ProviderConnectionError,
@@ -53,6 +54,8 @@ from offchain.chain.errors import (
     FeeCapBelowBaseFee,
     InsufficientFundsError,
     InvalidKeyError,
+    InvalidRpcUrl,
+    NoContractCode,
     RpcError,
     TransactionTimeoutError,
 )
@@ -117,7 +120,7 @@ class ChainClient:
         gas_margin: float = 1.2,
         fee_cap: int | None = None,
     ) -> None:
-        self.rpc_url = rpc_url
+        self.rpc_url = check_rpc_url(rpc_url)
         self.receipt_timeout = receipt_timeout
         self.read_retries = read_retries
         self.retry_backoff = retry_backoff
@@ -188,9 +191,12 @@ class ChainClient:
         """`eth_call` of a contract function; reverts raise `ContractRevert`."""
         params: dict[str, Any] = {"from": self.account.address} if self.account else {}
         name = self.name_of(fn_call.address)
-        return self._guard(
-            lambda: fn_call.call(cast(Any, params), block_identifier=cast(Any, block)), "eth_call", contract=name
-        )
+        try:
+            return self._guard(
+                lambda: fn_call.call(cast(Any, params), block_identifier=cast(Any, block)), "eth_call", contract=name
+            )
+        except BadFunctionCallOutput:
+            raise NoContractCode(self.rpc_url, str(fn_call.address), name) from None
 
     # -- writes ---------------------------------------------------------------------------
 
@@ -379,9 +385,70 @@ class ChainClient:
         )
 
 
-def _account(private_key: str | bytes) -> LocalAccount:
+# The order n of secp256k1's group: a private key is an integer in 1..n-1.
+SECP256K1_N: Final = 0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEBAAEDCE6AF48A03BBFD25E8CD0364141
+
+
+def check_private_key(private_key: object) -> bytes:
+    """The 32 bytes of a private key given as hex (with or without 0x) or bytes; `InvalidKeyError` saying what is
+    wrong with it (never the key itself) otherwise."""
+    if isinstance(private_key, bytes | bytearray):
+        raw = bytes(private_key)
+    elif isinstance(private_key, str):
+        text = private_key.strip()
+        if not text:
+            raise InvalidKeyError("the private key is empty: give 64 hex digits (32 bytes), with or without 0x")
+        digits = text[2:] if text[:2].lower() == "0x" else text
+        if not re.fullmatch(r"[0-9a-fA-F]*", digits):
+            raise InvalidKeyError("the private key is not hex: give 64 hex digits (32 bytes), with or without 0x")
+        if len(digits) != 64:
+            raise InvalidKeyError(
+                f"the private key has {len(digits)} hex digits; a secp256k1 key has 64 (32 bytes), with or without 0x"
+            )
+        raw = bytes.fromhex(digits)
+    else:
+        raise InvalidKeyError(f"a private key is hex text or bytes, not {type(private_key).__name__}")
+    if len(raw) != 32:
+        raise InvalidKeyError(f"the private key is {len(raw)} bytes long; a secp256k1 key is 32 bytes")
+    value = int.from_bytes(raw, "big")
+    if value == 0:
+        raise InvalidKeyError("the private key is zero, which is no secp256k1 key: use a key in 1..n-1")
+    if value >= SECP256K1_N:
+        raise InvalidKeyError("the private key is not below the secp256k1 group order n: use a key in 1..n-1")
+    return raw
+
+
+def check_rpc_url(url: object) -> str:
+    """`url` if it is an http(s) URL with a host and a port in 1..65535; `InvalidRpcUrl` saying how to fix it."""
+    from urllib.parse import urlsplit
+
+    if not isinstance(url, str):
+        raise InvalidRpcUrl(repr(url), f"an RPC URL is text, not {type(url).__name__}")
+    text = url.strip()
+    if not text:
+        raise InvalidRpcUrl(url, "it is empty; give e.g. http://127.0.0.1:8545")
+    if "://" not in text:
+        raise InvalidRpcUrl(url, f"it has no scheme; did you mean http://{text}?")
     try:
-        return Account.from_key(private_key)
+        parts = urlsplit(text)
+        port = parts.port
+    except ValueError as e:
+        raise InvalidRpcUrl(url, f"{e}; a port is 1..65535, e.g. http://127.0.0.1:8545") from None
+    if parts.scheme.lower() in ("ws", "wss"):
+        raise InvalidRpcUrl(url, "websocket endpoints are not supported; give the node's http:// (or https://) URL")
+    if parts.scheme.lower() not in ("http", "https"):
+        raise InvalidRpcUrl(url, f"the scheme {parts.scheme!r} is not http or https; e.g. http://127.0.0.1:8545")
+    if not parts.hostname:
+        raise InvalidRpcUrl(url, "it has no host; e.g. http://127.0.0.1:8545")
+    if port == 0:
+        raise InvalidRpcUrl(url, "port 0 is no port to connect to; a port is 1..65535")
+    return text
+
+
+def _account(private_key: str | bytes) -> LocalAccount:
+    raw = check_private_key(private_key)
+    try:
+        return Account.from_key(raw)
     except (ValueError, TypeError) as e:  # the message never contains the key
         raise InvalidKeyError(f"the private key is not a valid secp256k1 key: {e}") from None
 

@@ -246,3 +246,31 @@ def _bind(
     if got.lower() != target.lower():
         raise ChainError(f"deployment failed: after {what}, {b.contract}.{b.getter}() is {got}, not {target}")
     return BoundRecord(b.contract, b.function, target, receipt.tx_hash, receipt.block_number)
+
+
+class DeploymentMismatch(ChainError):
+    """A deployment file that does not describe the chain it is used on."""
+
+
+def check_deployment(client: ChainClient, deployment: Deployment) -> Deployment:
+    """`deployment` if it describes the chain `client` is on: the same chain id, and at each contract's address
+    code whose keccak256 is the recorded code hash. `DeploymentMismatch` saying what differs otherwise."""
+    where = deployment.path or "the deployment"
+    if deployment.chain_id != client.chain_id:
+        raise DeploymentMismatch(
+            f"{where} is for chain {deployment.chain_id}, but the node at {client.rpc_url} is chain {client.chain_id}: "
+            "run `refereed deploy` on this chain, or point --rpc at the chain the file was written for"
+        )
+    problems = []
+    for name, rec in deployment.contracts.items():
+        code = client.code(rec.address)
+        if not code:
+            problems.append(f"{name}: no code at {rec.address}")
+        elif "0x" + keccak(code).hex() != rec.code_hash.lower():
+            problems.append(f"{name}: the code at {rec.address} is not the deployed {name} (its code hash differs)")
+    if problems:
+        raise DeploymentMismatch(
+            f"{where} does not match chain {client.chain_id} at {client.rpc_url}: {'; '.join(problems)}. "
+            "The chain was reset or the file is for another deployment: run `refereed deploy` again"
+        )
+    return deployment

@@ -82,6 +82,36 @@ class InvalidKeyError(ChainError):
     """A private key that eth_account cannot use (wrong length, not hex, out of range)."""
 
 
+class InvalidRpcUrl(ChainError):
+    """An RPC URL that is not an http(s) URL with a host and a valid port."""
+
+    def __init__(self, url: str, why: str) -> None:
+        self.url = url
+        self.why = why
+        super().__init__(f"RPC URL {url!r}: {why}")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.url, self.why))
+
+
+class NoContractCode(ChainError):
+    """A call to an address without code: the chain is not the one the deployment was made on (a restarted
+    devnet), or the deployment file is wrong."""
+
+    def __init__(self, url: str, address: str, name: str | None = None) -> None:
+        self.url = url
+        self.address = address
+        self.name = name
+        what = f"{name} at {address}" if name else address
+        super().__init__(
+            f"no contract code at {what} on the chain at {url}: the chain was reset or is another one; "
+            "run `refereed deploy` on it (and start agents with a fresh --home)"
+        )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.url, self.address, self.name))
+
+
 class RpcError(ChainError):
     """The node answered with an error that is neither a revert nor a funds problem."""
 

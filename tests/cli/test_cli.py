@@ -172,12 +172,12 @@ def test_devnet_runs_until_sigint_then_stops_anvil(unused_port: int) -> None:
 @pytest.mark.anvil
 def test_deploy_with_a_malformed_key_exits_2(anvil: Anvil, tmp_path: Path) -> None:
     result = runner.invoke(app, ["deploy", "--rpc", anvil.rpc_url, "--key", "0xzz", "--out", str(tmp_path)])
-    assert result.exit_code == 2 and "not a valid secp256k1 key" in result.stderr
+    assert result.exit_code == 2 and "is not hex" in result.stderr
 
 
 @pytest.mark.anvil
 def test_deploy_needs_a_key_off_anvils_chain_id(tmp_path: Path) -> None:
     with Anvil(chain_id=1337, accounts=1) as node:
         result = runner.invoke(app, ["deploy", "--rpc", node.rpc_url, "--out", str(tmp_path)])
-    assert result.exit_code == 2 and "pass --key or set REFEREED_KEY" in result.stderr
+    assert result.exit_code == 2 and "pass --key" in result.stderr
     assert not list(tmp_path.iterdir())

@@ -32,7 +32,7 @@ def one_line_error(result: object, code: int, *fragments: str) -> None:
     [
         (["task", "post", "--steps", "10", "--interval", "3"], "--interval 3 does not divide --steps 10"),
         (["task", "post", "--batch", "200"], "at most 24 KiB"),
-        (["task", "post", "--reward", "0"], "--reward must be more than 0"),
+        (["task", "post", "--reward", "0"], "must be more than 0 ETH"),
         (["task", "post", "--arity", "6"], "--arity 6 is not a power of two"),
         (["task", "post", "--join-window", "900", "--submit-window", "600"], "the windows must grow"),
         (["task", "post", "--submit-window", "3600", "--dispute-window", "7200"], "--submit-window + 4500 s"),

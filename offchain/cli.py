@@ -179,12 +179,17 @@ def deploy(
     password_file: Annotated[Path | None, typer.Option("--password-file", help="the keystore's password")] = None,
 ) -> None:
     """Deploy the protocol's contracts and write deployments/<chainId>.json."""
+    import os
+
     from offchain.chain.client import ChainClient
     from offchain.chain.deploy import deploy_all
     from offchain.chain.errors import ChainError
 
     out = _out()
     try:
+        if key is not None or keystore is not None or os.environ.get("REFEREED_KEY") is not None:
+            key = _resolve_key("deployer", ANVIL_CHAIN_ID, key, None, keystore, password_file)
+            keystore = None
         probe = ChainClient(rpc)
         key = _resolve_key("deployer", probe.chain_id, key, None, keystore, password_file)
         client = ChainClient(rpc, key)
@@ -393,6 +398,8 @@ def _resolve_key(
     from offchain.chain.client import check_private_key
     from offchain.inputs import InputError, read_keystore
 
+    if key is None and "REFEREED_KEY" in os.environ and not os.environ["REFEREED_KEY"].strip():
+        key = ""  # typer reads an empty variable as unset: an empty REFEREED_KEY= must not mean a dev key
     given = [n for n, v in (("--key / REFEREED_KEY", key), ("--keystore", keystore)) if v is not None]
     if len(given) > 1:
         _fail("--key / REFEREED_KEY and --keystore both give a key: give one", EXIT_INPUT)
@@ -438,6 +445,8 @@ def _session(
     password_file: Path | None = None,
 ) -> _Session:
     """Resolves the key (or fails with a line and 2), the deployment (or 1); chain errors exit 1."""
+    import os
+
     from eth_account import Account as EthAccount
 
     from offchain.agents.home import HomeError, check_home_folder
@@ -449,6 +458,12 @@ def _session(
     from offchain.store import Store
 
     try:
+        if key is not None or keystore is not None or os.environ.get("REFEREED_KEY") is not None:
+            # a key's form (and a keystore's password) is checked before anything is asked of the chain
+            key = _resolve_key(role, ANVIL_CHAIN_ID, key, account, keystore, password_file)
+            keystore = None
+        if home is not None:
+            check_home_folder(home, "--home")
         public = Store(check_folder(store, "--store"))
         probe = ChainClient(rpc)
         key = _resolve_key(role, probe.chain_id, key, account, keystore, password_file)
@@ -1332,6 +1347,8 @@ def account_cmd(
     from offchain.chain.errors import ChainError
     from offchain.contracts.protocol import Protocol
 
+    if address is not None and not is_address(address):
+        _fail(f"{address!r} is not an address: give 0x and 40 hex digits", EXIT_INPUT)
     p = _reader(rpc, deployments)
     chain = p.market.chain
     signer = None
@@ -1341,8 +1358,6 @@ def account_cmd(
         except ChainError as e:
             _chain_fail(e)
     if address is not None:
-        if not is_address(address):
-            _fail(f"{address!r} is not an address: give 0x and 40 hex digits", EXIT_INPUT)
         who = to_checksum_address(address)
     else:
         from eth_account import Account as EthAccount

@@ -20,32 +20,49 @@ from offchain.contracts.protocol import Protocol
 from offchain.contracts.task_market import REVEAL_WINDOW, TaskStatus, entry_closes
 from offchain.game.player import PLAYING
 
+PATIENCE = 5  # a deadline someone still has to act before is passed only after this many idle periods
+JOIN_PATIENCE = 20  # a join deadline with free slots: trainers may still be starting (a process takes a while)
 
-def deadlines(protocol: Protocol) -> list[tuple[int, str]]:
-    """(chain time, what) for every deadline the contracts hold for what is still open."""
+
+def deadlines(protocol: Protocol) -> list[tuple[int, str, int]]:
+    """(chain time, what, patient) for every deadline the contracts hold for what is still open. `patient`: a
+    party may still be computing what it must send before it (a free slot, a trainer yet to commit or reveal, a
+    game's side to move), so it is passed only after `patient` idle periods (1: none)."""
     m, g, o = protocol.market, protocol.game, protocol.oracle
-    out: list[tuple[int, str]] = []
+    out: list[tuple[int, str, int]] = []
     for task_id in range(1, m.task_count() + 1):
-        if m.task(task_id).status is not TaskStatus.OPEN:
+        task = m.task(task_id)
+        if task.status is not TaskStatus.OPEN:
             continue
         spec = m.spec_of(task_id)
+        views = [m.trainer_of(task_id, t) for t in m.trainers_of(task_id)]
+        uncommitted = any(not v.committed for v in views)
+        unrevealed = any(v.committed and not v.submitted for v in views)
         out += [
-            (spec.join_deadline + 1, f"task {task_id}'s join deadline"),
-            (spec.submit_deadline + 1, f"task {task_id}'s commit deadline"),
-            (spec.submit_deadline + REVEAL_WINDOW + 1, f"task {task_id}'s reveal deadline"),
-            (entry_closes(spec) + 1, f"task {task_id}'s entry deadline"),
-            (spec.dispute_deadline + 1, f"task {task_id}'s dispute deadline"),
+            (
+                spec.join_deadline + 1,
+                f"task {task_id}'s join deadline",
+                JOIN_PATIENCE if task.joined < spec.slots else 1,
+            ),
+            (spec.submit_deadline + 1, f"task {task_id}'s commit deadline", PATIENCE if uncommitted else 1),
+            (
+                spec.submit_deadline + REVEAL_WINDOW + 1,
+                f"task {task_id}'s reveal deadline",
+                PATIENCE if unrevealed else 1,
+            ),
+            (entry_closes(spec) + 1, f"task {task_id}'s entry deadline", 1),
+            (spec.dispute_deadline + 1, f"task {task_id}'s dispute deadline", 1),
         ]
         for d in m.disputes(task_id):
             view = g.game_of(d.game_id)
             if view.stage in PLAYING:
-                out.append((view.deadline + 1, f"game {d.game_id}'s clock"))
+                out.append((view.deadline + 1, f"game {d.game_id}'s clock", PATIENCE))
             elif view.question_id:
                 q = o.question(view.question_id)
                 if not q.status.ended:
-                    out.append((q.deadline + 1, f"question {view.question_id}'s window"))
+                    out.append((q.deadline + 1, f"question {view.question_id}'s window", PATIENCE))
                     if q.commit_deadline:
-                        out.append((q.commit_deadline + 1, f"question {view.question_id}'s vote commits"))
+                        out.append((q.commit_deadline + 1, f"question {view.question_id}'s vote commits", PATIENCE))
     return out
 
 
@@ -59,6 +76,7 @@ class FastForward:
     skipped_s: int = 0
     _seen_block: int = -1
     _last_tx: float = field(default_factory=time.monotonic)
+    _last_mine: float = field(default_factory=time.monotonic)
 
     def _rpc(self, method: str, params: list[Any]) -> Any:
         w3 = self.chain.w3
@@ -74,16 +92,24 @@ class FastForward:
                 if block["transactions"]:
                     self._last_tx = time.monotonic()
             self._seen_block = head
-        if time.monotonic() - self._last_tx < self.idle_s:
+        quiet = time.monotonic() - self._last_tx
+        if quiet < self.idle_s:
             return None
-        self._last_tx = time.monotonic()  # wait another idle period before the next move
         now = int(self.chain.read(lambda: self.chain.w3.eth.get_block("latest")["timestamp"], "eth_getBlock"))
-        ahead = [(t, what) for t, what in (deadlines(self.protocol) if self.protocol else []) if t > now]
+        ahead = sorted((t, what, p) for t, what, p in (deadlines(self.protocol) if self.protocol else []) if t > now)
         if not ahead:
+            self._last_tx = time.monotonic()  # wait another idle period before the next block
             self._rpc("evm_mine", [])
             self._seen_block = self.chain.block_number()
             return None
-        t, what = min(ahead)
+        t, what, patient = ahead[0]
+        if quiet < self.idle_s * patient:
+            if time.monotonic() - self._last_mine >= self.idle_s:
+                self._last_mine = time.monotonic()
+                self._rpc("evm_mine", [])  # a draw may wait for a block; a mined block is no transaction
+                self._seen_block = self.chain.block_number()
+            return None
+        self._last_tx = time.monotonic()
         self._rpc("evm_increaseTime", [t - now])
         self._rpc("evm_mine", [])
         self._seen_block = self.chain.block_number()

@@ -288,6 +288,12 @@ class TrainerAgent(Agent):
         challenge = not slot and self.challenge_if_full and now <= entry_closes(spec)
         if task.status is not TaskStatus.OPEN or not (slot or challenge):
             self.db.update("task", task_id, status="rejected", reason="closed or full")
+            why = f"it is {task.status.name.lower()}" if task.status is not TaskStatus.OPEN else "its slots are taken"
+            if task.status is TaskStatus.OPEN and now > spec.join_deadline:
+                why = "joining closed" + ("" if self.challenge_if_full else " (and it enters no task as a challenger)")
+                if self.challenge_if_full:
+                    why += " and so did entering as an outside challenger"
+            self.say(f"task {task_id}: not taking it on: {why}")
             return BUSY
         if not self.strategy.joins(spec):
             self.db.update("task", task_id, status="rejected", reason="the strategy passes")

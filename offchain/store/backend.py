@@ -82,6 +82,10 @@ class FolderBackend:
 
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
+        if self.root.exists() and not self.root.is_dir():
+            from offchain.store.errors import StoreError
+
+            raise StoreError(f"the store {self.root} is a file, not a folder: give a folder (it is created if missing)")
         self.location = f"folder {self.root}"
 
     def __repr__(self) -> str:

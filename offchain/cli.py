@@ -13,6 +13,10 @@
                                          train, commit, reveal, open and play games, claim, withdraw; until Ctrl-C
     refereed oracle run [--count 5]      oracle agents: register, draw, answer, challenge, vote; until Ctrl-C
     refereed watch                       the watcher agent, with a live view of every game's moves
+    refereed account [ADDRESS]           balance, bonds and credits per task and contract (--withdraw)
+    refereed task wait|result ID         wait for a task to be finalized; write its final weights (state_dict)
+    refereed keystore create PATH        an encrypted keystore file (use it with --keystore)
+    refereed serve                       a local, read-only web dashboard that updates live
 
 The agent commands work against any RPC (`--rpc`, default the local anvil). Keys come from
 `--key` or REFEREED_KEY; on anvil's chain (31337) each role defaults to a dev account
@@ -85,7 +89,7 @@ def devnet(
             "contracts hold (windows of hours pass in seconds)",
         ),
     ] = False,
-    idle: Annotated[float, typer.Option(help="with --fast-forward: seconds without a transaction", min=0.2)] = 3.0,
+    idle: Annotated[float, typer.Option(help="with --fast-forward: seconds without a transaction", min=0.2)] = 5.0,
     deployments: Deployments = None,
 ) -> None:
     """Run a local anvil chain with funded accounts until Ctrl-C."""
@@ -160,7 +164,9 @@ def devnet(
 
 @app.command()
 def deploy(
-    rpc: Annotated[str, typer.Option(help="JSON-RPC URL of the chain")],
+    rpc: Annotated[
+        str, typer.Option(envvar="REFEREED_RPC", help="JSON-RPC URL of the chain")
+    ] = "http://127.0.0.1:8545",
     key: Annotated[
         str | None,
         typer.Option(
@@ -171,7 +177,12 @@ def deploy(
     ] = None,
     out_dir: Annotated[
         Path | None,
-        typer.Option("--deployments", "--out", help="folder for <chainId>.json (default: deployments/ in the repo)"),
+        typer.Option(
+            "--deployments",
+            "--out",
+            envvar="REFEREED_DEPLOYMENTS",
+            help="folder for <chainId>.json (default: deployments/)",
+        ),
     ] = None,
     keystore: Annotated[
         Path | None, typer.Option("--keystore", help="an encrypted keystore file (password from REFEREED_PASSWORD)")
@@ -328,7 +339,7 @@ app.add_typer(task_app, name="task")
 app.add_typer(trainer_app, name="trainer")
 app.add_typer(oracle_app, name="oracle")
 
-Rpc = Annotated[str, typer.Option(help="JSON-RPC URL of the chain")]
+Rpc = Annotated[str, typer.Option(envvar="REFEREED_RPC", help="JSON-RPC URL of the chain")]
 Key = Annotated[
     str | None,
     typer.Option(
@@ -346,7 +357,12 @@ Home = Annotated[
 ]
 StoreDir = Annotated[Path, typer.Option("--store", help="the public store shared by every party")]
 Deployments = Annotated[
-    Path | None, typer.Option("--deployments", help="folder of <chainId>.json (default: deployments/ in the repo)")
+    Path | None,
+    typer.Option(
+        "--deployments",
+        envvar="REFEREED_DEPLOYMENTS",
+        help="folder of <chainId>.json (default: deployments/ in the repo)",
+    ),
 ]
 Keystore = Annotated[
     Path | None,
@@ -689,123 +705,12 @@ def _span(seconds: int) -> str:
 
 
 def _task_state(p: Any, task_id: int) -> dict[str, Any]:
-    """Everything `task show` says about a task, as JSON-ready data (addresses, wei, chain times)."""
-    from offchain.contracts.task_market import REVEAL_WINDOW, TaskStatus, entry_closes
-    from offchain.game.player import PLAYING
+    from offchain.views import UnknownTask, task_state
 
-    m = p.market
-    task = m.task(task_id)
-    if task.status is TaskStatus.NONE:
-        raise LookupError(f"there is no task {task_id} on chain {m.chain.chain_id} (tasks 1..{m.task_count()})")
-    spec = m.spec_of(task_id)
-    now = int(m.chain.w3.eth.get_block("latest")["timestamp"])
-    trainers = m.trainers_of(task_id)
-    views = {t: m.trainer_of(task_id, t) for t in trainers}
-    groups = [m.group_of(task_id, g) for g in range(task.group_count)]
-    games = []
-    for d in m.disputes(task_id):
-        view = p.game.game_of(d.game_id)
-        games.append(
-            {
-                "game": d.game_id,
-                "defender": d.defender,
-                "defender_group": d.defender_group,
-                "challenger": d.challenger,
-                "challenger_group": d.challenger_group,
-                "stage": view.stage.name.lower(),
-                "moves": view.moves,
-                "outcome": view.outcome.name.lower(),
-                "to_move": view.to_move.name.lower() if view.stage in PLAYING else None,
-                "deadline": view.deadline if view.stage in PLAYING else None,
-                "question": view.question_id if view.question_id else None,
-                "settled": m.dispute_of(d.game_id).settled,
-            }
-        )
-    reveal_by = spec.submit_deadline + REVEAL_WINDOW
-    deadlines = {
-        "join": spec.join_deadline,
-        "commit": spec.submit_deadline,
-        "reveal": reveal_by,
-        "enter": entry_closes(spec),
-        "dispute": spec.dispute_deadline,
-    }
-    # What it waits for, and when `finalize` can succeed (after the dispute deadline, once no game runs).
-    finalize_at: int | None = spec.dispute_deadline + 1
-    if task.status is TaskStatus.FINALIZED:
-        waits, finalize_at = "nothing: it is finalized", None
-    elif task.status is not TaskStatus.OPEN:
-        waits, finalize_at = f"nothing: it is {task.status.name.lower()}", None
-    elif now <= spec.join_deadline and task.joined < spec.slots:
-        waits = f"trainers to join ({task.joined} of {spec.slots} slots taken) until the join deadline"
-    elif now <= spec.submit_deadline:
-        committed = sum(v.committed for v in views.values())
-        waits = f"the trainers' commitments ({committed} of {len(views)} committed) until the commit deadline"
-    elif now <= reveal_by and task.submitted < sum(v.committed for v in views.values()):
-        waits = f"the reveals ({task.submitted} revealed) until the reveal deadline"
-    elif task.active_games:
-        waits = f"{task.active_games} running game(s) to end (see games); finalize waits for them"
-        finalize_at = max(spec.dispute_deadline + 1, max((g["deadline"] or 0) for g in games) + 1)
-    elif now <= spec.dispute_deadline:
-        waits = "the dispute deadline (games may still be opened until then)"
-    else:
-        waits = f"`refereed task finalize {task_id}`: anyone may finalize it now"
-    return {
-        "task": task_id,
-        "chain_id": m.chain.chain_id,
-        "now": now,
-        "status": task.status.name.lower(),
-        "waits_for": waits,
-        "finalize_at": finalize_at,
-        "client": task.client,
-        "reward_wei": str(task.reward),
-        "bond_wei": str(spec.bond),
-        "steps": spec.steps,
-        "checkpoint_interval": spec.checkpoint_interval,
-        "batch_size": spec.batch_size,
-        "program_hash": "0x" + spec.program_hash.hex(),
-        "node_count": spec.node_count,
-        "dataset_root": "0x" + spec.dataset_root.hex(),
-        "dataset_size": spec.dataset_size,
-        "seed": spec.seed,
-        "initial_state_root": "0x" + spec.initial_state_root.hex(),
-        "arity": spec.arity,
-        "clock": spec.clock,
-        "slots": spec.slots,
-        "joined": task.joined,
-        "submitted": task.submitted,
-        "outside_challengers": task.entrants - task.joined,
-        "deadlines": deadlines,
-        "group_count": task.group_count,
-        "live_groups": task.live_groups,
-        "active_games": task.active_games,
-        "won": task.won,
-        "winning_group": task.winning_group if task.won else None,
-        "share_wei": str(task.share) if task.won else None,
-        "entrants": [
-            {
-                "address": t,
-                "on": "challenger" if v.challenger else "slot",
-                "committed": v.committed,
-                "revealed": v.submitted,
-                "group": v.group if v.submitted else None,
-                "eliminated": v.eliminated,
-                "claimed": v.claimed,
-            }
-            for t, v in views.items()
-        ],
-        "groups": [
-            {
-                "group": i,
-                "checkpoint_root": "0x" + g.checkpoint_root.hex(),
-                "final_state_root": "0x" + g.final_state_root.hex(),
-                "members": list(g.members),
-                "live": g.live,
-                "eliminated": g.eliminated,
-            }
-            for i, g in enumerate(groups)
-        ],
-        "games": games,
-    }
+    try:
+        return task_state(p, task_id)
+    except UnknownTask as e:
+        raise LookupError(str(e)) from None
 
 
 def _print_json(data: Any) -> None:
@@ -1506,6 +1411,45 @@ def keystore_create(
     _out().print(f"wrote {path} for {who}; use it with --keystore {path}")
 
 
+@app.command()
+def serve(
+    rpc: Rpc = DEFAULT_RPC,
+    deployments: Deployments = None,
+    store: StoreDir = Path(".refereed/public"),
+    host: Annotated[str, typer.Option(help="the address to serve on (local by default)")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="the port to serve on (0: any free port)", min=0, max=65535)] = 8000,
+    interval: Annotated[float, typer.Option(help="seconds between reads of the chain", min=0.2, max=3600)] = 1.0,
+) -> None:
+    """A local, read-only web dashboard of the tasks, trainers, groups, games and oracle questions; it updates
+    live. Open the printed URL in a browser; Ctrl-C stops."""
+    from offchain.dashboard import DashboardError, Snapshots, make_server
+
+    p = _reader(rpc, deployments)
+    snapshots = Snapshots(p, store, rpc_url=rpc)
+    try:
+        server = make_server(snapshots, host, port)
+    except DashboardError as e:
+        _fail(str(e), EXIT_INPUT)
+    snapshots.start(interval)
+    bound_host, bound_port = server.server_address[:2]
+    out = _out()
+    out.print(
+        f"dashboard of chain {p.market.chain.chain_id} at http://{bound_host}:{bound_port}/ (read-only). Ctrl-C stops."
+    )
+    sys.stdout.flush()
+    previous = {sig: signal.signal(sig, _raise_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        server.serve_forever(poll_interval=0.2)
+    except (KeyboardInterrupt, _Stop):
+        pass
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        server.server_close()
+        snapshots.stop()
+    out.print("dashboard stopped")
+
+
 def main() -> None:
     """The `refereed` entry point: the app, with a last net so that no traceback reaches a user."""
     import os
@@ -1514,6 +1458,9 @@ def main() -> None:
         app(standalone_mode=True)
     except SystemExit:
         raise
+    except KeyboardInterrupt:  # a Ctrl-C outside an agent's loop (starting up, or on the way out)
+        typer.echo("interrupted", err=True)
+        raise SystemExit(130) from None
     except Exception as e:  # pragma: no cover - a bug: say so in one line (REFEREED_DEBUG=1 shows the traceback)
         if os.environ.get("REFEREED_DEBUG"):
             raise

@@ -13,10 +13,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from cli_procs import Proc, free_port, has_traceback, run_cli, start_devnet, wait_until
 
 from offchain.chain.anvil import dev_accounts
-from tests.agents.multiprocess import Proc, has_traceback, run_cli, start_devnet, wait_until
-from tests.conftest import free_port
 
 RUNS = 3
 

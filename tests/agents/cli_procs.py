@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -13,6 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 def cli_env() -> dict[str, str]:
@@ -36,11 +43,12 @@ class Proc:
         self.out_path = self.folder / f"{self.name}.out"
         self.err_path = self.folder / f"{self.name}.err"
 
-    def start(self, cwd: Path) -> Proc:
+    def start(self, cwd: Path, env: dict[str, str] | None = None) -> Proc:
         with open(self.out_path, "wb") as out, open(self.err_path, "wb") as err:
             self.popen = subprocess.Popen(
-                [sys.executable, "-m", "offchain.cli", *self.args], stdout=out, stderr=err, cwd=cwd, env=cli_env()
-            )
+                [sys.executable, "-m", "offchain.cli", *self.args], stdout=out, stderr=err, cwd=cwd,
+                env=env or cli_env(),
+            )  # fmt: skip
         return self
 
     @property
@@ -57,6 +65,11 @@ class Proc:
     def stop(self, timeout: float = 60.0) -> int:
         """SIGINT (Ctrl-C), twice if needed; the exit status (killed: -9)."""
         assert self.popen is not None
+        if self.popen.poll() is None and " stopped" in self.out:  # finished on its own: let it exit
+            try:
+                self.popen.wait(30)
+            except subprocess.TimeoutExpired:
+                pass
         if self.popen.poll() is None:
             self.popen.send_signal(signal.SIGINT)
             try:

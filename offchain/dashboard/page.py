@@ -45,7 +45,7 @@ PAGE = r"""<!doctype html>
   <section><h2>Trainers and groups</h2><div id="entrants"></div></section>
   <section><h2>Games</h2>
     <div class="legend dim"><span class="def">● defender</span><span class="cha">● challenger</span>
-      <span>x: chain time since the game opened; y: the stage of each move</span></div>
+      <span>x: the game's transactions in order; y: the stage of each move</span></div>
     <div class="games" id="games"></div></section>
   <section><h2>Oracle questions</h2><div class="dim" id="oracles"></div><table id="questions"></table></section>
   <section><h2>Contributions and attribution</h2><div class="dim" id="ledger"></div></section>
@@ -65,8 +65,8 @@ function timeline(game, moves) {
   const W = 540, H = 150, L = 120, R = 10, T = 10, B = 22;
   const pts = moves.filter((m) => m.kind === "move" || m.kind === "open" || m.kind === "resolve" || m.kind === "settle");
   if (!pts.length) return `<svg width="${W}" height="${H}"></svg>`;
-  const t0 = pts[0].chain_time, t1 = Math.max(t0 + 1, pts[pts.length - 1].chain_time);
-  const x = (t) => L + (W - L - R) * (t - t0) / (t1 - t0);
+  const t0 = pts[0].chain_time, t1 = pts[pts.length - 1].chain_time, n = Math.max(1, pts.length - 1);
+  const x = (i) => L + (W - L - R) * i / n;
   const y = (s) => T + (H - T - B) * s / (STAGES.length - 1);
   let svg = `<svg width="${W}" height="${H}" role="img" aria-label="moves of game ${game}">`;
   STAGES.forEach((s, i) => { svg += `<text x="${L - 6}" y="${y(i) + 4}" fill="#8895a5" font-size="10" text-anchor="end">${s}</text>` +
@@ -74,14 +74,14 @@ function timeline(game, moves) {
   let prev = null;
   pts.forEach((m, i) => {
     const si = m.stage ? Math.max(0, STAGES.indexOf(m.stage)) : (m.kind === "open" ? 0 : STAGES.length - 1);
-    const px = x(m.chain_time), py = y(si);
+    const px = x(i), py = y(si);
     if (prev) svg += `<line x1="${prev[0]}" y1="${prev[1]}" x2="${px}" y2="${py}" stroke="#55606e"/>`;
     const colour = m.side === "defender" ? "#3fc1d9" : m.side === "challenger" ? "#f0c24a" : "#dde3ea";
     svg += `<circle cx="${px}" cy="${py}" r="4" fill="${colour}"><title>${esc(m.text)}</title></circle>`;
     prev = [px, py];
   });
-  svg += `<text x="${L}" y="${H - 6}" fill="#8895a5" font-size="10">0 s</text>` +
-         `<text x="${W - R}" y="${H - 6}" fill="#8895a5" font-size="10" text-anchor="end">${t1 - t0} s</text></svg>`;
+  svg += `<text x="${L}" y="${H - 6}" fill="#8895a5" font-size="10">opened</text>` +
+         `<text x="${W - R}" y="${H - 6}" fill="#8895a5" font-size="10" text-anchor="end">transaction ${pts.length}, ${t1 - t0} s of chain time</text></svg>`;
   return svg;
 }
 
@@ -107,7 +107,7 @@ function draw(s) {
   document.getElementById("games").innerHTML = games.length ? games.map((g) =>
     `<div class="game" id="game-${g.game}"><b>game ${g.game}</b> (task ${g.task}) · <span class="def">${short(g.defender)}</span> (group ${g.defender_group}) vs ` +
     `<span class="cha">${short(g.challenger)}</span> (group ${g.challenger_group}) · ${esc(g.stage)} · ${g.moves} moves · ` +
-    `${esc(g.outcome)}${g.settled ? " · settled" : ""}<br>` + timeline(g.game, s.timelines[String(g.game)] || []) + "</div>").join("")
+    `${esc(g.outcome.replace("_", " "))}${g.settled ? " · settled" : ""}<br>` + timeline(g.game, s.timelines[String(g.game)] || []) + "</div>").join("")
     : '<span class="dim">no game yet</span>';
   document.getElementById("oracles").textContent = `${s.oracles} oracle slots registered`;
   document.getElementById("questions").innerHTML = s.questions.length ? row(["question", "game", "status", "deadline"], "th") +

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -66,10 +67,8 @@ class Proc:
         """SIGINT (Ctrl-C), twice if needed; the exit status (killed: -9)."""
         assert self.popen is not None
         if self.popen.poll() is None and " stopped" in self.out:  # finished on its own: let it exit
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 self.popen.wait(30)
-            except subprocess.TimeoutExpired:
-                pass
         if self.popen.poll() is None:
             self.popen.send_signal(signal.SIGINT)
             try:

@@ -1430,6 +1430,7 @@ def serve(
         server = make_server(snapshots, host, port)
     except DashboardError as e:
         _fail(str(e), EXIT_INPUT)
+    snapshots.refresh()  # the first request already gets the chain's state
     snapshots.start(interval)
     bound_host, bound_port = server.server_address[:2]
     out = _out()

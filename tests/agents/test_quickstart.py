@@ -81,6 +81,7 @@ def test_the_quickstart_runs_as_written(tmp_path: Path) -> None:
         url = re.search(r"http://[0-9.]+:\d+/", serve.out)
         assert url, serve.out
         state = json.loads(urllib.request.urlopen(url.group(0) + "api/state", timeout=30).read())
+        assert state["ok"], state.get("error")
     finally:
         codes = {p.name: p.stop() for p in reversed(procs)}
     for p in procs:

@@ -113,7 +113,7 @@ def test_node_side_insufficient_funds_is_translated(
 
 
 def test_malformed_key_is_an_invalid_key_error(anvil: Anvil) -> None:
-    with pytest.raises(InvalidKeyError, match="not a valid secp256k1 key") as info:
+    with pytest.raises(InvalidKeyError, match="has 4 hex digits; a secp256k1 key has 64") as info:
         ChainClient(anvil.rpc_url, "0x1234")
     assert "0x1234" not in str(info.value)
 

@@ -105,9 +105,11 @@ def write_keystore(path: Path, private_key: str, password: str) -> str:
     path = Path(path)
     if path.exists():
         raise InputError(f"{path} exists: the keystore is not overwritten; give another path")
-    data = Account.encrypt(private_key, password)
+    from offchain.chain.client import check_private_key
+
+    data = Account.encrypt(check_private_key(private_key), password)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(data), encoding="utf-8")
     os.chmod(tmp, 0o600)
     os.replace(tmp, path)
-    return str(Account.from_key(private_key).address)
+    return str(Account.from_key(check_private_key(private_key)).address)

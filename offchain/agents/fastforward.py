@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from offchain.chain.client import ChainClient
@@ -88,7 +89,7 @@ class FastForward:
         if head != self._seen_block:
             w3 = self.chain.w3
             for n in range(max(self._seen_block + 1, head - 20), head + 1):
-                block = self.chain.read(lambda n=n: w3.eth.get_block(n), "eth_getBlockByNumber")
+                block = self.chain.read(partial(w3.eth.get_block, n), "eth_getBlockByNumber")
                 if block["transactions"]:
                     self._last_tx = time.monotonic()
             self._seen_block = head

@@ -487,3 +487,18 @@ def test_eth_amounts_are_exact_decimals_to_the_wei() -> None:
 def count_cases() -> int:
     """How many bad inputs this file checks (the report quotes it)."""
     return len(OFFLINE) + len(ONCHAIN) + len(API_NAMES) + 4  # + the oracle and the three home tests
+
+
+@pytest.mark.anvil
+def test_a_keystore_made_by_keystore_create_signs_for_its_address(
+    anvil: Any, deployed: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("REFEREED_PASSWORD", "correct horse")
+    made = runner.invoke(app, ["keystore", "create", str(tmp_path / "ks.json"), "--key", GOOD_KEY])
+    assert made.exit_code == 0, made.output
+    assert "0x70997970C51812dc3A010C7d01b50e0d17dc79C8" in made.stdout
+    assert GOOD_KEY[2:] not in (tmp_path / "ks.json").read_text()  # encrypted, not the raw key
+    shown = runner.invoke(app, ["account", "--keystore", str(tmp_path / "ks.json"), "--rpc", anvil.rpc_url,
+                                "--deployments", str(deployed), "--json"])  # fmt: skip
+    assert shown.exit_code == 0, shown.output
+    assert json.loads(shown.stdout)["address"] == "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"

@@ -106,8 +106,8 @@ function draw(s) {
   const games = s.tasks.flatMap((t) => t.games.map((g) => ({...g, task: t.task})));
   document.getElementById("games").innerHTML = games.length ? games.map((g) =>
     `<div class="game" id="game-${g.game}"><b>game ${g.game}</b> (task ${g.task}) · <span class="def">${short(g.defender)}</span> (group ${g.defender_group}) vs ` +
-    `<span class="cha">${short(g.challenger)}</span> (group ${g.challenger_group}) · ${esc(g.stage)} · ${g.moves} moves · ` +
-    `${esc(g.outcome.replace("_", " "))}${g.settled ? " · settled" : ""}<br>` + timeline(g.game, s.timelines[String(g.game)] || []) + "</div>").join("")
+    `<span class="cha">${short(g.challenger)}</span> (group ${g.challenger_group}) · ${esc(g.stage.replaceAll("_", " "))} · ${g.moves} moves · ` +
+    `${esc(g.outcome.replaceAll("_", " "))}${g.settled ? " · settled" : ""}<br>` + timeline(g.game, s.timelines[String(g.game)] || []) + "</div>").join("")
     : '<span class="dim">no game yet</span>';
   document.getElementById("oracles").textContent = `${s.oracles} oracle slots registered`;
   document.getElementById("questions").innerHTML = s.questions.length ? row(["question", "game", "status", "deadline"], "th") +

@@ -12,7 +12,7 @@ from fractions import Fraction
 import pytest
 import torch
 
-from trainer.ledger.attribution import GRID_BITS, exponent, first_order, shapley_exact, shapley_sampled
+from trainer.ledger.attribution import GRID_BITS, exponent, shapley_exact, shapley_sampled
 from trainer.ledger.block import Block, interval_root
 from trainer.ledger.did import did_of
 from trainer.ledger.encoding import dumps, loads
@@ -180,7 +180,8 @@ def test_refused_contributions_are_recorded_and_leave_the_block_unchanged(setup)
         ledger.build(1, genesis.model_id, states[0], more)
     three = StepInputs([cs[0], nan, missing, lying], inputs[1].validation)
     got = ledger.build(1, genesis.model_id, states[0], three)
-    assert dict(got.block.refused) == {nan.did: "non-finite", missing.did: "unavailable", lying.did: "commitment mismatch"}
+    reasons = {nan.did: "non-finite", missing.did: "unavailable", lying.did: "commitment mismatch"}
+    assert dict(got.block.refused) == reasons
     alone = ledger.build(1, genesis.model_id, states[0], StepInputs([cs[0]], inputs[1].validation))
     assert got.block.model_root == alone.block.model_root
     with pytest.raises(ContributionError, match="contributed twice"):
@@ -215,7 +216,8 @@ def test_replay_reproduces_every_block_and_names_the_first_that_does_not(setup) 
     final = ledger.replay(states[0], blocks, lambda t: inputs[t])
     assert model_root(final) == blocks[-1].model_root == model_root(states[-1])
     rec = loads(blocks[1].encode())
-    rec["attribution"] = {**rec["attribution"], "phi": [rec["attribution"]["phi"][0] + 1, *rec["attribution"]["phi"][1:]]}
+    phi = rec["attribution"]["phi"]
+    rec["attribution"] = {**rec["attribution"], "phi": [phi[0] + 1, *phi[1:]]}
     wrong = Block.decode(dumps(rec))
     with pytest.raises(BlockError, match="block 2 does not reproduce: its attribution differs"):
         ledger.replay(states[0], [blocks[0], wrong, blocks[2]], lambda t: inputs[t])

@@ -7,7 +7,7 @@ dot product `φ_c = Σ_k ⟨w_k, g_{c,k}⟩` on fixed-point grids:
 - `w_k` on its own grid: e_w = the exponent of max |w_k| (2^(e-1) <= m < 2^e), q = RN(w · 2^(P-e_w));
 - every contributor's `g_{c,k}` on ONE grid shared by all contributors of the step:
   e_g = the exponent of the largest |g_{c,k}| over every c, q = RN(g · 2^(P-e_g));
-- `S_{c,k} = Σ q_w q_g` exactly (integers), `φ_c = Σ_k S_{c,k} · 2^(e_w,k + e_g,k − 2P)`.
+- `S_{c,k} = Σ q_w q_g` exactly (integers), `φ_c = Σ_k S_{c,k} · 2^(e_w,k + e_g,k - 2P)`.
 
 with P = 24 grid bits (every fp32 value within 2^-24 of a tensor's largest keeps all its bits).
 φ_c is an exact dyadic rational, stored as an integer numerator over a power of two common
@@ -15,7 +15,7 @@ to the step. Because the dot products are exact and bilinear, `Σ_c φ_c` equals
 dot product of the weights with the sum of the contributions on the same grids: the total
 first-order loss reduction of the step, to the last bit.
 
-**Exact Shapley.** For coalitions S of the step's contributors, `v(S) = L_val(θ_{t-1}) −
+**Exact Shapley.** For coalitions S of the step's contributors, `v(S) = L_val(θ_{t-1}) -
 L_val(update(θ_{t-1}, Σ_{c∈S} g_c / n))`; the Shapley value is the average marginal value
 over all orders: all 2^n coalitions for n <= 8 (exact rationals of the fp32 losses),
 seeded permutation sampling above.

@@ -11,6 +11,7 @@ values on sampled steps, the contributions refused, and the kernel manifest's ha
 from __future__ import annotations
 
 import hashlib
+import itertools
 import struct
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -269,7 +270,7 @@ def interval_root(blocks: list[Block]) -> bytes:
     """The list root over consecutive blocks: what goes on chain per interval."""
     if not blocks:
         raise BlockError("an interval holds at least one block")
-    for a, b in zip(blocks, blocks[1:], strict=False):
+    for a, b in itertools.pairwise(blocks):
         if b.step != a.step + 1 or b.parent != a.hash:
             raise BlockError(f"block {b.step} does not follow block {a.step}")
     return root([block_leaf(b) for b in blocks])

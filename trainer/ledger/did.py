@@ -6,6 +6,7 @@ contributors of a block, do not depend on how a client chose to checksum it.
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from trainer.ledger.errors import LedgerError
@@ -39,7 +40,7 @@ def did_order(dids: list[str] | tuple[str, ...]) -> list[str]:
     for d in dids:
         parse_did(d)
     ordered = sorted(dids, key=lambda d: d.encode("utf-8"))
-    for a, b in zip(ordered, ordered[1:], strict=False):
+    for a, b in itertools.pairwise(ordered):
         if a == b:
             raise LedgerError(f"contributor {a} appears twice")
     return ordered

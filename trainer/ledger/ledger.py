@@ -113,7 +113,9 @@ class Ledger:
                 f"block {bp.program_hash.hex()[:16]} vs {genesis.block_program.hex()[:16]}"
             )
         if programs.max_contributors != genesis.max_contributors:
-            raise LedgerError(f"programs take {programs.max_contributors} contributors, genesis {genesis.max_contributors}")
+            raise LedgerError(
+                f"programs take {programs.max_contributors} contributors, genesis {genesis.max_contributors}"
+            )
         local = manifest_hash(kernel_manifest([gp, bp], kernels))
         if local != genesis.manifest:
             raise ManifestError(
@@ -271,7 +273,7 @@ class Ledger:
         grads: Sequence[Mapping[str, Tensor]],
         count: int,
     ) -> Callable[[frozenset[int]], Fraction]:
-        """v(S) = L_val(θ_∅) − L_val(θ_S), θ_S the update with the contributions of S summed and divided
+        """v(S) = L_val(θ_∅) - L_val(θ_S), θ_S the update with the contributions of S summed and divided
         by the step's whole batch count (so the grand coalition's update is the block's)."""
         n = len(grads)
         losses: dict[frozenset[int], Fraction] = {}

@@ -147,14 +147,14 @@ class BlockStep(_Base):
         return {k: out[k] for k in self.state_names}, val_loss
 
     def _derivative(self, name: str, new_optim: Mapping[str, Tensor], count: Tensor) -> Tensor:
-        """P: d(θ_{t-1} − θ_t)/d(g_c), elementwise, with the optimizer's second moments held at
+        """P: d(θ_{t-1} - θ_t)/d(g_c), elementwise, with the optimizer's second moments held at
         their new values (docs/ledger.md)."""
         c = self.optimizer
         if isinstance(c, SGDConfig):
-            # θ_t = θ_{t-1} − lr · (buf or ḡ...): the step's own gradient enters with lr (1 + μ if Nesterov).
+            # θ_t = θ_{t-1} - lr · (buf or ḡ...): the step's own gradient enters with lr (1 + μ if Nesterov).
             rate = c.lr * (1.0 + c.momentum) if c.nesterov else c.lr
             return torch.reciprocal(count) * rate
-        beta1, beta2 = c.betas
+        beta1, _beta2 = c.betas
         b1_power = new_optim[BETA1_POWER]
         v = new_optim[EXP_AVG_SQ + name]
         # The same operations as the update's denominator (trainer.program.optim._adamw).

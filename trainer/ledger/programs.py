@@ -124,17 +124,26 @@ class BlockStep(_Base):
     """The block program's function, in the form `capture` takes."""
 
     optimizer: OptimizerConfig = field(default_factory=lambda: SGDConfig(lr=0.1))
+    attribute: bool = True  # False: no attribution weights, the validation loss by a forward only
 
     @property
     def state_names(self) -> list[str]:
         names = [PARAM + n for n in self.param_names] + [BUFFER + n for n in self.buffer_names]
         names += optimizer_state_names(self.optimizer, self.param_names)
-        return canonical_names(names + [ATTR_WEIGHT + n for n in self.param_names])
+        if self.attribute:
+            names += [ATTR_WEIGHT + n for n in self.param_names]
+        return canonical_names(names)
 
     def fn_with_constants(
         self, state: Mapping[str, Tensor], batch: Mapping[str, Tensor], constants: Mapping[str, Tensor]
     ) -> tuple[dict[str, Tensor], Tensor]:
-        val_grads, val_loss = self._loss_and_grads(state, batch["x"], batch["y"], constants)
+        if self.attribute:
+            val_grads, val_loss = self._loss_and_grads(state, batch["x"], batch["y"], constants)
+        else:
+            fixed = {n: state[BUFFER + n] for n in self.buffer_names}
+            fixed.update({name.removeprefix(BUFFER): t for name, t in constants.items()})
+            params_now = {n: state[PARAM + n] for n in self.param_names}
+            val_loss = self.loss_fn(functional_call(self.model, {**params_now, **fixed}, (batch["x"],)), batch["y"])
         count = batch[COUNT]
         params = {n: state[PARAM + n] for n in self.param_names}
         agg = {n: batch[CONTRIB + n].sum(dim=0) / count for n in self.param_names}
@@ -142,8 +151,9 @@ class BlockStep(_Base):
         out: dict[str, Tensor] = {PARAM + n: t for n, t in new_params.items()}
         out.update({BUFFER + n: state[BUFFER + n] for n in self.buffer_names})
         out.update(new_optim)
-        for n in self.param_names:
-            out[ATTR_WEIGHT + n] = self._derivative(n, new_optim, count) * val_grads[n]
+        if self.attribute:
+            for n in self.param_names:
+                out[ATTR_WEIGHT + n] = self._derivative(n, new_optim, count) * val_grads[n]
         return {k: out[k] for k in self.state_names}, val_loss
 
     def _derivative(self, name: str, new_optim: Mapping[str, Tensor], count: Tensor) -> Tensor:
@@ -265,6 +275,18 @@ class LedgerPrograms:
         zero = {GRAD + n: torch.zeros_like(state[PARAM + n]) for n in self.param_names}
         batch = self.contributions_batch(self.validation_example, [zero])
         return capture(self.block_step, state, batch)  # type: ignore[arg-type]
+
+    @cached_property
+    def plain_block_program(self) -> Program:
+        """The block program without attribution (aggregate, update, validation loss by a forward
+        only): not part of a ledger, the baseline that scripts/bench_ledger.py measures the
+        attribution's cost against."""
+        p, b, c = self._names
+        step = BlockStep(self.model, self.loss_fn, p, b, c, self.optimizer, attribute=False)
+        state = self.model_state()
+        zero = {GRAD + n: torch.zeros_like(state[PARAM + n]) for n in self.param_names}
+        batch = self.contributions_batch(self.validation_example, [zero])
+        return capture(step, state, batch)  # type: ignore[arg-type]
 
 
 def model_root(state: Mapping[str, Tensor]) -> bytes:

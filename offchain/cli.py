@@ -13,6 +13,7 @@
                                          train, commit, reveal, open and play games, claim, withdraw; until Ctrl-C
     refereed oracle run [--count 5]      oracle agents: register, draw, answer, challenge, vote; until Ctrl-C
     refereed watch                       the watcher agent, with a live view of every game's moves
+    refereed ledger simulate|show|verify-replay   the training ledger (docs/ledger.md): attribution, replay
 
 The agent commands work against any RPC (`--rpc`, default the local anvil). Keys come from
 `--key` or REFEREED_KEY; on anvil's chain (31337) each role defaults to a dev account
@@ -242,6 +243,10 @@ oracle_app = typer.Typer(help="Run a recompute-oracle agent.", no_args_is_help=T
 app.add_typer(task_app, name="task")
 app.add_typer(trainer_app, name="trainer")
 app.add_typer(oracle_app, name="oracle")
+
+from offchain.ledger.cli import ledger_app  # noqa: E402  (a sub-app in its own module)
+
+app.add_typer(ledger_app, name="ledger")
 
 Rpc = Annotated[str, typer.Option(help="JSON-RPC URL of the chain")]
 Key = Annotated[

@@ -29,7 +29,7 @@ from trainer.ledger.block import Block, Genesis, f32_bits
 from trainer.ledger.did import did_order
 from trainer.ledger.errors import BlockError, ContributionError, LedgerError, ManifestError
 from trainer.ledger.manifest import kernel_manifest, manifest_hash
-from trainer.ledger.programs import ATTR_WEIGHT, GRAD, LedgerPrograms, model_root
+from trainer.ledger.programs import ATTR_WEIGHT, GRAD, LedgerPrograms, ProgramPair, model_root
 from trainer.repops import KERNELS, OpSpec
 
 Tensor = torch.Tensor
@@ -103,9 +103,15 @@ class Ledger:
     """A ledger's programs under the local kernels, checked against its genesis."""
 
     def __init__(
-        self, programs: LedgerPrograms, genesis: Genesis, *, kernels: Mapping[str, OpSpec] | None = None
+        self,
+        programs: LedgerPrograms | ProgramPair,
+        genesis: Genesis,
+        *,
+        kernels: Mapping[str, OpSpec] | None = None,
     ) -> None:
-        gp, bp = programs.gradient_program, programs.block_program
+        if isinstance(programs, LedgerPrograms):
+            programs = programs.pair
+        gp, bp = programs.gradient, programs.block
         if gp.program_hash != genesis.gradient_program or bp.program_hash != genesis.block_program:
             raise LedgerError(
                 "the programs at hand are not the genesis' programs: "
@@ -180,12 +186,12 @@ class Ledger:
         """Why contribution `c` cannot enter a block, or None."""
         if c.gradients is None:
             return "unavailable"
-        want = {GRAD + n: self.programs.model_state()["param/" + n] for n in self.programs.param_names}
+        want = {GRAD + n: t for n, t in self.programs.param_types.items()}
         if set(c.gradients) != set(want):
             return "wrong tensors"
         for k, ref in want.items():
             g = c.gradients[k]
-            if g.dtype != ref.dtype or g.shape != ref.shape:
+            if g.dtype != ref.dtype or tuple(g.shape) != tuple(ref.shape):
                 return f"wrong type of {k}"
             if not bool(torch.isfinite(g).all()):
                 return "non-finite"

@@ -50,6 +50,7 @@ from trainer.program.optim import (
     init_optimizer_state,
     optimizer_state_names,
 )
+from trainer.program.program import TensorType
 from trainer.program.step import LossFn
 
 Tensor = torch.Tensor
@@ -223,16 +224,19 @@ class LedgerPrograms:
         state.update(init_optimizer_state(self.optimizer, params))
         return {k: state[k] for k in canonical_names(list(state))}
 
+    @cached_property
+    def _param_types(self) -> dict[str, TensorType]:
+        state = self.model_state()
+        return {n: TensorType.of(state[PARAM + n]) for n in self.param_names}
+
     def gradient_inputs(self, model_state: Mapping[str, Tensor]) -> dict[str, Tensor]:
-        """The gradient program's state: the model's parameters and buffers, zero gradient slots."""
         out = {k: v for k, v in model_state.items() if k.startswith((PARAM, BUFFER))}
-        out.update({GRAD + n: torch.zeros_like(model_state[PARAM + n]) for n in self.param_names})
+        out.update({GRAD + n: torch.zeros(t.shape, dtype=t.dtype) for n, t in self._param_types.items()})
         return out
 
     def block_inputs(self, model_state: Mapping[str, Tensor]) -> dict[str, Tensor]:
-        """The block program's state: the model state and zero attribution-weight slots."""
         out = dict(model_state)
-        out.update({ATTR_WEIGHT + n: torch.zeros_like(model_state[PARAM + n]) for n in self.param_names})
+        out.update({ATTR_WEIGHT + n: torch.zeros(t.shape, dtype=t.dtype) for n, t in self._param_types.items()})
         return out
 
     def contributions_batch(
@@ -241,28 +245,11 @@ class LedgerPrograms:
         gradients: list[Mapping[str, Tensor] | None],
         count: int | None = None,
     ) -> dict[str, Tensor]:
-        """The block program's batch: validation x, y, the contributions stacked (a zero row for each
-        None and after the given ones) and `count` (default: the number of contributions given)."""
-        if not 1 <= len(gradients) <= self.max_contributors:
-            raise LedgerError(f"a block takes 1 to {self.max_contributors} contributions, got {len(gradients)}")
-        batch: dict[str, Tensor] = {"x": validation["x"], "y": validation["y"]}
-        for n in self.param_names:
-            zero = torch.zeros_like(self._zero_param(n))
-            rows = [zero if g is None else g[GRAD + n] for g in gradients]
-            pad = self.max_contributors - len(rows)
-            stacked = torch.stack(rows) if rows else None
-            assert stacked is not None
-            if pad:
-                stacked = torch.cat([stacked, torch.zeros((pad, *stacked.shape[1:]), dtype=stacked.dtype)])
-            batch[CONTRIB + n] = stacked.contiguous()
-        n_given = sum(g is not None for g in gradients) if count is None else count
-        if n_given < 1:
-            raise LedgerError("a block's contribution count must be at least 1")
-        batch[COUNT] = torch.tensor(float(n_given), dtype=torch.float32)
-        return batch
+        return _contributions_batch(self._param_types, self.max_contributors, validation, gradients, count)
 
-    def _zero_param(self, name: str) -> Tensor:
-        return dict(self.model.named_parameters())[name].detach()
+    @property
+    def pair(self) -> ProgramPair:
+        return ProgramPair(self.gradient_program, self.block_program)
 
     @cached_property
     def gradient_program(self) -> Program:
@@ -292,3 +279,86 @@ class LedgerPrograms:
 def model_root(state: Mapping[str, Tensor]) -> bytes:
     """H(θ): the state root of the model state (parameters, buffers, optimizer state)."""
     return state_root({k: v for k, v in state.items() if not k.startswith((GRAD, ATTR_WEIGHT))})
+
+
+@dataclass(frozen=True)
+class ProgramPair:
+    """A ledger's two captured programs, all a builder or a replayer needs (no torch module): the
+    parameter names, shapes and the contribution limit are read off the programs' inputs."""
+
+    gradient: Program
+    block: Program
+
+    def __post_init__(self) -> None:
+        params = self.param_types
+        if not params:
+            raise LedgerError("the block program has no param/* inputs")
+        grad_state = {i.name for i in self.gradient.inputs if i.name in set(self.gradient.state_names)}
+        want = {PARAM + n for n in params} | {GRAD + n for n in params}
+        if not want <= grad_state:
+            raise LedgerError("the gradient program does not take the block program's parameters and gradient slots")
+        for n, t in params.items():
+            c = self.block.input(CONTRIB + n).type
+            if tuple(c.shape[1:]) != tuple(t.shape) or c.dtype != t.dtype:
+                raise LedgerError(f"the block program's {CONTRIB + n} is {c}, not rows of {t}")
+
+    @cached_property
+    def param_types(self) -> dict[str, TensorType]:
+        return {
+            i.name.removeprefix(PARAM): i.type
+            for i in self.block.inputs
+            if i.name.startswith(PARAM) and i.name in set(self.block.state_names)
+        }
+
+    @property
+    def param_names(self) -> tuple[str, ...]:
+        return tuple(self.param_types)
+
+    @cached_property
+    def max_contributors(self) -> int:
+        first = next(iter(self.param_types))
+        return int(self.block.input(CONTRIB + first).type.shape[0])
+
+    def gradient_inputs(self, model_state: Mapping[str, Tensor]) -> dict[str, Tensor]:
+        """The gradient program's state: the model's parameters and buffers, zero gradient slots."""
+        out = {k: v for k, v in model_state.items() if k.startswith((PARAM, BUFFER))}
+        out.update({GRAD + n: torch.zeros(t.shape, dtype=t.dtype) for n, t in self.param_types.items()})
+        return out
+
+    def block_inputs(self, model_state: Mapping[str, Tensor]) -> dict[str, Tensor]:
+        """The block program's state: the model state and zero attribution-weight slots."""
+        out = dict(model_state)
+        out.update({ATTR_WEIGHT + n: torch.zeros(t.shape, dtype=t.dtype) for n, t in self.param_types.items()})
+        return out
+
+    def contributions_batch(
+        self,
+        validation: Mapping[str, Tensor],
+        gradients: list[Mapping[str, Tensor] | None],
+        count: int | None = None,
+    ) -> dict[str, Tensor]:
+        """The block program's batch: validation x, y, the contributions stacked (a zero row for each
+        None and after the given ones) and `count` (default: the number of contributions given)."""
+        return _contributions_batch(self.param_types, self.max_contributors, validation, gradients, count)
+
+
+def _contributions_batch(
+    param_types: Mapping[str, TensorType],
+    max_contributors: int,
+    validation: Mapping[str, Tensor],
+    gradients: list[Mapping[str, Tensor] | None],
+    count: int | None,
+) -> dict[str, Tensor]:
+    if not 1 <= len(gradients) <= max_contributors:
+        raise LedgerError(f"a block takes 1 to {max_contributors} contributions, got {len(gradients)}")
+    batch: dict[str, Tensor] = {"x": validation["x"], "y": validation["y"]}
+    for n, t in param_types.items():
+        zero = torch.zeros(t.shape, dtype=t.dtype)
+        rows = [zero if g is None else g[GRAD + n] for g in gradients]
+        rows += [zero] * (max_contributors - len(rows))
+        batch[CONTRIB + n] = torch.stack(rows).contiguous()
+    n_given = sum(g is not None for g in gradients) if count is None else count
+    if n_given < 1:
+        raise LedgerError("a block's contribution count must be at least 1")
+    batch[COUNT] = torch.tensor(float(n_given), dtype=torch.float32)
+    return batch

@@ -62,9 +62,9 @@ def _store(path: Path) -> Any:
 
 
 def _attribution_rows(blocks: Any) -> dict[str, Any]:
-    from offchain.ledger.scenario import cumulative_attribution
+    from trainer.ledger.graph import cumulative
 
-    total = cumulative_attribution(blocks)
+    total = {d: ys[-1] for d, ys in cumulative(blocks).items()}
     batches: dict[str, int] = {}
     shapley: dict[str, float] = {}
     first_on_shapley_steps: dict[str, float] = {}
@@ -112,6 +112,7 @@ def simulate(
     batch: Annotated[int, typer.Option(min=1, max=4096, help="examples per contributor batch")] = 32,
     shapley_every: Annotated[int, typer.Option(min=0, help="exact Shapley on about one step in N (0: never)")] = 4,
     store: StoreDir = DEFAULT_STORE,
+    figure: Annotated[Path | None, typer.Option(help="write the attribution figure (PNG) here")] = None,
 ) -> None:
     """Train the four-contributor digits ledger off chain and publish it to the store."""
     from offchain.ledger.scenario import ScenarioConfig, run
@@ -126,6 +127,10 @@ def simulate(
     result = run(st, config, progress=progress)
     _print_summary(out, result.blocks, {c.did: c.kind for c in result.contributors})
     out.print(f"trained {steps} blocks in {result.train_seconds:.1f} s")
+    if figure is not None:
+        from offchain.ledger.plot import plot
+
+        out.print(f"figure {plot(result.blocks, figure, {c.did: c.kind for c in result.contributors})}")
     out.print(f"head 0x{result.head.hex()}")
 
 
@@ -134,6 +139,7 @@ def show(
     head: Annotated[str, typer.Argument(help="the ledger's head digest (hex)")],
     store: StoreDir = DEFAULT_STORE,
     as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
+    figure: Annotated[Path | None, typer.Option(help="write the attribution figure (PNG) here")] = None,
 ) -> None:
     """A ledger's blocks and each contributor's attribution."""
     from offchain.ledger.published import fetch
@@ -173,6 +179,10 @@ def show(
                       ", ".join(f"{d[-8:]} ({why})" for d, why in b.refused))
     out.print(table)
     _print_summary(out, f.blocks)
+    if figure is not None:
+        from offchain.ledger.plot import plot
+
+        out.print(f"figure {plot(f.blocks, figure)}")
 
 
 @ledger_app.command("verify-replay")

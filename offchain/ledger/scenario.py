@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from fractions import Fraction
 
 import torch
 import torch.nn.functional as F
@@ -156,13 +155,3 @@ def run(
     seconds = time.perf_counter() - start
     head = publish(store, genesis, lp.pair, state0, validation, published)
     return ScenarioResult(head, genesis, people, tuple(p.block for p in published), state, seconds)
-
-
-def cumulative_attribution(blocks: Sequence[Block]) -> dict[str, Fraction]:
-    """Σ_t φ(c, t) per contributor, exactly."""
-    out: dict[str, Fraction] = {}
-    for b in blocks:
-        scale = Fraction(2) ** b.phi_exponent
-        for did, n in zip(b.contributors, b.phi, strict=True):
-            out[did] = out.get(did, Fraction(0)) + Fraction(n) * scale
-    return out

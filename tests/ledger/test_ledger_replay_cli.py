@@ -80,3 +80,27 @@ def test_show_and_bad_heads(published) -> None:
     assert r.exit_code == 2 and "HEAD must be 32 bytes" in r.output
     r = runner.invoke(app, ["ledger", "verify-replay", "ab" * 32, "--store", str(folder)])
     assert r.exit_code == 1 and "error:" in r.output
+
+
+def test_the_figure_and_the_graph(published, tmp_path: Path) -> None:
+    from fractions import Fraction
+
+    from offchain.ledger.plot import plot
+    from trainer.ledger.graph import attribution_graph, cumulative
+
+    _, result = published
+    blocks = result.blocks
+    curves = cumulative(blocks)
+    for did, ys in curves.items():
+        want = Fraction(0)
+        for b in blocks:
+            i = b.contributors.index(did)
+            want += Fraction(b.phi[i]) * Fraction(2) ** b.phi_exponent
+        assert ys[-1] == want
+    edges = attribution_graph(blocks)
+    # Everyone contributes every step: c -> c' sums c's φ over every step but the last.
+    for (a, _b), w in edges.items():
+        phis = [Fraction(b.phi[b.contributors.index(a)]) * Fraction(2) ** b.phi_exponent for b in blocks[:-1]]
+        assert w == sum(phis)
+    png = plot(blocks, tmp_path / "attribution.png")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -34,22 +34,27 @@ contract PayoutDistributor is IPayoutDistributor {
     /// @inheritdoc IPayoutDistributor
     uint256 public constant MAX_CLAIM_PERIOD = 4 * 365 days;
 
-    /// @dev Three slots; a claim reads the first two and writes the second. `claimDeadline != 0` marks a
+    /// @notice Leaves per bitmap word: the low 160 bits of word `w` are the unclaimed flags of leaves
+    ///         `160 w .. 160 w + 159`, the high 96 bits the sum those leaves have been paid.
+    uint256 internal constant LEAVES_PER_WORD = 160;
+    uint256 internal constant FLAGS = (uint256(1) << 160) - 1;
+
+    /// @dev Three slots; a claim reads the first two and writes one bitmap word, nothing else: the
+    ///      claimed sum lives in the words (`claimed` sums them). `claimDeadline != 0` marks a
     ///      distribution that exists (it is always in the future when created).
     struct Distribution {
         bytes32 root;
-        uint96 claimed;
         uint64 claimDeadline;
         uint32 leafCount;
         bool swept;
-        address refundTo;
         uint96 total;
+        address refundTo;
     }
 
     mapping(uint256 id => Distribution) private _distributions;
-    /// @dev Bit `i % 256` of word `i / 256` is set while leaf `i` is unclaimed (set for `i < leafCount` at
-    ///      creation, so no claim writes a fresh word).
-    mapping(uint256 id => mapping(uint256 word => uint256 bits)) private _unclaimed;
+    /// @dev Per distribution, `ceil(leafCount / 160)` words: flags set at creation for every leaf (so no
+    ///      claim writes a fresh word), cleared by its claim, which adds its amount to the word's sum.
+    mapping(uint256 id => mapping(uint256 word => uint256 flagsAndPaid)) private _words;
     uint256 private _count;
 
     // ---- create ----------------------------------------------------------------------------------
@@ -74,21 +79,20 @@ contract PayoutDistributor is IPayoutDistributor {
         id = ++_count;
         _distributions[id] = Distribution({
             root: root,
-            claimed: 0,
             claimDeadline: claimDeadline,
             leafCount: uint32(leafCount),
             swept: false,
-            refundTo: refundTo,
-            total: uint96(msg.value)
+            total: uint96(msg.value),
+            refundTo: refundTo
         });
-        mapping(uint256 => uint256) storage bits = _unclaimed[id];
-        uint256 full = leafCount >> 8;
-        // At most MAX_LEAVES / 256 = 256 words.
+        mapping(uint256 => uint256) storage words = _words[id];
+        uint256 full = leafCount / LEAVES_PER_WORD;
+        // At most MAX_LEAVES / 160 < 410 words.
         for (uint256 w; w < full; ++w) {
-            bits[w] = type(uint256).max;
+            words[w] = FLAGS;
         }
-        uint256 rest = leafCount & 255;
-        if (rest != 0) bits[full] = (uint256(1) << rest) - 1;
+        uint256 rest = leafCount % LEAVES_PER_WORD;
+        if (rest != 0) words[full] = (uint256(1) << rest) - 1;
         emit DistributionCreated(id, msg.sender, root, topHash, leafCount, msg.value, refundTo, claimDeadline);
     }
 
@@ -108,19 +112,21 @@ contract PayoutDistributor is IPayoutDistributor {
         if (index >= count) revert PayoutDistributorIndexOutOfRange(id, index, count);
         if (amount == 0) revert PayoutDistributorZeroAmount(id, index);
         if (account == address(0)) revert PayoutDistributorZeroAccount(id, index);
-        mapping(uint256 => uint256) storage unclaimed = _unclaimed[id];
-        uint256 bits = unclaimed[index >> 8];
-        if (bits & (uint256(1) << (index & 255)) == 0) revert PayoutDistributorAlreadyClaimed(id, index);
+        mapping(uint256 => uint256) storage words = _words[id];
+        uint256 word = words[index / LEAVES_PER_WORD];
+        uint256 flag = uint256(1) << (index % LEAVES_PER_WORD);
+        if (word & flag == 0) revert PayoutDistributorAlreadyClaimed(id, index);
         {
             bytes32 computed = PayoutTreeLib.computeRoot(count, index, account, amount, proof);
             bytes32 root = d.root;
             if (computed != root) revert PayoutDistributorRootMismatch(id, computed, root);
         }
-        unclaimed[index >> 8] = bits & ~(uint256(1) << (index & 255));
-        // The root binds the sum of the proof to the escrow, so amount <= total < 2^96 and
-        // claimed + amount <= total: neither the cast nor the addition can overflow.
-        d.claimed += uint96(amount);
-        emit Claimed(id, index, account, amount, msg.sender);
+        unchecked {
+            // The root binds the proof's sum to the escrow, so the word's paid sum plus amount is at most
+            // the total, below 2^96: the addition stays in the word's high 96 bits.
+            words[index / LEAVES_PER_WORD] = (word & ~flag) + (amount << 160);
+        }
+        emit Claimed(id, account, index, amount);
         (bool ok,) = account.call{value: amount}("");
         if (!ok) revert PayoutDistributorTransferFailed(account, amount);
     }
@@ -134,7 +140,7 @@ contract PayoutDistributor is IPayoutDistributor {
         if (deadline == 0) revert PayoutDistributorUnknown(id);
         if (block.timestamp < deadline) revert PayoutDistributorSweepTooEarly(id, deadline, block.timestamp);
         if (d.swept) revert PayoutDistributorAlreadySwept(id);
-        uint256 amount = uint256(d.total) - d.claimed;
+        uint256 amount = d.total - _claimed(id, d.leafCount);
         address to = d.refundTo;
         d.swept = true;
         emit Swept(id, to, amount);
@@ -152,7 +158,7 @@ contract PayoutDistributor is IPayoutDistributor {
         return DistributionView({
             root: d.root,
             total: d.total,
-            claimed: d.claimed,
+            claimed: _claimed(id, d.leafCount),
             refundTo: d.refundTo,
             claimDeadline: d.claimDeadline,
             leafCount: d.leafCount,
@@ -164,12 +170,12 @@ contract PayoutDistributor is IPayoutDistributor {
     function isClaimed(uint256 id, uint256 index) external view returns (bool) {
         Distribution storage d = _existing(id);
         if (index >= d.leafCount) return false;
-        return _unclaimed[id][index >> 8] & (uint256(1) << (index & 255)) == 0;
+        return _words[id][index / LEAVES_PER_WORD] & (uint256(1) << (index % LEAVES_PER_WORD)) == 0;
     }
 
     /// @inheritdoc IPayoutDistributor
     function claimedTotal(uint256 id) external view returns (uint256) {
-        return _existing(id).claimed;
+        return _claimed(id, _existing(id).leafCount);
     }
 
     /// @inheritdoc IPayoutDistributor
@@ -180,6 +186,15 @@ contract PayoutDistributor is IPayoutDistributor {
     /// @inheritdoc IPayoutDistributor
     function rootOf(bytes32 topHash, uint64 leafCount, uint256 total) external view returns (bytes32) {
         return PayoutTreeLib.rootOf(topHash, leafCount, total);
+    }
+
+    /// @dev The sum of the words' paid sums: at most `ceil(MAX_LEAVES / 160) = 410` reads.
+    function _claimed(uint256 id, uint256 leafCount) private view returns (uint256 sum) {
+        mapping(uint256 => uint256) storage words = _words[id];
+        uint256 n = (leafCount + LEAVES_PER_WORD - 1) / LEAVES_PER_WORD;
+        for (uint256 w; w < n; ++w) {
+            sum += words[w] >> 160;
+        }
     }
 
     function _existing(uint256 id) private view returns (Distribution storage d) {

@@ -29,8 +29,9 @@ pragma solidity ^0.8.28;
 ///         amount is swept to `refundTo` at the deadline.
 /// @dev Funds: `address(this).balance == sum over unswept distributions of (total - claimed)` at all
 ///      times (plus any ether forced in by `selfdestruct`, which no rule pays out). The creator prepays
-///      the bitmap (one storage word per 256 leaves, all bits set = unclaimed), so every claim costs the
-///      same: no claimant pays for a fresh storage word.
+///      the bitmap (one storage word per 160 leaves, flags set = unclaimed, and the sum paid from those
+///      leaves in the word's high 96 bits), so a claim writes one word that is already non-zero and
+///      nothing else: every claim costs the same, and no claimant pays for a fresh storage word.
 interface IPayoutDistributor {
     /// @notice One proof step: the sibling node's hash and sum, from the leaf level upward. A padding
     ///         sibling is `(0, 0)`.
@@ -63,17 +64,15 @@ interface IPayoutDistributor {
         uint64 claimDeadline
     );
 
-    /// @notice Leaf `index` of distribution `id` paid `amount` wei to `account`; `claimant` sent the claim.
-    event Claimed(
-        uint256 indexed id, uint256 indexed index, address indexed account, uint256 amount, address claimant
-    );
+    /// @notice Leaf `index` of distribution `id` paid `amount` wei to `account` (whoever sent the claim).
+    event Claimed(uint256 indexed id, address indexed account, uint256 index, uint256 amount);
 
     /// @notice Distribution `id` sent its unclaimed `amount` wei (possibly 0) to `refundTo`; it is closed.
     event Swept(uint256 indexed id, address indexed refundTo, uint256 amount);
 
     /// @notice Escrows `msg.value` for the payout tree with top node hash `topHash` over `leafCount` leaves.
     /// @dev The stored root is `rootOf(topHash, leafCount, msg.value)`: the tree's total is the escrow by
-    ///      construction. Writes `ceil(leafCount / 256)` bitmap words (at `MAX_LEAVES`, 256 words).
+    ///      construction. Writes `ceil(leafCount / 160)` bitmap words (at `MAX_LEAVES`, 410 words).
     ///      Reverts `PayoutDistributorZeroPool`, `PayoutDistributorPoolTooLarge`,
     ///      `PayoutDistributorBadLeafCount`, `PayoutDistributorZeroTopHash`, `PayoutDistributorZeroRefundTo`,
     ///      `PayoutDistributorBadDeadline`, in that order.
@@ -99,7 +98,7 @@ interface IPayoutDistributor {
         external;
 
     /// @notice Sends what distribution `id` did not pay out to its `refundTo`, and closes it; anyone may call.
-    /// @dev Reverts `PayoutDistributorUnknown`, `PayoutDistributorSweepTooEarly` (before `claimDeadline`),
+    /// @dev Reads `ceil(leafCount / 160)` bitmap words (their paid sums). Reverts `PayoutDistributorUnknown`, `PayoutDistributorSweepTooEarly` (before `claimDeadline`),
     ///      `PayoutDistributorAlreadySwept`, in that order, and `PayoutDistributorTransferFailed` when
     ///      `refundTo` refuses the ether (then nothing changed and it can be retried).
     function sweep(uint256 id) external;

@@ -96,8 +96,12 @@ def _tree_case(name: str, n: int, proofs: tuple[int, ...] | None) -> tuple[Json,
     }
     if proofs is None:
         case["leaves"] = [
-            {"did": did_of(CHAIN_ID, x.account), "weight": weights[did_of(CHAIN_ID, x.account)],
-             "account": hx(x.account), "amount": str(x.amount)}
+            {
+                "did": did_of(CHAIN_ID, x.account),
+                "weight": weights[did_of(CHAIN_ID, x.account)],
+                "account": hx(x.account),
+                "amount": str(x.amount),
+            }
             for x in leaves
         ]
         proofs = tuple(range(n))
@@ -153,26 +157,36 @@ def negative_vectors(tree: PayoutTree) -> Json:
     shifted = PayoutProof(p.index, p.account, p.amount + 1000, (ProofStep(s0.hash, s0.sum - 1000), *p.steps[1:]))
     cases = [
         _negative("wrong_sibling_hash", tree, _with_step(p, 1, ProofStep(flip, p.steps[1].sum)), "RootMismatch"),
-        _negative("wrong_sibling_sum", tree, _with_step(p, 1, ProofStep(p.steps[1].hash, p.steps[1].sum + 1)),
-                  "RootMismatch"),
+        _negative(
+            "wrong_sibling_sum", tree, _with_step(p, 1, ProofStep(p.steps[1].hash, p.steps[1].sum + 1)), "RootMismatch"
+        ),
         _negative("wrong_amount", tree, PayoutProof(p.index, p.account, p.amount + 1, p.steps), "RootMismatch"),
         _negative("wrong_account", tree, PayoutProof(p.index, q.account, p.amount, p.steps), "RootMismatch"),
         _negative("wrong_index", tree, PayoutProof(q.index, p.account, p.amount, p.steps), "RootMismatch"),
         _negative("other_leaf_amount", tree, PayoutProof(p.index, p.account, q.amount, p.steps), "RootMismatch"),
         _negative("sum_shifted_to_amount", tree, shifted, "RootMismatch"),
-        _negative("padding_sibling_as_node", tree,
-                  _with_step(tree.proof(4), 0, ProofStep(tree.proof(4).steps[0].hash, 1)), "RootMismatch"),
+        _negative(
+            "padding_sibling_as_node",
+            tree,
+            _with_step(tree.proof(4), 0, ProofStep(tree.proof(4).steps[0].hash, 1)),
+            "RootMismatch",
+        ),
         _negative("missing_step", tree, PayoutProof(p.index, p.account, p.amount, p.steps[:-1]), "ProofLength"),
         _negative("extra_step", tree, PayoutProof(p.index, p.account, p.amount, (*p.steps, top)), "ProofLength"),
         _negative("sibling_sum_too_large", tree, _with_step(p, 0, ProofStep(s0.hash, MAX_SUM + 1)), "SumTooLarge"),
-        _negative("sibling_sum_wraps", tree, _with_step(p, 0, ProofStep(s0.hash, 2**256 - p.amount)),
-                  "SumTooLarge"),
+        _negative("sibling_sum_wraps", tree, _with_step(p, 0, ProofStep(s0.hash, 2**256 - p.amount)), "SumTooLarge"),
         # The escrow attack: the tree promises more (or less) than the pool; its real proofs pay nothing.
         _negative("escrow_short_by_one_wei", tree, p, "RootMismatch", value=tree.total - 1),
         _negative("escrow_over_by_one_wei", tree, p, "RootMismatch", value=tree.total + 1),
     ]
-    return {"version": 1, "tree": "list5", "count": tree.leaf_count, "topHash": hx(tree.top_hash),
-            "total": str(tree.total), "cases": cases}
+    return {
+        "version": 1,
+        "tree": "list5",
+        "count": tree.leaf_count,
+        "topHash": hx(tree.top_hash),
+        "total": str(tree.total),
+        "cases": cases,
+    }
 
 
 def split_vectors() -> Json:
@@ -190,8 +204,14 @@ def split_vectors() -> Json:
     cases = []
     for name, pool, weights in inputs:
         shares = split(pool, weights)
-        cases.append({"name": name, "pool": str(pool), "weights": {k: str(v) for k, v in weights.items()},
-                      "shares": {k: str(v) for k, v in shares.items()}})
+        cases.append(
+            {
+                "name": name,
+                "pool": str(pool),
+                "weights": {k: str(v) for k, v in weights.items()},
+                "shares": {k: str(v) for k, v in shares.items()},
+            }
+        )
     return {"version": 1, "cases": cases}
 
 

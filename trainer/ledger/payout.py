@@ -10,6 +10,7 @@ the contract does. Pure functions; no chain code.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -65,9 +66,7 @@ def _check_int(what: str, value: object) -> int:
     return value
 
 
-def split(
-    pool: int, weights: Mapping[str, int], tie_key: Callable[[str], bytes] = did_tie_key
-) -> dict[str, int]:
+def split(pool: int, weights: Mapping[str, int], tie_key: Callable[[str], bytes] = did_tie_key) -> dict[str, int]:
     """Split `pool` wei among the keys of `weights`, exactly.
 
     Share `i` is `floor(pool * w_i / W)` (`W` the sum of the weights) plus one wei for each of
@@ -88,7 +87,7 @@ def split(
     for key, w in weights.items():
         ranked.append((tie_key(key), key, _check_int(f"weight of {key!r}", w)))
     ranked.sort()
-    for (a, ka, _), (b, kb, _) in zip(ranked, ranked[1:], strict=False):
+    for (a, ka, _), (b, kb, _) in itertools.pairwise(ranked):
         if a == b:
             raise SplitError(f"{ka!r} and {kb!r} have the same tie key {a!r}: ties could not be broken")
     total_weight = sum(w for _, _, w in ranked)
@@ -188,9 +187,7 @@ def payout_root(top_hash: bytes, leaf_count: int, total: int) -> bytes:
         raise PayoutTreeError(f"leaf count {leaf_count} does not fit in 64 bits")
     if not 0 <= total < 2**256:
         raise PayoutTreeError(f"total {total} does not fit in 256 bits")
-    return hashlib.sha256(
-        ROOT_PREFIX + leaf_count.to_bytes(8, "big") + top_hash + total.to_bytes(32, "big")
-    ).digest()
+    return hashlib.sha256(ROOT_PREFIX + leaf_count.to_bytes(8, "big") + top_hash + total.to_bytes(32, "big")).digest()
 
 
 def depth(leaf_count: int) -> int:
@@ -253,10 +250,7 @@ def build_tree(leaves: Sequence[PayoutLeaf]) -> PayoutTree:
         if len(row) % 2:
             row.append((PAD, 0))
         levels.append(tuple(row))
-        row = [
-            (node_hash(lh, ls, rh, rs), ls + rs)
-            for (lh, ls), (rh, rs) in zip(row[0::2], row[1::2], strict=True)
-        ]
+        row = [(node_hash(lh, ls, rh, rs), ls + rs) for (lh, ls), (rh, rs) in zip(row[0::2], row[1::2], strict=True)]
     levels.append(tuple(row))
     return PayoutTree(tuple(leaves), tuple(levels))
 
@@ -285,9 +279,7 @@ def proof_root(leaf_count: int, proof: PayoutProof) -> bytes:
     `PayoutDistributor` prefix): IndexOutOfRange, ZeroAmount, ZeroAccount, ProofLength, SumTooLarge.
     """
     if not 0 <= proof.index < leaf_count:
-        raise PayoutProofError(
-            "IndexOutOfRange", f"leaf {proof.index} does not exist in a tree of {leaf_count} leaves"
-        )
+        raise PayoutProofError("IndexOutOfRange", f"leaf {proof.index} does not exist in a tree of {leaf_count} leaves")
     if proof.amount == 0:
         raise PayoutProofError("ZeroAmount", f"leaf {proof.index}: a claim of 0 wei is never valid")
     if len(proof.account) != 20 or proof.account == bytes(20):
@@ -303,10 +295,7 @@ def proof_root(leaf_count: int, proof: PayoutProof) -> bytes:
     h, s = leaf_hash(proof.account, proof.amount), proof.amount
     i = proof.index
     for step in proof.steps:
-        if i & 1:
-            h = node_hash(step.hash, step.sum, h, s)
-        else:
-            h = node_hash(h, s, step.hash, step.sum)
+        h = node_hash(step.hash, step.sum, h, s) if i & 1 else node_hash(h, s, step.hash, step.sum)
         s += step.sum
         i >>= 1
     return payout_root(h, leaf_count, s)

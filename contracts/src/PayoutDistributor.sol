@@ -67,7 +67,9 @@ contract PayoutDistributor is IPayoutDistributor {
     {
         if (msg.value == 0) revert PayoutDistributorZeroPool();
         if (msg.value > MAX_POOL) revert PayoutDistributorPoolTooLarge(msg.value, MAX_POOL);
-        if (leafCount == 0 || leafCount > MAX_LEAVES) revert PayoutDistributorBadLeafCount(leafCount, MAX_LEAVES);
+        if (leafCount == 0 || leafCount > MAX_LEAVES) {
+            revert PayoutDistributorBadLeafCount(leafCount, MAX_LEAVES);
+        }
         if (topHash == bytes32(0)) revert PayoutDistributorZeroTopHash();
         if (refundTo == address(0)) revert PayoutDistributorZeroRefundTo();
         uint256 earliest = block.timestamp + MIN_CLAIM_PERIOD;
@@ -106,7 +108,9 @@ contract PayoutDistributor is IPayoutDistributor {
         {
             uint64 deadline = d.claimDeadline;
             if (deadline == 0) revert PayoutDistributorUnknown(id);
-            if (block.timestamp >= deadline) revert PayoutDistributorClaimClosed(id, deadline, block.timestamp);
+            if (block.timestamp >= deadline) {
+                revert PayoutDistributorClaimClosed(id, deadline, block.timestamp);
+            }
         }
         uint256 count = d.leafCount;
         if (index >= count) revert PayoutDistributorIndexOutOfRange(id, index, count);

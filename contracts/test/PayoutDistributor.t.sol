@@ -199,7 +199,8 @@ contract PayoutDistributorTest is Test {
 
     function test_createDistribution_maxLeaves_succeeds() public {
         vm.prank(creator);
-        uint256 id = distributor.createDistribution{value: 1 ether}(bytes32(uint256(1)), 65_536, refund, DEADLINE);
+        uint256 id =
+            distributor.createDistribution{value: 1 ether}(bytes32(uint256(1)), 65_536, refund, DEADLINE);
         assertFalse(distributor.isClaimed(id, 0), "first");
         assertFalse(distributor.isClaimed(id, 65_535), "last");
         assertFalse(distributor.isClaimed(id, 65_536), "past the end");
@@ -225,7 +226,9 @@ contract PayoutDistributorTest is Test {
         vm.startPrank(creator);
         for (uint256 k; k < 4; ++k) {
             uint64 bad = [uint64(0), uint64(T0), uint64(earliest - 1), uint64(latest + 1)][k];
-            vm.expectRevert(abi.encodeWithSelector(PayoutDistributorBadDeadline.selector, bad, earliest, latest));
+            vm.expectRevert(
+                abi.encodeWithSelector(PayoutDistributorBadDeadline.selector, bad, earliest, latest)
+            );
             distributor.createDistribution{value: 1}(bytes32(uint256(1)), 1, refund, bad);
         }
         distributor.createDistribution{value: 1}(bytes32(uint256(1)), 1, refund, uint64(earliest));
@@ -257,8 +260,12 @@ contract PayoutDistributorTest is Test {
         uint256 n = vm.parseJsonUint(json, string.concat(c, ".count"));
         uint256 total = vm.parseJsonUint(json, string.concat(c, ".total"));
         bytes32 top = vm.parseJsonBytes32(json, string.concat(c, ".topHash"));
-        assertEq(vm.parseJsonUint(json, string.concat(c, ".pool")), total, "the split's shares add up to the pool");
-        assertEq(distributor.rootOf(top, uint64(n), total), vm.parseJsonBytes32(json, string.concat(c, ".root")));
+        assertEq(
+            vm.parseJsonUint(json, string.concat(c, ".pool")), total, "the split's shares add up to the pool"
+        );
+        assertEq(
+            distributor.rootOf(top, uint64(n), total), vm.parseJsonBytes32(json, string.concat(c, ".root"))
+        );
         if (vm.keyExistsJson(json, string.concat(c, ".leaves"))) {
             address[] memory a = new address[](n);
             uint256[] memory x = new uint256[](n);
@@ -397,7 +404,9 @@ contract PayoutDistributorTest is Test {
         distributor.claim(id, 3, address(0), 0, p);
         vm.expectRevert(abi.encodeWithSelector(PayoutDistributorIndexOutOfRange.selector, id, 3, 3));
         distributor.claim(id, 3, t.accounts[2], t.amounts[2], p);
-        vm.expectRevert(abi.encodeWithSelector(PayoutDistributorIndexOutOfRange.selector, id, type(uint256).max, 3));
+        vm.expectRevert(
+            abi.encodeWithSelector(PayoutDistributorIndexOutOfRange.selector, id, type(uint256).max, 3)
+        );
         distributor.claim(id, type(uint256).max, t.accounts[2], t.amounts[2], p);
         assertFalse(distributor.isClaimed(id, 3), "padding is never claimed");
     }
@@ -470,19 +479,28 @@ contract PayoutDistributorTest is Test {
         address thief = makeAddr("thief");
         vm.expectRevert(
             abi.encodeWithSelector(
-                PayoutDistributorRootMismatch.selector, id, PayoutTrees.fold(3, 0, thief, t.amounts[0], p), root
+                PayoutDistributorRootMismatch.selector,
+                id,
+                PayoutTrees.fold(3, 0, thief, t.amounts[0], p),
+                root
             )
         );
         distributor.claim(id, 0, thief, t.amounts[0], p);
         vm.expectRevert(
             abi.encodeWithSelector(
-                PayoutDistributorRootMismatch.selector, id, PayoutTrees.fold(3, 0, t.accounts[0], 6 ether, p), root
+                PayoutDistributorRootMismatch.selector,
+                id,
+                PayoutTrees.fold(3, 0, t.accounts[0], 6 ether, p),
+                root
             )
         );
         distributor.claim(id, 0, t.accounts[0], 6 ether, p);
         vm.expectRevert(
             abi.encodeWithSelector(
-                PayoutDistributorRootMismatch.selector, id, PayoutTrees.fold(3, 1, t.accounts[0], 5 ether, p), root
+                PayoutDistributorRootMismatch.selector,
+                id,
+                PayoutTrees.fold(3, 1, t.accounts[0], 5 ether, p),
+                root
             )
         );
         distributor.claim(id, 1, t.accounts[0], 5 ether, p);
@@ -495,12 +513,17 @@ contract PayoutDistributorTest is Test {
         PayoutTrees.Tree memory t = _tree3(); // 10 ether of leaves
         uint256 id = _createWith(t, 1 ether);
         bytes32 root = distributor.distribution(id).root;
-        assertEq(root, PayoutTrees.root(t.top(), 3, 1 ether), "the root carries the escrow, not the tree's sum");
+        assertEq(
+            root, PayoutTrees.root(t.top(), 3, 1 ether), "the root carries the escrow, not the tree's sum"
+        );
         for (uint256 i; i < 3; ++i) {
             IPayoutDistributor.ProofStep[] memory p = t.proof(i);
             vm.expectRevert(
                 abi.encodeWithSelector(
-                    PayoutDistributorRootMismatch.selector, id, PayoutTrees.fold(3, i, t.accounts[i], t.amounts[i], p), root
+                    PayoutDistributorRootMismatch.selector,
+                    id,
+                    PayoutTrees.fold(3, i, t.accounts[i], t.amounts[i], p),
+                    root
                 )
             );
             _claim(id, t, i);
@@ -512,7 +535,10 @@ contract PayoutDistributorTest is Test {
             }
             vm.expectRevert(
                 abi.encodeWithSelector(
-                    PayoutDistributorRootMismatch.selector, id, PayoutTrees.fold(3, i, t.accounts[i], amount, p), root
+                    PayoutDistributorRootMismatch.selector,
+                    id,
+                    PayoutTrees.fold(3, i, t.accounts[i], amount, p),
+                    root
                 )
             );
             distributor.claim(id, i, t.accounts[i], amount, p);
@@ -564,7 +590,9 @@ contract PayoutDistributorTest is Test {
         _claim(id, t, 1);
         assertEq(r.received(), 6, "paid once");
         assertEq(r.claimRevert(), abi.encodeWithSelector(PayoutDistributorAlreadyClaimed.selector, id, 1));
-        assertEq(r.sweepRevert(), abi.encodeWithSelector(PayoutDistributorSweepTooEarly.selector, id, DEADLINE, T0));
+        assertEq(
+            r.sweepRevert(), abi.encodeWithSelector(PayoutDistributorSweepTooEarly.selector, id, DEADLINE, T0)
+        );
         assertEq(distributor.claimedTotal(id), 6, "claimed once");
         assertEq(address(distributor).balance, 4, "the other leaf's amount stays");
     }
@@ -612,7 +640,9 @@ contract PayoutDistributorTest is Test {
         uint256 id = _create(_tree3());
         vm.warp(DEADLINE - 1);
         vm.expectRevert(
-            abi.encodeWithSelector(PayoutDistributorSweepTooEarly.selector, id, DEADLINE, uint256(DEADLINE) - 1)
+            abi.encodeWithSelector(
+                PayoutDistributorSweepTooEarly.selector, id, DEADLINE, uint256(DEADLINE) - 1
+            )
         );
         distributor.sweep(id);
     }
@@ -687,9 +717,13 @@ contract PayoutDistributorTest is Test {
 
     /// @notice One mutation of a valid claim (a step's hash or sum, the amount, the account, the index,
     ///         two steps swapped) is refused with the root it folds to, computed by the reference.
-    function testFuzz_claim_wrongProof_reverts(uint256 seed, uint256 n, uint256 target, uint8 kind, uint256 delta)
-        public
-    {
+    function testFuzz_claim_wrongProof_reverts(
+        uint256 seed,
+        uint256 n,
+        uint256 target,
+        uint8 kind,
+        uint256 delta
+    ) public {
         n = bound(n, 2, 40);
         target = bound(target, 0, n - 1);
         PayoutTrees.Tree memory t = PayoutTrees.random(seed, n);
@@ -720,14 +754,19 @@ contract PayoutDistributorTest is Test {
         }
         vm.expectRevert(
             abi.encodeWithSelector(
-                PayoutDistributorRootMismatch.selector, id, PayoutTrees.fold(n, index, account, amount, p), t.rootOf()
+                PayoutDistributorRootMismatch.selector,
+                id,
+                PayoutTrees.fold(n, index, account, amount, p),
+                t.rootOf()
             )
         );
         distributor.claim(id, index, account, amount, p);
     }
 
     /// @notice Every padding position and beyond is refused, whatever is claimed there.
-    function testFuzz_claim_paddingIndex_reverts(uint256 seed, uint256 n, uint256 index, uint256 amount) public {
+    function testFuzz_claim_paddingIndex_reverts(uint256 seed, uint256 n, uint256 index, uint256 amount)
+        public
+    {
         n = bound(n, 1, 40);
         index = bound(index, n, type(uint256).max);
         PayoutTrees.Tree memory t = PayoutTrees.random(seed, n);
@@ -749,7 +788,9 @@ contract PayoutDistributorTest is Test {
     }
 
     /// @notice A tree whose sum differs from the escrow by any amount pays no leaf; the escrow is swept whole.
-    function testFuzz_createDistribution_escrowMismatch_reverts(uint256 seed, uint256 n, uint256 value) public {
+    function testFuzz_createDistribution_escrowMismatch_reverts(uint256 seed, uint256 n, uint256 value)
+        public
+    {
         n = bound(n, 1, 24);
         PayoutTrees.Tree memory t = PayoutTrees.random(seed, n);
         value = bound(value, 1, type(uint96).max);
@@ -757,7 +798,9 @@ contract PayoutDistributorTest is Test {
         uint256 id = _createWith(t, value);
         bytes32 root = PayoutTrees.root(t.top(), n, value);
         for (uint256 i; i < n; ++i) {
-            vm.expectRevert(abi.encodeWithSelector(PayoutDistributorRootMismatch.selector, id, _rootOf(t), root));
+            vm.expectRevert(
+                abi.encodeWithSelector(PayoutDistributorRootMismatch.selector, id, _rootOf(t), root)
+            );
             _claim(id, t, i);
         }
         vm.warp(DEADLINE);

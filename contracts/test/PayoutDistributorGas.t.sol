@@ -7,8 +7,8 @@ import {PayoutDistributor} from "../src/PayoutDistributor.sol";
 import {IPayoutDistributor} from "../src/interfaces/IPayoutDistributor.sol";
 import {PayoutVectors} from "./utils/PayoutVectors.sol";
 
-/// @notice Gas of `createDistribution` and of `claim` for the trees of 4, 64 and 4096 leaves of
-///         payout_trees.json (Python-built), and of `createDistribution` at `MAX_LEAVES`.
+/// @notice Gas of `createDistribution`, `claim` and `sweep` for the trees of 4, 64 and 4096 leaves of
+///         payout_trees.json (Python-built), and of `createDistribution` and `sweep` at `MAX_LEAVES`.
 /// @dev Each test runs isolated (inline config `isolate = true`): every call is its own transaction, so
 ///      storage starts cold and `vm.lastCallGas().gasTotalUsed` is the whole transaction's gas, 21,000
 ///      and calldata included. The execution gas printed beside it is that minus 21,000 and the standard
@@ -49,7 +49,7 @@ contract PayoutDistributorGasTest is Test {
         _measure(10, "4096");
     }
 
-    /// @notice `createDistribution` at `MAX_LEAVES` writes 256 bitmap words.
+    /// @notice `createDistribution` at `MAX_LEAVES` writes 410 bitmap words, and `sweep` reads them.
     /// forge-config: default.isolate = true
     function test_createDistribution_maxLeaves_succeeds() public {
         vm.prank(creator);
@@ -58,6 +58,12 @@ contract PayoutDistributorGasTest is Test {
         console.log("createDistribution, 65536 leaves:", gas);
         assertLe(gas, 10_000_000, "under 60 % of the EIP-7825 transaction cap (16,777,216)");
         vm.snapshotValue("PayoutDistributorGas", "create_65536", gas);
+        vm.warp(DEADLINE);
+        distributor.sweep(1);
+        uint256 sweepGas = vm.lastCallGas().gasTotalUsed;
+        console.log("sweep, 65536 leaves (410 words read):", sweepGas);
+        assertLe(sweepGas, 1_100_000, "sweep at MAX_LEAVES");
+        vm.snapshotValue("PayoutDistributorGas", "sweep_65536", sweepGas);
     }
 
     /// @notice The claim of one leaf to an account that does not exist yet (the 25,000 of a new account).
@@ -95,7 +101,8 @@ contract PayoutDistributorGasTest is Test {
         while (vm.keyExistsJson(json, PayoutVectors.proofAt(k, claims))) {
             PayoutVectors.Claim memory cl = PayoutVectors.claimAt(json, PayoutVectors.proofAt(k, claims));
             vm.deal(cl.account, 1);
-            bytes memory cd = abi.encodeCall(IPayoutDistributor.claim, (id, cl.index, cl.account, cl.amount, cl.proof));
+            bytes memory cd =
+                abi.encodeCall(IPayoutDistributor.claim, (id, cl.index, cl.account, cl.amount, cl.proof));
             vm.prank(relayer);
             (bool ok,) = address(distributor).call(cd);
             assertTrue(ok, "claim");
@@ -110,6 +117,12 @@ contract PayoutDistributorGasTest is Test {
         console.log("  claims measured", claims, "mean whole-tx gas", sumGas / claims);
         console.log("  max whole-tx gas", maxGas, "its execution gas", maxExec);
         assertLe(maxGas, CLAIM_LIMIT, "claim <= 60k gas, whole transaction");
+        vm.warp(DEADLINE);
+        vm.prank(relayer);
+        distributor.sweep(id);
+        uint256 sweepGas = vm.lastCallGas().gasTotalUsed;
+        console.log("  sweep", sweepGas);
+        vm.snapshotValue("PayoutDistributorGas", string.concat("sweep_", label), sweepGas);
         vm.snapshotValue("PayoutDistributorGas", string.concat("create_", label), createGas);
         vm.snapshotValue("PayoutDistributorGas", string.concat("claim_", label, "_maxTx"), maxGas);
         vm.snapshotValue("PayoutDistributorGas", string.concat("claim_", label, "_maxExec"), maxExec);

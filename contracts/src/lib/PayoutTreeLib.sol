@@ -83,7 +83,9 @@ library PayoutTreeLib {
                 index := shr(1, index)
                 side := shl(6, and(index, 1))
                 at := add(base, side)
-                if iszero(staticcall(gas(), 0x02, add(p, 0x1f), 129, at, 0x20)) { revert(0x00, 0x00) }
+                if iszero(staticcall(gas(), 0x02, add(p, 0x1f), 129, at, 0x20)) {
+                    revert(0x00, 0x00)
+                }
                 mstore(add(at, 0x20), s)
             }
             // The root: 0x12 || u64(count) || top || u256(s), 73 bytes from p + 23 (top moved to p + 0x20).

@@ -55,7 +55,9 @@ contract PayoutDistributorInvariantsTest is Test {
                 assertEq(accounts[i].balance, count * amounts[i], "holds exactly what it was paid");
                 assertEq(distributor.isClaimed(id, i), count == 1, "bitmap = payments");
             }
-            assertFalse(distributor.isClaimed(id, accounts.length), "the first padding position is never claimed");
+            assertFalse(
+                distributor.isClaimed(id, accounts.length), "the first padding position is never claimed"
+            );
         }
     }
 

@@ -62,7 +62,13 @@ contract PayoutHandler is Test {
     function dist(uint256 id)
         external
         view
-        returns (address[] memory accounts, uint256[] memory amounts, uint256 value, bool matches, address refundTo)
+        returns (
+            address[] memory accounts,
+            uint256[] memory amounts,
+            uint256 value,
+            bool matches,
+            address refundTo
+        )
     {
         Dist storage d = _dists[id];
         return (d.accounts, d.amounts, d.value, d.matches, d.refundTo);

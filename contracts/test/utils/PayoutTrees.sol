@@ -32,7 +32,11 @@ library PayoutTrees {
         while (n > (uint256(1) << d)) ++d;
     }
 
-    function build(address[] memory accounts, uint256[] memory amounts) internal pure returns (Tree memory t) {
+    function build(address[] memory accounts, uint256[] memory amounts)
+        internal
+        pure
+        returns (Tree memory t)
+    {
         require(accounts.length == amounts.length && accounts.length > 0, "PayoutTrees: bad leaves");
         uint256 d = depth(accounts.length);
         t.hashes = new bytes32[][](d + 1);
@@ -78,7 +82,11 @@ library PayoutTrees {
         return root(top(t), t.accounts.length, total(t));
     }
 
-    function proof(Tree memory t, uint256 index) internal pure returns (IPayoutDistributor.ProofStep[] memory p) {
+    function proof(Tree memory t, uint256 index)
+        internal
+        pure
+        returns (IPayoutDistributor.ProofStep[] memory p)
+    {
         p = new IPayoutDistributor.ProofStep[](t.hashes.length - 1);
         uint256 i = index;
         for (uint256 k; k < p.length; ++k) {

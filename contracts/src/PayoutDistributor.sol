@@ -89,7 +89,7 @@ contract PayoutDistributor is IPayoutDistributor {
         });
         mapping(uint256 => uint256) storage words = _words[id];
         uint256 full = leafCount / LEAVES_PER_WORD;
-        // At most MAX_LEAVES / 160 < 410 words.
+        // At most 409 full words (MAX_LEAVES / 160), then one partial word.
         for (uint256 w; w < full; ++w) {
             words[w] = FLAGS;
         }

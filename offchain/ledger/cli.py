@@ -106,6 +106,38 @@ def _print_summary(out: Console, blocks: Any, kinds: dict[str, str] | None = Non
     out.print(table)
 
 
+def _wei(text: str) -> int:
+    from decimal import Decimal, InvalidOperation
+
+    try:
+        v = Decimal(text)
+    except InvalidOperation:
+        raise _fail(f"--pool must be an amount of ETH such as 1.5, got {text!r}", EXIT_INPUT) from None
+    wei = v * 10**18
+    if not v.is_finite() or v <= 0 or wei != wei.to_integral_value():
+        raise _fail(f"--pool must be a positive amount of ETH with at most 18 decimals, got {text!r}", EXIT_INPUT)
+    return int(wei)
+
+
+def _print_shares(out: Console, f: Any, pool_text: str) -> None:
+    from trainer.ledger.payout import build_tree, leaves_from_shares
+    from trainer.ledger.shares import ledger_shares
+
+    pool = _wei(pool_text)
+    g = f.genesis
+    refund = f"did:pkh:eip155:{g.chain_id}:0x{'0' * 40}"
+    shares = ledger_shares(pool, g.payout, f.blocks, [], refund)
+    tree = build_tree(leaves_from_shares(shares, g.chain_id))
+    table = Table(title=f"payout of {pool_text} ETH (no builders named: their part goes to attribution)")
+    table.add_column("account")
+    table.add_column("wei", justify="right")
+    table.add_column("share", justify="right")
+    for did, wei in shares.items():
+        table.add_row(did, str(wei), f"{wei / pool:.2%}")
+    out.print(table)
+    out.print(f"payout tree: {tree.leaf_count} leaves, total {tree.total} wei, root 0x{tree.root.hex()}")
+
+
 @ledger_app.command("simulate")
 def simulate(
     steps: Annotated[int, typer.Option(min=1, max=10_000, help="steps (blocks)")] = 24,
@@ -140,8 +172,11 @@ def show(
     store: StoreDir = DEFAULT_STORE,
     as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
     figure: Annotated[Path | None, typer.Option(help="write the attribution figure (PNG) here")] = None,
+    pool: Annotated[
+        str | None, typer.Option(help="also split a pool of this many ETH by the genesis payout rule")
+    ] = None,
 ) -> None:
-    """A ledger's blocks and each contributor's attribution."""
+    """A ledger's blocks and each contributor's attribution (and payout of --pool ETH)."""
     from offchain.ledger.published import fetch
     from offchain.store.errors import StoreError
     from trainer.ledger.errors import LedgerError
@@ -179,6 +214,8 @@ def show(
                       ", ".join(f"{d[-8:]} ({why})" for d, why in b.refused))
     out.print(table)
     _print_summary(out, f.blocks)
+    if pool is not None:
+        _print_shares(out, f, pool)
     if figure is not None:
         from offchain.ledger.plot import plot
 

@@ -76,6 +76,11 @@ def test_show_and_bad_heads(published) -> None:
     r = runner.invoke(app, ["ledger", "show", result.head.hex(), "--store", str(folder), "--json"])
     assert r.exit_code == 0, r.output
     assert f'"model_id": "0x{result.genesis.model_id.hex()}"' in r.output
+    r = runner.invoke(app, ["ledger", "show", result.head.hex(), "--store", str(folder), "--pool", "1.5"])
+    assert r.exit_code == 0, r.output
+    assert "payout tree:" in r.output and "total 1500000000000000000 wei" in r.output
+    r = runner.invoke(app, ["ledger", "show", result.head.hex(), "--store", str(folder), "--pool", "nan"])
+    assert r.exit_code == 2 and "--pool must be" in r.output
     r = runner.invoke(app, ["ledger", "verify-replay", "0x1234", "--store", str(folder)])
     assert r.exit_code == 2 and "HEAD must be 32 bytes" in r.output
     r = runner.invoke(app, ["ledger", "verify-replay", "ab" * 32, "--store", str(folder)])

@@ -38,7 +38,7 @@ def setup(request: pytest.FixtureRequest):
     state.update({k: v for k, v in keyed_init(w.step, 1).items() if k.startswith("param/")})
     genesis = Ledger.create_genesis(
         lp, chain_id=31337, name="t", initial_state=state,
-        validation_commitments=[batch_commitment(v) for v in val], shapley_every=1,
+        validation_commitments=[batch_commitment(v) for v in val], shapley_every=0,
     )
     ledger = Ledger(lp, genesis)
     dids = [did_of(31337, f"0x{i + 1:040x}") for i in range(N)]
@@ -65,9 +65,7 @@ def setup(request: pytest.FixtureRequest):
 
 
 def test_aggregation_does_not_depend_on_the_order_of_contributors(setup) -> None:
-    inputs, states = setup["inputs"], setup["states"]
-    genesis = dataclasses.replace(setup["genesis"], shapley_every=0)  # no Shapley: 24 builds stay quick
-    ledger = Ledger(setup["lp"], genesis)
+    inputs, states, ledger, genesis = setup["inputs"], setup["states"], setup["ledger"], setup["genesis"]
     cs = list(inputs[1].contributions)
     hashes = set()
     for perm in itertools.permutations(range(N)):
@@ -126,9 +124,11 @@ def test_shapley_values_are_efficient_exactly(setup) -> None:
     v = ledger.coalition_value(states[0], inputs[1].validation, grads, N)
     values = shapley_exact(N, v)
     assert sum(values) == v(frozenset(range(N)))
-    block = setup["blocks"][0]
+    genesis = dataclasses.replace(setup["genesis"], shapley_every=1)  # every step sampled
+    block = Ledger(setup["lp"], genesis).build(1, genesis.model_id, states[0], inputs[1]).block
     assert block.shapley is not None and block.shapley_exact
     assert [Fraction(a, b) for a, b in block.shapley] == values
+    assert setup["blocks"][0].shapley is None and block.model_root == setup["blocks"][0].model_root
 
 
 def test_shapley_sampling_is_seeded_and_exact_for_additive_games() -> None:

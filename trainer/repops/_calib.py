@@ -149,9 +149,7 @@ def _time(run: Callable[[], object], device: torch.device) -> float:
     return best
 
 
-def calibrate(
-    a: torch.Tensor, b: torch.Tensor, candidates: Sequence[str], run: Callable[[str], object]
-) -> Choice:
+def calibrate(a: torch.Tensor, b: torch.Tensor, candidates: Sequence[str], run: Callable[[str], object]) -> Choice:
     """Time each candidate on these operands and store the fastest for their shape class."""
     seconds = {e: _time(lambda e=e: run(e), a.device) for e in candidates}  # type: ignore[misc]
     choice = Choice(shape_class(a, b), min(candidates, key=lambda e: seconds[e]), seconds)

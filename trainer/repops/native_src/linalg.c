@@ -181,8 +181,37 @@ static void zero_line(const qjob *j, int64_t ob, int64_t r) {
     for (int64_t l = 0; l < j->nl; l++) store_one(j, ob, r, l, 0.0f, j->mode == 0 ? 1.0 : 1.0);
 }
 
+/* Portable, lines side by side (sr == 1): sweep the memory rows, as the vector loops do. */
+static void quant_portable_cols(qjob *j) {
+    int64_t n = j->r1 - j->r0;
+    for (int64_t b = 0; b < j->nb; b++) {
+        const float *xb = j->x + b * j->sb + j->r0;
+        int64_t ob = b * j->osb;
+        memset(j->mbuf, 0, (size_t)n * sizeof(uint32_t));
+        for (int64_t l = 0; l < j->nl; l++) {
+            const float *row = xb + l * j->sl;
+            for (int64_t r = 0; r < n; r++) {
+                uint32_t u = f32_bits(row[r]) & ABS_MASK;
+                j->mbuf[r] = u > j->mbuf[r] ? u : j->mbuf[r];
+            }
+        }
+        line_constants(j, b);
+        for (int64_t l = 0; l < j->nl; l++) {
+            const float *row = xb + l * j->sl;
+            for (int64_t r = 0; r < n; r++) {
+                float x = j->mbuf[r] >= NONFINITE ? 0.0f : row[r];
+                store_one(j, ob, j->r0 + r, l, x, j->cbuf[r]);
+            }
+        }
+    }
+}
+
 /* Portable: any strides. */
 static void quant_portable(qjob *j) {
+    if (j->sr == 1 && j->sl != 1) {
+        quant_portable_cols(j);
+        return;
+    }
     for (int64_t b = 0; b < j->nb; b++) {
         const float *xb = j->x + b * j->sb;
         int64_t ob = b * j->osb;

@@ -411,3 +411,47 @@ def test_without_vnni_only_f64_is_a_candidate(monkeypatch: pytest.MonkeyPatch) -
     want = ["f64", "int8"] if L._cpu_has_fast_int8() else ["f64"]
     assert L.engine_candidates(a, b) == want
     assert L.engine_candidates(torch.ones(4, 4), torch.ones(4, 4)) == ["f64"]  # tiny: launch overhead
+
+
+# --- exact sums through the same quantizer (reduce.py) -------------------------------------------
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize(
+    ("shape", "dims"),
+    [((7, 33), [1]), ((33, 7), [0]), ((4, 9, 20), [1]), ((4, 9, 20), [1, 2]), ((4, 9, 20), [0, 1]), ((3000,), [0])],
+)
+def test_native_sums_equal_reference_and_torch_path(
+    isa: str, kind: str, shape: tuple[int, ...], dims: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from trainer.repops import reduce as R
+
+    x = sample(shape, kind, seed=len(shape) * 31 + dims[0])
+    assert R._native_grid_sum(x, dims, 20) is not None  # the native pass does run here
+    native_sum = R.sum_dim_intlist(x, dims)
+    native_mean = R.mean_dim(x, dims)
+    assert_same_bits(native_sum, R.sum_dim_intlist_reference(x, dims))
+    assert_same_bits(native_mean, R.mean_dim_reference(x, dims))
+    monkeypatch.setenv("REFEREED_NATIVE", "0")
+    assert R._native_grid_sum(x, dims, 20) is None
+    assert_same_bits(R.sum_dim_intlist(x, dims), native_sum)
+    assert_same_bits(R.mean_dim(x, dims), native_mean)
+
+
+def test_native_sums_of_long_slices_and_threads(isa: str) -> None:
+    """p_sum shrinks with the length (33 bits at 2^20): partial sums stay exact in any order."""
+    from trainer.repops import reduce as R
+
+    saved = torch.get_num_threads()
+    x = sample((3, 1 << 18), "spread", 30)
+    try:
+        outs = []
+        for t in (1, 2):
+            torch.set_num_threads(t)
+            outs.append(R.sum_dim_intlist(x, [1]))
+            outs.append(R.sum_dim_intlist(x.t().contiguous(), [0]))
+    finally:
+        torch.set_num_threads(saved)
+    want = R.sum_dim_intlist_reference(x, [1])
+    for o in outs:
+        assert_same_bits(o, want)

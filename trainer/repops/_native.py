@@ -121,8 +121,8 @@ def _load() -> _Library | None:
 
 
 class Linalg:
-    """The loaded linalg.c: `quant_f64`, `quant_int8x2`, `combine_f64`, `combine_int8x2` (see the C
-    file for the arguments) and `supported(isa)`."""
+    """The loaded linalg.c: `quant_f64`, `quant_int8x2`, `gridsum_f64`, `combine_f64`,
+    `combine_int8x2` (see the C file for the arguments) and `supported(isa)`."""
 
     def __init__(self, lib: ctypes.CDLL) -> None:
         i64, ptr, cint = ctypes.c_int64, ctypes.c_void_p, ctypes.c_int
@@ -136,6 +136,9 @@ class Linalg:
             *(ptr, i64, i64, i64, i64, i64, i64, cint, ptr, ptr, i64, i64, i64, ptr, ptr, cint, cint)
         ]
         self.quant_int8x2.restype = i64
+        self.gridsum_f64 = lib.rt_gridsum_f64
+        self.gridsum_f64.argtypes = [ptr, i64, i64, i64, i64, i64, i64, cint, ptr, ptr, cint, cint]
+        self.gridsum_f64.restype = i64
         self.combine_f64 = lib.rt_combine_f64
         self.combine_f64.argtypes = [ptr, i64, i64, i64, i64, i64, ptr, ptr, cint, ptr, cint, cint]
         self.combine_f64.restype = cint

@@ -138,13 +138,13 @@ typedef struct {
     const float *x;
     int64_t nb, nr, nl, sb, sr, sl;
     int p;
-    int mode;        /* 0: f64 grid values, 1: int8 slices */
+    int mode;        /* 0: f64 grid values, 1: int8 slices, 2: exact line sums of the f64 grid values */
     double *of;      /* mode 0 output */
     int8_t *olo;     /* mode 1 outputs */
     int8_t *ohi;
     int64_t osb, osr, osl;
     uint8_t *bad;    /* nb * nr flags */
-    double *ulp;     /* mode 1: nb * nr scales 2^(e - p) */
+    double *ulp;     /* mode 1: nb * nr scales 2^(e - p); mode 2: nb * nr sums */
     int64_t r0, r1;  /* this job's lines */
     int isa;
     double *cbuf;    /* scratch: per-line c or inv, (r1 - r0) */
@@ -152,6 +152,10 @@ typedef struct {
 } qjob;
 
 static inline void store_one(const qjob *j, int64_t ob, int64_t r, int64_t l, float x, double c) {
+    if (j->mode == 2) { /* ob is the batch index times nr here */
+        j->ulp[ob + r] += quant_f64(x, c);
+        return;
+    }
     int64_t o = ob + r * j->osr + l * j->osl;
     if (j->mode == 0) {
         j->of[o] = quant_f64(x, c);
@@ -166,7 +170,8 @@ static void line_constants(const qjob *j, int64_t b) {
         uint32_t m = j->mbuf[r - j->r0];
         int64_t idx = b * j->nr + r;
         j->bad[idx] = m >= NONFINITE;
-        if (j->mode == 0) {
+        if (j->mode == 2) j->ulp[idx] = 0.0;
+        if (j->mode != 1) {
             j->cbuf[r - j->r0] = grid_magic(max_exponent(m), j->p);
         } else {
             double inv, ulp;
@@ -178,6 +183,7 @@ static void line_constants(const qjob *j, int64_t b) {
 }
 
 static void zero_line(const qjob *j, int64_t ob, int64_t r) {
+    if (j->mode == 2) return; /* its sum stays 0 */
     for (int64_t l = 0; l < j->nl; l++) store_one(j, ob, r, l, 0.0f, j->mode == 0 ? 1.0 : 1.0);
 }
 
@@ -481,7 +487,112 @@ RT_AVX512 static void quant_avx512_cols(qjob *j) {
 }
 #endif /* RT_X86 */
 
+/* ---- exact sums (mode 2) ---------------------------------------------------------------------
+ * Each line's sum of its grid values q * 2^(e - p): with p = p_sum(L) every partial sum, in any
+ * order, is an integer multiple of 2^(e - p) below 2^53 of it, so each addition is exact and the
+ * sum does not depend on the order or on the vector width. */
+
+static void sum_portable(qjob *j) {
+    /* reuse the quantizer loops: store_one accumulates in mode 2 (ob = b * nr) */
+    j->osb = j->nr;
+    if (j->sr == 1 && j->sl != 1) quant_portable_cols(j);
+    else quant_portable(j);
+}
+
+#if RT_X86
+RT_AVX2 static void sum_avx2(qjob *j) {
+    if (j->sl != 1 && j->sr != 1) {
+        sum_portable(j);
+        return;
+    }
+    int64_t n = j->r1 - j->r0;
+    for (int64_t b = 0; b < j->nb; b++) {
+        const float *xb = j->x + b * j->sb;
+        double *sums = j->ulp + b * j->nr;
+        if (j->sl == 1) { /* lines contiguous */
+            for (int64_t r = j->r0; r < j->r1; r++) {
+                const float *line = xb + r * j->sr;
+                __m256i vm = _mm256_setzero_si256();
+                int64_t l = 0;
+                for (; l + 8 <= j->nl; l += 8) vm = _mm256_max_epi32(vm, avx2_absbits(line + l));
+                uint32_t m = hmax8(vm);
+                for (; l < j->nl; l++) {
+                    uint32_t u = f32_bits(line[l]) & ABS_MASK;
+                    m = u > m ? u : m;
+                }
+                j->bad[b * j->nr + r] = m >= NONFINITE;
+                sums[r] = 0.0;
+                if (m >= NONFINITE) continue;
+                double c = grid_magic(max_exponent(m), j->p);
+                __m256d vc = _mm256_set1_pd(c), acc0 = _mm256_setzero_pd(), acc1 = _mm256_setzero_pd();
+                for (l = 0; l + 8 <= j->nl; l += 8) {
+                    __m256 v = _mm256_loadu_ps(line + l);
+                    __m256d d0 = _mm256_cvtps_pd(_mm256_castps256_ps128(v));
+                    __m256d d1 = _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1));
+                    acc0 = _mm256_add_pd(acc0, _mm256_sub_pd(_mm256_add_pd(d0, vc), vc));
+                    acc1 = _mm256_add_pd(acc1, _mm256_sub_pd(_mm256_add_pd(d1, vc), vc));
+                }
+                double t[4];
+                _mm256_storeu_pd(t, _mm256_add_pd(acc0, acc1));
+                double sum = (t[0] + t[1]) + (t[2] + t[3]);
+                for (; l < j->nl; l++) sum += quant_f64(line[l], c);
+                sums[r] = sum;
+            }
+        } else { /* lines side by side */
+            const float *xr = xb + j->r0;
+            memset(j->mbuf, 0, (size_t)n * sizeof(uint32_t));
+            for (int64_t l = 0; l < j->nl; l++) {
+                const float *row = xr + l * j->sl;
+                int64_t r = 0;
+                for (; r + 8 <= n; r += 8) {
+                    __m256i cur = _mm256_loadu_si256((const __m256i *)(j->mbuf + r));
+                    _mm256_storeu_si256((__m256i *)(j->mbuf + r), _mm256_max_epi32(cur, avx2_absbits(row + r)));
+                }
+                for (; r < n; r++) {
+                    uint32_t u = f32_bits(row[r]) & ABS_MASK;
+                    j->mbuf[r] = u > j->mbuf[r] ? u : j->mbuf[r];
+                }
+            }
+            for (int64_t r = 0; r < n; r++) {
+                uint32_t m = j->mbuf[r];
+                j->bad[b * j->nr + j->r0 + r] = m >= NONFINITE;
+                j->cbuf[r] = grid_magic(max_exponent(m), j->p);
+                sums[j->r0 + r] = 0.0;
+            }
+            double *acc = sums + j->r0;
+            for (int64_t l = 0; l < j->nl; l++) {
+                const float *row = xr + l * j->sl;
+                int64_t r = 0;
+                for (; r + 8 <= n; r += 8) {
+                    __m256 v = _mm256_loadu_ps(row + r);
+                    __m256i ok = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)NONFINITE),
+                                                    _mm256_loadu_si256((const __m256i *)(j->mbuf + r)));
+                    v = _mm256_and_ps(v, _mm256_castsi256_ps(ok));
+                    __m256d d0 = _mm256_cvtps_pd(_mm256_castps256_ps128(v));
+                    __m256d d1 = _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1));
+                    __m256d c0 = _mm256_loadu_pd(j->cbuf + r), c1 = _mm256_loadu_pd(j->cbuf + r + 4);
+                    _mm256_storeu_pd(acc + r, _mm256_add_pd(_mm256_loadu_pd(acc + r), _mm256_sub_pd(_mm256_add_pd(d0, c0), c0)));
+                    _mm256_storeu_pd(acc + r + 4,
+                                     _mm256_add_pd(_mm256_loadu_pd(acc + r + 4), _mm256_sub_pd(_mm256_add_pd(d1, c1), c1)));
+                }
+                for (; r < n; r++) {
+                    float x = j->mbuf[r] >= NONFINITE ? 0.0f : row[r];
+                    acc[r] += quant_f64(x, j->cbuf[r]);
+                }
+            }
+        }
+    }
+}
+#endif
+
 static void quant_run(qjob *j) {
+    if (j->mode == 2) {
+#if RT_X86
+        if (j->isa >= ISA_AVX2) { sum_avx2(j); return; }  /* AVX-512 machines run the AVX2 sums */
+#endif
+        sum_portable(j);
+        return;
+    }
 #if RT_X86
     if (j->isa == ISA_AVX512 && j->sl == 1) { quant_avx512_rows(j); return; }
     if (j->isa == ISA_AVX512 && j->sr == 1) { quant_avx512_cols(j); return; }
@@ -547,6 +658,16 @@ int64_t rt_quant_f64(const float *x, int64_t nb, int64_t nr, int64_t nl, int64_t
     memset(&j, 0, sizeof j);
     j.x = x; j.nb = nb; j.nr = nr; j.nl = nl; j.sb = sb; j.sr = sr; j.sl = sl; j.p = p;
     j.mode = 0; j.of = out; j.osb = osb; j.osr = osr; j.osl = osl; j.bad = bad; j.isa = isa;
+    return quantize(&j, threads);
+}
+
+/* Exact sums of the lines' grid values (p <= 50): sums[b*nr + r], flags like the quantizers. */
+int64_t rt_gridsum_f64(const float *x, int64_t nb, int64_t nr, int64_t nl, int64_t sb, int64_t sr, int64_t sl, int p,
+                       double *sums, uint8_t *bad, int isa, int threads) {
+    qjob j;
+    memset(&j, 0, sizeof j);
+    j.x = x; j.nb = nb; j.nr = nr; j.nl = nl; j.sb = sb; j.sr = sr; j.sl = sl; j.p = p;
+    j.mode = 2; j.ulp = sums; j.bad = bad; j.isa = isa;
     return quantize(&j, threads);
 }
 

@@ -147,16 +147,18 @@ class Linalg:
             *(ptr, ptr, ptr, i64, i64, i64, i64, i64, ptr, ptr, ptr, ptr, cint, ptr, cint, cint)
         ]
         self.combine_int8x2.restype = cint
-        self._supported = lib.rt_linalg_isa_supported
-        self._supported.argtypes = [cint]
-        self._supported.restype = cint
+        probe = lib.rt_linalg_isa_supported
+        probe.argtypes = [cint]
+        probe.restype = cint
+        self._supported = {isa: bool(probe(i)) for i, isa in enumerate(ISAS)}  # cpuid, once
+        self._best = next(isa for isa in reversed(ISAS) if self._supported[isa])
 
     def supported(self, isa: str) -> bool:
         """Whether this CPU runs instruction path `isa` (one of ISAS)."""
-        return bool(self._supported(ISAS.index(isa)))
+        return self._supported[isa]
 
     def best_isa(self) -> str:
-        return next(isa for isa in reversed(ISAS) if self.supported(isa))
+        return self._best
 
 
 _linalg_holder: list[Linalg | None] = []

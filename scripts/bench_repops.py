@@ -179,7 +179,10 @@ def matmul_split(runs: int) -> list[dict[str, Any]]:
         if name not in SPLIT_SHAPES:
             continue
         a, b = _operands(m, k, n)
-        stages = {**_f64_stages(a, b), "whole kernel": lambda a=a, b=b: linalg.matmul_exact(a, b, "f64")}
+        stages: dict[str, Callable[[], object]] = {
+            **_f64_stages(a, b),
+            "whole kernel": lambda a=a, b=b: linalg.matmul_exact(a, b, "f64"),  # type: ignore[misc]
+        }
         for stage, f in stages.items():
             t, base = paired_medians(f, lambda a=a, b=b: torch.mm(a, b), runs)  # type: ignore[misc]
             rows.append({"case": name, "stage": stage, "seconds": t, "fp32_mm_s": base, "ratio": t / base})
@@ -197,7 +200,7 @@ def step_cases(engines: list[str]) -> list[Case]:
         interp = Interpreter(w.program)
         state = w.initial_state()
         batch = w.dataset.batch(w.config.seed, 0, w.config.batch_size)
-        info = {"nodes": len(w.program.nodes), "batch": w.config.batch_size}
+        info: dict[str, object] = {"nodes": len(w.program.nodes), "batch": w.config.batch_size}
         cases.append(
             Case(
                 f"step {w.name} (interpreter vs eager)",

@@ -162,6 +162,6 @@ def calibrate(a: torch.Tensor, b: torch.Tensor, candidates: Sequence[str], run: 
 def choose(a: torch.Tensor, b: torch.Tensor, candidates: Sequence[str], run: Callable[[str], object]) -> str:
     """The cached engine of this shape class if it is one of `candidates`, else calibrate now."""
     known = _load(cache_file(a.device)).get(shape_class(a, b))
-    if known in candidates:
+    if known is not None and known in candidates:
         return known
     return calibrate(a, b, candidates, run).engine

@@ -105,11 +105,20 @@ def default_engine(a: torch.Tensor, b: torch.Tensor) -> Engine:
     if forced:
         if forced not in ENGINES:
             raise RepOpsError(f"REFEREED_MM_ENGINE={forced!r}: expected one of {ENGINES}")
-        return forced  # type: ignore[return-value]
+        return _engine(forced)
     candidates = engine_candidates(a, b)
     if len(candidates) == 1:
         return candidates[0]
-    return _calib.choose(a, b, candidates, lambda e: _run_engine(a, b, e))  # type: ignore[return-value]
+    chosen = _calib.choose(a, b, candidates, lambda e: _run_engine(a, b, _engine(e)))
+    return _engine(chosen)
+
+
+def _engine(name: str) -> Engine:
+    if name == "f64":
+        return "f64"
+    if name == "int8":
+        return "int8"
+    raise ValueError(f"unknown engine {name!r}; expected one of {ENGINES}")
 
 
 def _finish(s: torch.Tensor, ma: torch.Tensor, mb: torch.Tensor, mx: torch.Tensor | None = None) -> torch.Tensor:

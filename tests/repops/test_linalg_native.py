@@ -455,3 +455,16 @@ def test_native_sums_of_long_slices_and_threads(isa: str) -> None:
     want = R.sum_dim_intlist_reference(x, [1])
     for o in outs:
         assert_same_bits(o, want)
+
+
+@pytest.mark.parametrize("engine", L.ENGINES)
+def test_broadcast_operands_with_zero_strides(isa: str, engine: str) -> None:
+    row = sample((1, 40), "spread", 31)
+    col = sample((40, 1), "edge", 32)
+    a = row.expand(12, 40)  # strides (0, 1)
+    b = col.expand(40, 9)  # strides (1, 0)
+    want = L.mm_reference(a.contiguous(), b.contiguous())
+    assert_same_bits(L.matmul_exact(a, b, engine, "native"), want)
+    assert_same_bits(
+        L.matmul_exact(b.t(), a.t(), engine, "native"), L.mm_reference(b.t().contiguous(), a.t().contiguous())
+    )

@@ -112,13 +112,14 @@ def matmul_cases(engines: list[str]) -> list[Case]:
         a, b = _matmul_operands(name, nb, m, k, n)
         for engine in engines:
             label = name if engine == "auto" else f"{name} [{engine}]"
-            chosen = linalg.default_engine(a, b) if engine == "auto" else engine
+            chosen, path = engine.split("-")[0], ("torch" if engine.endswith("-torch") else None)
+            chosen = linalg.default_engine(a, b) if chosen == "auto" else chosen
             cases.append(
                 Case(
                     label,
-                    lambda a=a, b=b, e=chosen: linalg.matmul_exact(a, b, e),  # type: ignore[misc]
+                    lambda a=a, b=b, e=chosen, p=path: linalg.matmul_exact(a, b, e, p),  # type: ignore[misc]
                     _baseline(a, b),
-                    {"engine": chosen, "batch": nb, "m": m, "k": k, "n": n},
+                    {"engine": chosen, "path": path or "default", "batch": nb, "m": m, "k": k, "n": n},
                 )
             )
         if nb == 1 and name in SPLIT_SHAPES:  # the floor: the float64 GEMM alone, into a reused buffer
@@ -240,8 +241,9 @@ def main() -> int:
     ap.add_argument(
         "--engine",
         action="append",
-        choices=[*linalg.ENGINES, "auto"],
-        help="matmul engines to time (default: the one RepOps picks on this machine, 'auto')",
+        choices=[*linalg.ENGINES, "auto", *(f"{e}-torch" for e in linalg.ENGINES)],
+        help="matmul engines to time (default: the one RepOps picks on this machine, 'auto'); "
+        "'<engine>-torch' runs that engine's torch-op path (the implementation before the native passes)",
     )
     ap.add_argument(
         "--threads", type=int, default=THREADS, help=f"torch threads (default {THREADS}, the issue's setting)"

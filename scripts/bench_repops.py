@@ -28,6 +28,7 @@ from typing import Any
 
 import torch
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -270,7 +271,9 @@ def main() -> int:
             rows.append(
                 {"case": case.name, "ours_s": t_ours, "baseline_s": t_base, "ratio": t_ours / t_base, **case.info}
             )
-            console.print(f"  {case.name}: {t_ours * 1e3:.2f} ms vs {t_base * 1e3:.2f} ms", highlight=False)
+            console.print(
+                f"  {case.name}: {t_ours * 1e3:.2f} ms vs {t_base * 1e3:.2f} ms", highlight=False, markup=False
+            )
     splits = matmul_split(runs) if "matmul" in (args.suite or list(SUITES)) else []
 
     machine = {
@@ -292,7 +295,9 @@ def main() -> int:
     for col in ("case", "ours (ms)", "torch (ms)", "ratio"):
         table.add_column(col, justify="left" if col == "case" else "right")
     for r in rows:
-        table.add_row(r["case"], f"{r['ours_s'] * 1e3:.2f}", f"{r['baseline_s'] * 1e3:.2f}", f"{r['ratio']:.2f}")
+        table.add_row(
+            escape(r["case"]), f"{r['ours_s'] * 1e3:.2f}", f"{r['baseline_s'] * 1e3:.2f}", f"{r['ratio']:.2f}"
+        )
     console.print(table)
     if splits:
         split_table = Table(title="f64 engine: time per stage (medians, each stage timed alone, / fp32 torch.mm)")

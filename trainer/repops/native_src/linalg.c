@@ -1,5 +1,5 @@
 /* RepOps exact matrix products: the quantizer and the combine as fused native passes.
- * Spec: docs/repops/linalg.md ("Fixed-point grid", "Matrix products", "Native passes").
+ * Spec: docs/repops/linalg.md ("Fixed-point grid", "Matrix products", "Engines").
  * Loaded through ctypes by trainer/repops/_native.py, which also builds it.
  *
  * A *line* is one slice of the grid: a row of A, a column of B. Every quantizer reads a tensor

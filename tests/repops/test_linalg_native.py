@@ -288,19 +288,52 @@ def test_addmm_and_weight_gradient_shapes(isa: str) -> None:
 
 
 def test_thread_count_does_not_matter(isa: str) -> None:
+    """Large enough that every pass splits over 2 threads (>= 2^18 values per thread)."""
+    lib = _native.linalg_library()
+    assert lib is not None
     saved = torch.get_num_threads()
-    a, b = sample((300, 257), "spread", 11), sample((257, 130), "edge", 12)
+    a, b = sample((768, 700), "spread", 11), sample((700, 768), "edge", 12)
+    a[5, 7] = math.inf
     try:
-        outs = {}
+        outs = []
         for t in (1, 2):
             torch.set_num_threads(t)
-            outs[t] = (L.matmul_exact(a, b, "f64", "native"), L.matmul_exact(a, b, "int8", "native"))
+            outs.append(L.matmul_exact(a, b, "f64", "native"))
+            outs.append(L.matmul_exact(a.t().contiguous().t(), b, "f64", "native"))
     finally:
         torch.set_num_threads(saved)
     want = L.matmul_exact(a, b, "f64", "torch")
-    for f64, i8 in outs.values():
-        assert_same_bits(f64, want)
-        assert_same_bits(i8, want)
+    for out in outs:
+        assert_same_bits(out, want)
+    # the int8 passes, called directly (the int8 GEMM itself is a plain loop on CPUs without VNNI)
+    x = sample((1024, 600), "spread", 13)
+    results = []
+    for threads in (1, 2):
+        lo, hi = torch.empty(1024, 600, dtype=torch.int8), torch.empty(1024, 600, dtype=torch.int8)
+        bad, ulp = torch.empty(1024, dtype=torch.uint8), torch.empty(1024, dtype=torch.float64)
+        n = lib.quant_int8x2(x.data_ptr(), 1, 1024, 600, 0, 600, 1, 14, lo.data_ptr(), hi.data_ptr(),
+                             0, 600, 1, bad.data_ptr(), ulp.data_ptr(), ISAS.index(isa), threads)  # fmt: skip
+        g = torch.Generator().manual_seed(14)
+        t3 = [torch.randint(-(1 << 30), 1 << 30, (768, 768), generator=g, dtype=torch.int32) for _ in range(3)]
+        ua = torch.exp2(torch.randint(-40, 40, (768,), generator=g).double())
+        ub = torch.exp2(torch.randint(-40, 40, (768,), generator=g).double())
+        flags = torch.zeros(768, dtype=torch.uint8)
+        out = torch.empty(768, 768)
+        rc = lib.combine_int8x2(t3[0].data_ptr(), t3[1].data_ptr(), t3[2].data_ptr(), 1, 768, 768, 0, 768,
+                                ua.data_ptr(), ub.data_ptr(), flags.data_ptr(), flags.data_ptr(), 0,
+                                out.data_ptr(), ISAS.index(isa), threads)  # fmt: skip
+        assert n == 0 and rc == 0
+        results.append((lo, hi, bad, ulp, out))
+    for one, two in zip(results[0], results[1], strict=True):
+        assert torch.equal(one.view(torch.int8) if one.dtype != torch.float32 else one.view(torch.int32),
+                           two.view(torch.int8) if two.dtype != torch.float32 else two.view(torch.int32))  # fmt: skip
+    # the combine against its definition on a few entries: f32((T0 + 2^8 T1 + 2^16 T2) * ua * ub) + 0
+    from trainer.repops._fixed import round_f32
+
+    out = results[0][4]
+    for i, j in ((0, 0), (5, 700), (767, 767)):
+        s = int(t3[0][i, j]) + 256 * int(t3[1][i, j]) + 65536 * int(t3[2][i, j])
+        assert out[i, j].item() == round_f32(float(s) * float(ua[i]) * float(ub[j])) + 0.0
 
 
 def test_non_finite_lines_give_the_canonical_nan(isa: str) -> None:
@@ -443,7 +476,7 @@ def test_native_sums_of_long_slices_and_threads(isa: str) -> None:
     from trainer.repops import reduce as R
 
     saved = torch.get_num_threads()
-    x = sample((3, 1 << 18), "spread", 30)
+    x = sample((64, 1 << 13), "spread", 30)  # 2^19 values, 64 slices: 2 threads
     try:
         outs = []
         for t in (1, 2):

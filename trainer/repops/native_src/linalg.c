@@ -645,9 +645,10 @@ static int64_t quantize(const qjob *proto, int threads) {
     if (proto->isa < 0 || proto->isa > 2 || !rt_linalg_isa_supported(proto->isa)) return -1;
     if (threads < 1) threads = 1;
     if (threads > MAX_THREADS) threads = MAX_THREADS;
-    /* at least 16k values per thread, at least 16 lines */
+    /* at least 256k values per thread (a thread start can wait for a time slice on a busy
+     * machine: measured slower below that at 256^3 and 512^3), at least 16 lines */
     int64_t total = proto->nb * proto->nr * proto->nl;
-    int64_t by_work = total / (1 << 14);
+    int64_t by_work = total / (1 << 18);
     if (by_work < threads) threads = by_work < 1 ? 1 : (int)by_work;
     if (proto->nr / 16 < threads) threads = proto->nr / 16 < 1 ? 1 : (int)(proto->nr / 16);
     qjob jobs[MAX_THREADS];
@@ -819,7 +820,7 @@ static int combine(const cjob *proto, int threads) {
     int64_t rows = proto->nb * proto->m;
     if (threads < 1) threads = 1;
     if (threads > MAX_THREADS) threads = MAX_THREADS;
-    int64_t by_work = rows * proto->n / (1 << 15);
+    int64_t by_work = rows * proto->n / (1 << 18);
     if (by_work < threads) threads = by_work < 1 ? 1 : (int)by_work;
     if (rows < threads) threads = rows < 1 ? 1 : (int)rows;
     cjob jobs[MAX_THREADS];

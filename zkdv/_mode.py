@@ -11,6 +11,7 @@ call with no kernel: the user's eager step then computes exactly what the progra
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -30,6 +31,13 @@ RANDOMNESS_ADVICE = (
 _PASS_THROUGH = frozenset({"aten.detach.default", "aten.lift_fresh_copy.default", "aten._unsafe_view.default"})
 
 
+@functools.cache
+def decomposition_table() -> dict[Any, Any]:
+    """torch's core ATen decomposition table, materialized once (its lazy form costs ~0.3 s a use)."""
+    table = core_aten_decompositions()
+    return {k: table[k] for k in list(table.keys())}
+
+
 def is_random(func: torch._ops.OpOverload) -> bool:
     return torch.Tag.nondeterministic_seeded in getattr(func, "tags", ())
 
@@ -40,7 +48,7 @@ class RepOpsMode(TorchDispatchMode):
     def __init__(self, kernels: Mapping[str, OpSpec] | None = None) -> None:
         super().__init__()
         self.kernels = KERNELS if kernels is None else kernels
-        self.table = core_aten_decompositions()
+        self.table = decomposition_table()
         self.calls = 0
 
     def __torch_dispatch__(self, func: torch._ops.OpOverload, types: Any, args: Any = (), kwargs: Any = None) -> Any:
@@ -50,9 +58,10 @@ class RepOpsMode(TorchDispatchMode):
             raise ImplicitRandomnessError(
                 f"the attested step calls {name}, which draws random numbers: {RANDOMNESS_ADVICE}"
             )
-        if func in self.table:  # the table loads lazily: `in` sees every entry, `.get` does not
+        decomp = self.table.get(func)
+        if decomp is not None:
             with self:
-                result = self.table[func](*args, **kwargs)
+                result = decomp(*args, **kwargs)
             if result is not NotImplemented:
                 return result
         with self:

@@ -35,7 +35,6 @@ from typing import Any
 import torch
 import torch.distributed as dist
 from torch import nn
-from torch._decomp import core_aten_decompositions
 from torch.func import functional_call
 from torch.fx.experimental.proxy_tensor import make_fx
 from torch.utils import _pytree as pytree
@@ -51,7 +50,7 @@ from trainer.program.optim import BUFFER, PARAM
 from trainer.repops import KERNELS, OpSpec
 from trainer.runner.snapshots import SnapshotStore
 from zkdv import _optim
-from zkdv._mode import RANDOMNESS_ADVICE, RepOpsMode, is_random
+from zkdv._mode import RANDOMNESS_ADVICE, RepOpsMode, decomposition_table, is_random
 from zkdv.config import SamplingPolicy, ZKDVConfig
 from zkdv.errors import (
     ImplicitRandomnessError,
@@ -65,10 +64,10 @@ from zkdv.errors import (
 from zkdv.overlap import UNCHECKED, Overlap
 from zkdv.transcript import (
     FORMAT_VERSION,
+    Probe,
     TranscriptWriter,
     encode,
     packed_rows,
-    probe_matrix,
     read_records,
     record_hash,
     rolling_root,
@@ -83,7 +82,6 @@ ARTIFACT = "program.onnx"
 SNAPSHOTS = "snapshots"
 
 _SUB = KERNELS["aten.sub.Tensor"].fast
-_MM = KERNELS["aten.mm.default"].fast
 
 
 def batch_names(n: int) -> list[str]:
@@ -261,7 +259,7 @@ class ZKDV:
         self._form: _optim.FunctionalOptimizer | None = None
         self._factories: dict[type, _optim.Factory] = dict(_optim.BUILTIN)
         self._attested: Callable[..., Any] | None = None
-        self._kernels: Mapping[str, OpSpec] = KERNELS
+        self._kernels: Mapping[str, OpSpec] = KERNELS  # the eager side's table (tests swap entries)
         self._param_names: list[str] = []
         self._buffer_names: list[str] = []
         self._opt_state: dict[str, Tensor] = {}
@@ -270,7 +268,7 @@ class ZKDV:
         self._signature: tuple[Any, ...] | None = None
         self._root_record: dict[str, Any] | None = None
         self._root_key = b""
-        self._probes: dict[str, Tensor] = {}
+        self._probes: dict[str, Probe] = {}
         self._capture: _Capture | None = None
         self._active: Transaction | None = None
         self._next_step = 0
@@ -887,7 +885,7 @@ class ZKDV:
         example = [state[n].detach().clone() for n in state_names] + [t.detach() for t in leaves]
         hook = nn.modules.module.register_module_forward_pre_hook(self._module_hook)
         try:
-            gm = make_fx(flat, decomposition_table=core_aten_decompositions(), record_stack_traces=True)(example)
+            gm = make_fx(flat, decomposition_table=decomposition_table(), record_stack_traces=True)(example)
         except ZKDVError:
             raise
         except Exception as e:
@@ -907,19 +905,19 @@ class ZKDV:
             + [ProgramInput(n, InputKind.BATCH, TensorType.of(t)) for n, t in zip(b_names, leaves, strict=True)]
         )
         try:
-            program = _lower(gm, inputs, [InputRef(n) for n in state_names + b_names], {}, frozenset(self._kernels))
+            program = _lower(gm, inputs, [InputRef(n) for n in state_names + b_names], {}, frozenset(KERNELS))
         except ProgramError as e:
             raise ZKDVLoweringError(str(e)) from e
         artifact = to_bytes(program)
         (self.path / ARTIFACT).write_bytes(artifact)
         self._program = program
-        self._interpreter = Interpreter(program, self._kernels)
+        self._interpreter = Interpreter(program)  # always the trusted table, whatever the eager side uses
         self._signature = signature
         self._probes = {}
         for n in self._param_names:
             t = state[PARAM + n]
             if t.dim() > 0:
-                self._probes[PARAM + n] = probe_matrix(PARAM + n, int(t.shape[-1]), self.probe_ratio)
+                self._probes[PARAM + n] = Probe(PARAM + n, int(t.shape[-1]), self.probe_ratio)
         rows = packed_rows(leaves)
         if self.rolling_window > rows.shape[1]:
             rolling_root(rows, self.rolling_window)  # raises with the message
@@ -942,12 +940,12 @@ class ZKDV:
                 "program_hash": program.program_hash,
                 "nodes": len(program.nodes),
             },
-            "kernels": [[op, self._kernels[op].section] for op in ops],
+            "kernels": [[op, KERNELS[op].section] for op in ops],
             "state_names": state_names,
             "batch": [[n, str(t.dtype).removeprefix("torch."), list(t.shape)] for n, t in zip(b_names, leaves,
                                                                                             strict=True)],
             "optimizer": self._form.describe(),
-            "probes": {n: int(q.shape[1]) for n, q in self._probes.items()},
+            "probes": {n: q.k for n, q in self._probes.items()},
             "world": {"rank": self.rank, "size": self.world_size},
         }
         raw = encode({**self._root_record, "prev": b"\x00" * 32})
@@ -996,10 +994,9 @@ class ZKDV:
 
     def _probe_record(self, post: Mapping[str, Tensor]) -> dict[str, bytes]:
         out: dict[str, bytes] = {}
-        for n, q in self._probes.items():
-            t = post[n]
-            flat = t.reshape(-1, t.shape[-1]).contiguous()
-            out[n] = _MM(flat, q).contiguous().numpy().tobytes()
+        with _disable_current_modes():
+            for n, probe in self._probes.items():
+                out[n] = probe(post[n]).numpy().tobytes()
         return out
 
     # -- resume ---------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -159,21 +159,37 @@ def rolling_root(rows: np.ndarray, window: int) -> bytes:
 # -- probes ---------------------------------------------------------------------------------
 
 
-def probe_matrix(name: str, last_dim: int, probe_ratio: float) -> torch.Tensor:
-    """The fixed orthonormal (last_dim x k) projection of a leaf: column j is supported on the
-    indices i with i mod k == j, with entries s_i / sqrt(n_j) (float32), where s_i = +1 or -1
-    is bit 0 of SHA-256(b"ZKDV-PROBE" || utf8(name) || u64(i))[0] (1 means -1) and n_j the size
-    of the support. Disjoint supports make the columns orthonormal."""
-    k = probe_width(last_dim, probe_ratio)
-    q = torch.zeros((last_dim, k), dtype=torch.float32)
-    counts = [len(range(j, last_dim, k)) for j in range(k)]
-    prefix = b"ZKDV-PROBE" + name.encode()
-    for i in range(last_dim):
-        sign = -1.0 if hashlib.sha256(prefix + i.to_bytes(8, "big")).digest()[0] & 1 else 1.0
-        q[i, i % k] = sign / float(np.sqrt(np.float64(counts[i % k])))
-    return q
+class Probe:
+    """The fixed orthonormal projection of one parameter leaf's last dimension (d -> k columns).
 
+    Column j of Q (d x k) is supported on the indices i with i mod k == j and holds
+    s_i * c_j there, where s_i = -1 if bit 0 of SHA-256(b"ZKDV-PROBE" || utf8(name) || u64(i))[0]
+    is 1 and +1 otherwise, and c_j = float32(1 / sqrt(n_j)), n_j the size of the support:
+    disjoint supports make the columns orthonormal. The probe of a leaf viewed as rows x d is
+    computed as: pad every row with zeros to m * k (m = ceil(d / k)), multiply by s (RepOps
+    `aten.mul.Tensor`), view as rows x m x k, sum over m (RepOps `aten.sum.dim_IntList`),
+    multiply by c (RepOps `aten.mul.Tensor`): a rows x k float32 matrix.
+    """
 
-def iter_chunks(data: bytes, size: int) -> Iterator[bytes]:
-    for i in range(0, len(data), size):
-        yield data[i : i + size]
+    def __init__(self, name: str, last_dim: int, probe_ratio: float) -> None:
+        k = probe_width(last_dim, probe_ratio)
+        m = -(-last_dim // k)
+        prefix = b"ZKDV-PROBE" + name.encode()
+        signs = [
+            -1.0 if hashlib.sha256(prefix + i.to_bytes(8, "big")).digest()[0] & 1 else 1.0 for i in range(last_dim)
+        ]
+        self.d, self.k, self.m = last_dim, k, m
+        self.signs = torch.tensor(signs + [0.0] * (m * k - last_dim), dtype=torch.float32)
+        counts = [len(range(j, last_dim, k)) for j in range(k)]
+        self.scale = torch.tensor([1.0 / float(np.sqrt(np.float64(c))) for c in counts], dtype=torch.float32)
+
+    def __call__(self, t: torch.Tensor) -> torch.Tensor:
+        from trainer.repops import KERNELS
+
+        mul = KERNELS["aten.mul.Tensor"].fast
+        total = KERNELS["aten.sum.dim_IntList"].fast
+        rows = t.detach().to(torch.float32).reshape(-1, self.d)
+        if self.m * self.k > self.d:
+            rows = torch.cat([rows, torch.zeros((rows.shape[0], self.m * self.k - self.d), dtype=torch.float32)], 1)
+        signed = mul(rows, self.signs)
+        return mul(total(signed.reshape(-1, self.m, self.k), [1]), self.scale).contiguous()

@@ -28,7 +28,9 @@ RANDOMNESS_ADVICE = (
     "transaction's batch; replay must recompute the same deterministic transition"
 )
 # Calls that return their input's values unchanged (views of it or the same tensor).
-_PASS_THROUGH = frozenset({"aten.detach.default", "aten.lift_fresh_copy.default", "aten._unsafe_view.default"})
+_PASS_NAMESPACES = frozenset({"profiler"})  # bookkeeping that computes no tensor values
+_PASS_THROUGH = frozenset({"aten.detach.default", "aten.lift_fresh_copy.default", "aten._unsafe_view.default",
+                           "aten._local_scalar_dense.default"})
 
 
 @functools.cache
@@ -72,7 +74,7 @@ class RepOpsMode(TorchDispatchMode):
         if spec is not None:
             self.calls += 1
             return spec.fast(*args, **{k: v for k, v in kwargs.items() if k not in DROPPED_NAMES})
-        if name in _PASS_THROUGH:
+        if name in _PASS_THROUGH or func.namespace in _PASS_NAMESPACES:
             return func(*args, **kwargs)
         if func._schema.is_mutable and name.split(".")[1].endswith("_"):
             base, _, overload = name.removeprefix("aten.").partition(".")

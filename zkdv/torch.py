@@ -84,9 +84,12 @@ SNAPSHOTS = "snapshots"
 _SUB = KERNELS["aten.sub.Tensor"].fast
 
 
-def batch_names(n: int) -> list[str]:
-    """Names of the batch leaves, in pytree-flatten order: batch/0000, batch/0001, ... (canonical order)."""
-    return [f"{BATCH}{i:04d}" for i in range(n)]
+def batch_names(n: int, world_size: int = 1) -> list[str]:
+    """Names of the batch leaves, in pytree-flatten order: batch/0000, batch/0001, ... (canonical order);
+    under DDP every rank's leaves, rank by rank: batch/00/0000, ..., batch/01/0000, ..."""
+    if world_size == 1:
+        return [f"{BATCH}{i:04d}" for i in range(n)]
+    return [f"{BATCH}{r:02d}/{i:04d}" for r in range(world_size) for i in range(n)]
 
 
 def commitments(state: Mapping[str, Tensor]) -> dict[str, bytes]:
@@ -209,6 +212,8 @@ class Transaction:
     grads: dict[str, Tensor] | None = None
     update: dict[str, Tensor] | None = None
     stepped: bool = False
+    global_batch: bytes = b""
+    ddp_sync: bool = True
 
     def __enter__(self) -> Transaction:
         self.proof._open(self)
@@ -509,14 +514,14 @@ class ZKDV:
         out: dict[str, Tensor] = {}
         add = KERNELS["aten.add.Tensor"].fast
         div = KERNELS["aten.div.Tensor"].fast
-        for n, g in grads.items():
-            with _disable_current_modes():
+        with _disable_current_modes(), torch.no_grad():
+            for n, g in grads.items():
                 parts = [torch.empty_like(g) for _ in range(self.world_size)]
                 dist.all_gather(parts, g.detach().contiguous())
-            total = parts[0]
-            for p in parts[1:]:
-                total = add(total, p)
-            out[n] = div(total, float(self.world_size))
+                total = parts[0]
+                for p in parts[1:]:
+                    total = add(total, p)
+                out[n] = div(total, float(self.world_size))
         return out
 
     def _optimizer_step(self) -> None:
@@ -586,17 +591,33 @@ class ZKDV:
         if t % self.replay_snapshot_interval == 0 or self._base is None:
             self._snapshot(t, state, state_root_from_commitments(txn.pre))
         with _disable_current_modes():
-            self._window_batches.append(
-                {n: x.detach().clone() for n, x in zip(batch_names(len(leaves)), leaves, strict=True)}
-            )
+            every = self._gather(leaves) if self.world_size > 1 else list(leaves)
+            names = batch_names(len(leaves), self.world_size)
+            self._window_batches.append({n: x.detach().clone() for n, x in zip(names, every, strict=True)})
+            txn.global_batch = state_root_from_commitments(commitments(dict(zip(names, every, strict=True))))
+        if self._ddp is not None:  # zkdv reduces the gradients itself (deterministically, in rank order)
+            txn.ddp_sync = bool(getattr(self._ddp, "require_backward_grad_sync", True))
+            self._ddp.require_backward_grad_sync = False
         txn.mode = RepOpsMode(self._kernels)
         self._active = txn
         txn.mode.__enter__()
+
+    def _gather(self, leaves: Sequence[Tensor]) -> list[Tensor]:
+        """Every rank's batch leaves, rank by rank (all ranks must use the same batch layout)."""
+        out: list[list[Tensor]] = [[] for _ in range(self.world_size)]
+        for t in leaves:
+            parts = [torch.empty_like(t) for _ in range(self.world_size)]
+            dist.all_gather(parts, t.detach().contiguous())
+            for r, part in enumerate(parts):
+                out[r].append(part)
+        return [t for rank in out for t in rank]
 
     def _finish(self, txn: Transaction, *, failed: bool) -> None:
         assert txn.mode is not None
         txn.mode.__exit__(None, None, None)
         self._active = None
+        if self._ddp is not None:
+            self._ddp.require_backward_grad_sync = txn.ddp_sync
         if failed or not txn.stepped:
             self._window_batches.pop()
             if txn.stepped:
@@ -617,6 +638,7 @@ class ZKDV:
             "type": "step",
             "step": t,
             "batch": self._batch_record(txn.leaves),
+            **({"global_batch": txn.global_batch} if self.world_size > 1 else {}),
             "pre": commit.pre_root,
             "post": commit.post_root,
             "post_entries": [post_c[n] for n in canonical_names(list(post_c))],
@@ -760,7 +782,7 @@ class ZKDV:
             if upd != last.update:
                 return _diff("the committed update", last.update, upd) + " from the replay's"
             bits = loss.to(torch.float32).reshape(1).numpy().tobytes()
-            if bits != last.loss:
+            if self.rank == 0 and bits != last.loss:  # the program's loss is rank 0's
                 return f"the committed loss {last.loss.hex()} differs from the replay's {bits.hex()} (float32 bits)"
         return ""
 
@@ -851,28 +873,45 @@ class ZKDV:
     ) -> None:
         assert self._root is not None and self._form is not None and self._attested is not None
         state_names = list(state)
-        b_names = batch_names(len(leaves))
+        world = self.world_size
+        b_names = batch_names(len(leaves), world)
         n_state = len(state_names)
+        n_leaves = len(leaves)
         fixed_names = [n for n in state_names if n.startswith(BUFFER)]
         form, attested, model, opt = self._form, self._attested, self._model, self._optimizer
 
         def flat(tensors: list[Tensor]) -> list[Tensor]:
             st = dict(zip(state_names, tensors[:n_state], strict=True))
             params = {n: st[PARAM + n].requires_grad_() for n in self._param_names}
-            cap = _Capture(params=params, fixed={n.removeprefix(BUFFER): st[n] for n in fixed_names})
-            self._capture = cap
-            try:
-                attested(model, opt, pytree.tree_unflatten(list(tensors[n_state:]), spec))
-            finally:
-                self._capture = None
-            if cap.loss is None or cap.grads is None:
-                raise ZKDVLoweringError("the attested step never calls proof.backward(loss)")
-            if not cap.stepped:
-                raise ZKDVLoweringError("the attested step never calls optimizer.step()")
+            fixed = {n.removeprefix(BUFFER): st[n] for n in fixed_names}
+            losses: list[Tensor] = []
+            all_grads: list[dict[str, Tensor]] = []
+            for r in range(world):  # under DDP: the step of every rank's batch, then the mean gradient
+                cap = _Capture(params=params, fixed=fixed)
+                self._capture = cap
+                try:
+                    mine = tensors[n_state + r * n_leaves : n_state + (r + 1) * n_leaves]
+                    attested(model, opt, pytree.tree_unflatten(list(mine), spec))
+                finally:
+                    self._capture = None
+                if cap.loss is None or cap.grads is None:
+                    raise ZKDVLoweringError("the attested step never calls proof.backward(loss)")
+                if not cap.stepped:
+                    raise ZKDVLoweringError("the attested step never calls optimizer.step()")
+                losses.append(cap.loss)
+                all_grads.append(cap.grads)
+            grads = all_grads[0]
+            if world > 1:
+                grads = {}
+                for n in self._param_names:
+                    total = all_grads[0][n]
+                    for g in all_grads[1:]:
+                        total = total + g[n]
+                    grads[n] = total / float(world)
             opt_state = {n: st[n] for n in state_names if not n.startswith((PARAM, BUFFER))}
             with torch.no_grad():
                 detached = {n: p.detach() for n, p in params.items()}
-                new_params, new_opt = form.update(detached, cap.grads, opt_state)
+                new_params, new_opt = form.update(detached, grads, opt_state)
             new: dict[str, Tensor] = {PARAM + n: t for n, t in new_params.items()}
             new.update({n: st[n] for n in fixed_names})
             new.update(new_opt)
@@ -880,9 +919,10 @@ class ZKDV:
                 raise ZKDVLoweringError(
                     f"the optimizer's functional form maps state {sorted(state)} to {sorted(new)}; the names must agree"
                 )
-            return [new[n] for n in state_names] + [cap.loss]
+            return [new[n] for n in state_names] + [losses[0]]  # the loss of rank 0's batch
 
-        example = [state[n].detach().clone() for n in state_names] + [t.detach() for t in leaves]
+        every = self._gather(leaves) if world > 1 else [t.detach() for t in leaves]
+        example = [state[n].detach().clone() for n in state_names] + every
         hook = nn.modules.module.register_module_forward_pre_hook(self._module_hook)
         try:
             gm = make_fx(flat, decomposition_table=decomposition_table(), record_stack_traces=True)(example)
@@ -902,7 +942,7 @@ class ZKDV:
                 )
         inputs = tuple(
             [ProgramInput(n, InputKind.STATE, TensorType.of(state[n])) for n in state_names]
-            + [ProgramInput(n, InputKind.BATCH, TensorType.of(t)) for n, t in zip(b_names, leaves, strict=True)]
+            + [ProgramInput(n, InputKind.BATCH, TensorType.of(t)) for n, t in zip(b_names, every, strict=True)]
         )
         try:
             program = _lower(gm, inputs, [InputRef(n) for n in state_names + b_names], {}, frozenset(KERNELS))
@@ -942,7 +982,7 @@ class ZKDV:
             },
             "kernels": [[op, KERNELS[op].section] for op in ops],
             "state_names": state_names,
-            "batch": [[n, str(t.dtype).removeprefix("torch."), list(t.shape)] for n, t in zip(b_names, leaves,
+            "batch": [[n, str(t.dtype).removeprefix("torch."), list(t.shape)] for n, t in zip(b_names, every,
                                                                                             strict=True)],
             "optimizer": self._form.describe(),
             "probes": {n: q.k for n, q in self._probes.items()},
@@ -984,6 +1024,7 @@ class ZKDV:
     def _batch_record(self, leaves: Sequence[Tensor]) -> dict[str, Any]:
         with _disable_current_modes():
             named = {n: t.detach().contiguous() for n, t in zip(batch_names(len(leaves)), leaves, strict=True)}
+            # the rank-local batch, named as a single process names it
             rows = packed_rows(leaves)
             return {
                 "root": state_root_from_commitments(commitments(named)),

@@ -26,6 +26,7 @@ from trainer.program.optim import (
     OptimizerConfig,
     SGDConfig,
     apply_update,
+    clip_by_global_norm,
     init_optimizer_state,
 )
 from zkdv.errors import UnsupportedOptimizerError
@@ -63,10 +64,12 @@ class ConfigForm:
 
     def describe(self) -> dict[str, Any]:
         c = self.config
+        clip = {} if c.clip_grad_norm is None else {"clip_grad_norm": c.clip_grad_norm}
         if isinstance(c, SGDConfig):
             return {"kind": "sgd", "lr": c.lr, "momentum": c.momentum, "weight_decay": c.weight_decay,
-                    "nesterov": c.nesterov}
-        return {"kind": "adamw", "lr": c.lr, "betas": list(c.betas), "eps": c.eps, "weight_decay": c.weight_decay}
+                    "nesterov": c.nesterov, **clip}
+        return {"kind": "adamw", "lr": c.lr, "betas": list(c.betas), "eps": c.eps, "weight_decay": c.weight_decay,
+                **clip}
 
     def init_state(self, params: Mapping[str, Tensor]) -> dict[str, Tensor]:
         return init_optimizer_state(self.config, params)
@@ -74,6 +77,8 @@ class ConfigForm:
     def update(
         self, params: Mapping[str, Tensor], grads: Mapping[str, Tensor], state: Mapping[str, Tensor]
     ) -> tuple[Params, dict[str, Tensor]]:
+        if self.config.clip_grad_norm is not None:  # as trainer.program.step does, before the update
+            grads = clip_by_global_norm(grads, self.config.clip_grad_norm)
         return apply_update(self.config, params, grads, state)
 
 

@@ -84,6 +84,18 @@ SNAPSHOTS = "snapshots"
 _SUB = KERNELS["aten.sub.Tensor"].fast
 
 
+def leaf_names(spec: Any, n: int, world_size: int = 1) -> list[str]:
+    """The batch leaves' names: a flat dict of tensors keeps its keys (so a batch {"x", "y"} is named
+    as the protocol's datasets name it), anything else is numbered (`batch_names`)."""
+    keys = spec.context if spec.type is dict and all(c.num_leaves == 1 for c in spec.children()) else None
+    if keys is not None and all(isinstance(k, str) and k and "/" not in k for k in keys):
+        names = [str(k) for k in keys]
+        if world_size == 1:
+            return names
+        return [f"{BATCH}{r:02d}/{k}" for r in range(world_size) for k in names]
+    return batch_names(n, world_size)
+
+
 def batch_names(n: int, world_size: int = 1) -> list[str]:
     """Names of the batch leaves, in pytree-flatten order: batch/0000, batch/0001, ... (canonical order);
     under DDP every rank's leaves, rank by rank: batch/00/0000, ..., batch/01/0000, ..."""
@@ -275,6 +287,7 @@ class ZKDV:
         self._root_key = b""
         self._probes: dict[str, Probe] = {}
         self._capture: _Capture | None = None
+        self._batch_spec: Any = None
         self._active: Transaction | None = None
         self._next_step = 0
         self._last_post: dict[str, bytes] | None = None
@@ -587,12 +600,13 @@ class ZKDV:
                 "optimizer configuration, one batch layout)"
             )
         txn.step, txn.leaves = t, leaves
+        self._batch_spec = spec
         txn.pre = commitments(state)
         if t % self.replay_snapshot_interval == 0 or self._base is None:
             self._snapshot(t, state, state_root_from_commitments(txn.pre))
         with _disable_current_modes():
             every = self._gather(leaves) if self.world_size > 1 else list(leaves)
-            names = batch_names(len(leaves), self.world_size)
+            names = leaf_names(spec, len(leaves), self.world_size)
             self._window_batches.append({n: x.detach().clone() for n, x in zip(names, every, strict=True)})
             txn.global_batch = state_root_from_commitments(commitments(dict(zip(names, every, strict=True))))
         if self._ddp is not None:  # zkdv reduces the gradients itself (deterministically, in rank order)
@@ -874,7 +888,9 @@ class ZKDV:
         assert self._root is not None and self._form is not None and self._attested is not None
         state_names = list(state)
         world = self.world_size
-        b_names = batch_names(len(leaves), world)
+        b_names = leaf_names(spec, len(leaves), world)
+        canonical = canonical_names(b_names)
+        order = [b_names.index(n) for n in canonical]  # canonical position j holds leaf order[j]
         n_state = len(state_names)
         n_leaves = len(leaves)
         fixed_names = [n for n in state_names if n.startswith(BUFFER)]
@@ -886,11 +902,15 @@ class ZKDV:
             fixed = {n.removeprefix(BUFFER): st[n] for n in fixed_names}
             losses: list[Tensor] = []
             all_grads: list[dict[str, Tensor]] = []
+            received = list(tensors[n_state:])  # in canonical name order
+            in_leaf_order: list[Tensor] = [received[0]] * len(received)
+            for j, i in enumerate(order):
+                in_leaf_order[i] = received[j]
             for r in range(world):  # under DDP: the step of every rank's batch, then the mean gradient
                 cap = _Capture(params=params, fixed=fixed)
                 self._capture = cap
                 try:
-                    mine = tensors[n_state + r * n_leaves : n_state + (r + 1) * n_leaves]
+                    mine = in_leaf_order[r * n_leaves : (r + 1) * n_leaves]
                     attested(model, opt, pytree.tree_unflatten(list(mine), spec))
                 finally:
                     self._capture = None
@@ -922,7 +942,7 @@ class ZKDV:
             return [new[n] for n in state_names] + [losses[0]]  # the loss of rank 0's batch
 
         every = self._gather(leaves) if world > 1 else [t.detach() for t in leaves]
-        example = [state[n].detach().clone() for n in state_names] + every
+        example = [state[n].detach().clone() for n in state_names] + [every[i] for i in order]
         hook = nn.modules.module.register_module_forward_pre_hook(self._module_hook)
         try:
             gm = make_fx(flat, decomposition_table=decomposition_table(), record_stack_traces=True)(example)
@@ -942,10 +962,10 @@ class ZKDV:
                 )
         inputs = tuple(
             [ProgramInput(n, InputKind.STATE, TensorType.of(state[n])) for n in state_names]
-            + [ProgramInput(n, InputKind.BATCH, TensorType.of(t)) for n, t in zip(b_names, every, strict=True)]
+            + [ProgramInput(b_names[i], InputKind.BATCH, TensorType.of(every[i])) for i in order]
         )
         try:
-            program = _lower(gm, inputs, [InputRef(n) for n in state_names + b_names], {}, frozenset(KERNELS))
+            program = _lower(gm, inputs, [InputRef(n) for n in state_names + canonical], {}, frozenset(KERNELS))
         except ProgramError as e:
             raise ZKDVLoweringError(str(e)) from e
         artifact = to_bytes(program)
@@ -1023,7 +1043,8 @@ class ZKDV:
 
     def _batch_record(self, leaves: Sequence[Tensor]) -> dict[str, Any]:
         with _disable_current_modes():
-            named = {n: t.detach().contiguous() for n, t in zip(batch_names(len(leaves)), leaves, strict=True)}
+            names = leaf_names(self._batch_spec, len(leaves))
+            named = {n: t.detach().contiguous() for n, t in zip(names, leaves, strict=True)}
             # the rank-local batch, named as a single process names it
             rows = packed_rows(leaves)
             return {

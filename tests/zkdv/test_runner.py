@@ -1,0 +1,26 @@
+"""A task trained through zkdv has the checkpoint roots of the task's program run by the RepOps
+interpreter (trainer.runner.Runner): the eager loop's bits are the posted program's bits."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from trainer.interp import Interpreter
+from trainer.runner.attested import train_attested
+from trainer.runner.runner import Runner
+from trainer.workloads import char_transformer, mlp_digits
+from zkdv.transcript import read_records
+
+
+@pytest.mark.parametrize("make", [mlp_digits, char_transformer], ids=["mlp", "transformer"])
+def test_zkdv_run_has_the_programs_checkpoint_roots(tmp_path: Path, make) -> None:  # type: ignore[no-untyped-def]
+    w = make(steps=4, checkpoint_interval=2, batch_size=8)
+    interp = Interpreter(w.program)
+    want = Runner(interp.run, w.dataset, w.config, tmp_path / "runner").run(w.initial_state())
+    got = train_attested(w.step, w.dataset, w.config, w.initial_state(), tmp_path / "zkdv", check_every=1)
+    assert got.checkpoints == want.checkpoints
+    assert got.losses == want.losses
+    checks = [r for r, _ in read_records(tmp_path / "zkdv" / "zkdv" / "records.cborl") if r["type"] == "check"]
+    assert len(checks) == 4 and all(c["ok"] for c in checks)

@@ -36,6 +36,99 @@ class _Configured(torch.optim.SGD):
         raise RunError("a task's optimizer steps only inside a zkdv transaction")
 
 
+class AttestedRun:
+    """A task's run through zkdv, advanced checkpoint interval by checkpoint interval.
+
+    `advance(to_step)` trains up to `to_step` and returns the state there (the model's
+    parameters and buffers and zkdv's optimizer state); `close()` waits for every sampled check
+    (raising `zkdv.ZKDVPoisonedError` if one failed) and returns the checkpoint roots and
+    losses read back from the transcript. This is the shape a trainer agent's tick loop needs:
+    train one interval per tick, self-audit by the sampled checks, commit the roots at the end.
+    """
+
+    def __init__(
+        self,
+        step: TrainStep,
+        dataset: Dataset,
+        config: RunConfig,
+        initial: Mapping[str, torch.Tensor],
+        folder: Path,
+        *,
+        state_check_probability: float = 0.05,
+        update_check_probability: float = 0.05,
+        check_every: int | None = None,
+    ) -> None:
+        import zkdv
+        import zkdv.torch
+        from zkdv._optim import ConfigForm
+
+        policy = (
+            zkdv.SamplingPolicy.DEBUGCheckEvery(check_every)
+            if check_every is not None
+            else zkdv.SamplingPolicy(state_check_probability, update_check_probability)
+        )
+        self.folder = Path(folder) / "zkdv"
+        self.dataset, self.config, self.step = dataset, config, step
+        proof = zkdv.torch.ZKDV(
+            self.folder,
+            zkdv.ZKDVConfig(name="refereed-task", sampling_policy=policy),
+            replay_snapshot_interval=config.checkpoint_interval,
+        )
+        model = step.model
+        with torch.no_grad():
+            params, buffers = dict(model.named_parameters()), dict(model.named_buffers())
+            for n in step.param_names:
+                params[n].copy_(initial[PARAM + n])
+            for n in step.buffer_names:
+                buffers[n].copy_(initial[BUFFER + n])
+        opt = _Configured(model.parameters(), step.optimizer)
+        proof.register_functional_optimizer(_Configured, lambda o: ConfigForm(o.task_config))
+        example = dataset.batch(config.seed, 0, config.batch_size)
+        row = sum(t[0].numel() * t.element_size() if t.dim() else t.element_size() for t in example.values())
+        proof.start(rolling_window=min(32, row), probe_ratio=0.01)
+        self.model, self.opt = proof.prepare(model, opt)
+        self.proof = proof
+        loss_fn = step.loss_fn
+
+        @proof.attest
+        def attested_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, batch: dict[str, Any]) -> None:
+            proof.backward(loss_fn(proof.forward(model, batch[BATCH_INPUT]), batch[BATCH_TARGET]))
+            optimizer.step()
+
+        self.losses: dict[int, float] = {}
+        self.steps_done = 0
+
+    def advance(self, to_step: int, progress: Progress | None = None) -> dict[str, torch.Tensor]:
+        """Train steps `steps_done .. to_step - 1`; the state after them."""
+        if not self.steps_done <= to_step <= self.config.steps:
+            raise RunError(f"cannot advance from step {self.steps_done} to {to_step} (T = {self.config.steps})")
+        loss_fn = self.step.loss_fn
+        for s in range(self.steps_done, to_step):
+            batch = self.dataset.batch(self.config.seed, s, self.config.batch_size)
+            with self.proof.transaction(batch=batch):
+                loss = loss_fn(self.model(batch[BATCH_INPUT]), batch[BATCH_TARGET])
+                self.proof.backward(loss)
+                self.opt.step()
+            self.losses[s] = float(loss.detach())
+            self.steps_done = s + 1
+            if progress is not None:
+                progress(s + 1, self.losses[s])
+        return {n: t.detach().clone() for n, t in self.proof._read_state().items()}
+
+    def close(self) -> RunResult:
+        """Wait for every check (ZKDVPoisonedError if one failed); the run's checkpoints from the transcript."""
+        from zkdv.transcript import read_records
+
+        self.proof.close()
+        records = read_records(self.folder / "records.cborl")
+        steps = {r["step"]: r for r, _ in records if r["type"] == "step"}
+        checkpoints = {0: steps[0]["pre"]} if steps else {}
+        for k in self.config.checkpoint_steps[1:]:
+            if k - 1 in steps:
+                checkpoints[k] = steps[k - 1]["post"]
+        return RunResult(checkpoints, dict(self.losses))
+
+
 def train_attested(
     step: TrainStep,
     dataset: Dataset,
@@ -49,54 +142,7 @@ def train_attested(
     progress: Progress | None = None,
 ) -> RunResult:
     """All `T` steps of the task through zkdv; checkpoint roots and losses from its transcript."""
-    import zkdv
-    import zkdv.torch
-    from zkdv._optim import ConfigForm
-    from zkdv.transcript import read_records
-
-    policy = (
-        zkdv.SamplingPolicy.DEBUGCheckEvery(check_every)
-        if check_every is not None
-        else zkdv.SamplingPolicy(state_check_probability, update_check_probability)
-    )
-    proof = zkdv.torch.ZKDV(
-        Path(folder) / "zkdv",
-        zkdv.ZKDVConfig(name="refereed-task", sampling_policy=policy),
-        replay_snapshot_interval=config.checkpoint_interval,
-    )
-    model = step.model
-    with torch.no_grad():
-        params, buffers = dict(model.named_parameters()), dict(model.named_buffers())
-        for n in step.param_names:
-            params[n].copy_(initial[PARAM + n])
-        for n in step.buffer_names:
-            buffers[n].copy_(initial[BUFFER + n])
-    opt = _Configured(model.parameters(), step.optimizer)
-    proof.register_functional_optimizer(_Configured, lambda o: ConfigForm(o.task_config))
-    example = dataset.batch(config.seed, 0, config.batch_size)
-    row = sum(t[0].numel() * t.element_size() if t.dim() else t.element_size() for t in example.values())
-    proof.start(rolling_window=min(32, row), probe_ratio=0.01)
-    model, opt = proof.prepare(model, opt)
-    loss_fn = step.loss_fn
-
-    @proof.attest
-    def attested_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, batch: dict[str, Any]) -> None:
-        proof.backward(loss_fn(proof.forward(model, batch[BATCH_INPUT]), batch[BATCH_TARGET]))
-        optimizer.step()
-
-    losses: dict[int, float] = {}
-    for s in range(config.steps):
-        batch = dataset.batch(config.seed, s, config.batch_size)
-        with proof.transaction(batch=batch):
-            loss = loss_fn(model(batch[BATCH_INPUT]), batch[BATCH_TARGET])
-            proof.backward(loss)
-            opt.step()
-        losses[s] = float(loss.detach())
-        if progress is not None:
-            progress(s + 1, losses[s])
-    proof.close()  # raises ZKDVPoisonedError if a sampled check failed
-    steps = {r["step"]: r for r, _ in read_records(Path(folder) / "zkdv" / "records.cborl") if r["type"] == "step"}
-    checkpoints = {0: steps[0]["pre"]}
-    for k in config.checkpoint_steps[1:]:
-        checkpoints[k] = steps[k - 1]["post"]
-    return RunResult(checkpoints, losses)
+    run = AttestedRun(step, dataset, config, initial, folder, state_check_probability=state_check_probability,
+                      update_check_probability=update_check_probability, check_every=check_every)
+    run.advance(config.steps, progress)
+    return run.close()

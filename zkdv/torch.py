@@ -611,7 +611,7 @@ class ZKDV:
             txn.global_batch = state_root_from_commitments(commitments(dict(zip(names, every, strict=True))))
         if self._ddp is not None:  # zkdv reduces the gradients itself (deterministically, in rank order)
             txn.ddp_sync = bool(getattr(self._ddp, "require_backward_grad_sync", True))
-            self._ddp.require_backward_grad_sync = False
+            setattr(self._ddp, "require_backward_grad_sync", False)  # noqa: B010 - typed as a Module
         txn.mode = RepOpsMode(self._kernels)
         self._active = txn
         txn.mode.__enter__()
@@ -631,7 +631,7 @@ class ZKDV:
         txn.mode.__exit__(None, None, None)
         self._active = None
         if self._ddp is not None:
-            self._ddp.require_backward_grad_sync = txn.ddp_sync
+            setattr(self._ddp, "require_backward_grad_sync", txn.ddp_sync)  # noqa: B010
         if failed or not txn.stepped:
             self._window_batches.pop()
             if txn.stepped:

@@ -82,7 +82,7 @@ class AttestedRun:
             for n in step.buffer_names:
                 buffers[n].copy_(initial[BUFFER + n])
         opt = _Configured(model.parameters(), step.optimizer)
-        proof.register_functional_optimizer(_Configured, lambda o: ConfigForm(o.task_config))
+        proof.register_functional_optimizer(_Configured, lambda o: ConfigForm(o.task_config))  # type: ignore[attr-defined]
         example = dataset.batch(config.seed, 0, config.batch_size)
         row = sum(t[0].numel() * t.element_size() if t.dim() else t.element_size() for t in example.values())
         proof.start(rolling_window=min(32, row), probe_ratio=0.01)

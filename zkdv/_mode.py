@@ -52,9 +52,15 @@ class RepOpsMode(TorchDispatchMode):
         self.kernels = KERNELS if kernels is None else kernels
         self.table = decomposition_table()
         self.calls = 0
+        self._no_decomposition: set[Any] = set()
+        self._kernel_of: dict[Any, Any] = {}  # overloads with no decomposition: their kernel
 
     def __torch_dispatch__(self, func: torch._ops.OpOverload, types: Any, args: Any = (), kwargs: Any = None) -> Any:
-        kwargs = dict(kwargs or {})
+        kwargs = kwargs or {}
+        kernel = self._kernel_of.get(func)
+        if kernel is not None:  # the common case, resolved once per overload below
+            self.calls += 1
+            return kernel(*args, **{k: v for k, v in kwargs.items() if k not in DROPPED_NAMES})
         name = str(func)
         if is_random(func):
             raise ImplicitRandomnessError(
@@ -66,12 +72,16 @@ class RepOpsMode(TorchDispatchMode):
                 result = decomp(*args, **kwargs)
             if result is not NotImplemented:
                 return result
-        with self:
-            result = func.decompose(*args, **kwargs)
-        if result is not NotImplemented:
-            return result
+        if func not in self._no_decomposition:
+            with self:
+                result = func.decompose(*args, **kwargs)
+            if result is not NotImplemented:
+                return result
+            self._no_decomposition.add(func)  # whether an op decomposes depends on the op alone
         spec = self.kernels.get(name)
         if spec is not None:
+            if decomp is None:  # neither decomposition applies to this overload: go straight to the kernel
+                self._kernel_of[func] = spec.fast
             self.calls += 1
             return spec.fast(*args, **{k: v for k, v in kwargs.items() if k not in DROPPED_NAMES})
         if name in _PASS_THROUGH or func.namespace in _PASS_NAMESPACES:

@@ -126,13 +126,8 @@ class StepCommit:
     update: dict[str, bytes]
     loss: bytes  # the loss's float32 bits, little-endian
 
-    @property
-    def pre_root(self) -> bytes:
-        return state_root_from_commitments(self.pre)
-
-    @property
-    def post_root(self) -> bytes:
-        return state_root_from_commitments(self.post)
+    pre_root: bytes
+    post_root: bytes
 
 
 class _Slot:
@@ -225,6 +220,7 @@ class Transaction:
     update: dict[str, Tensor] | None = None
     stepped: bool = False
     global_batch: bytes = b""
+    pre_root: bytes = b""
     ddp_sync: bool = True
 
     def __enter__(self) -> Transaction:
@@ -288,9 +284,11 @@ class ZKDV:
         self._probes: dict[str, Probe] = {}
         self._capture: _Capture | None = None
         self._batch_spec: Any = None
+        self._mode: RepOpsMode | None = None
         self._active: Transaction | None = None
         self._next_step = 0
         self._last_post: dict[str, bytes] | None = None
+        self._last_post_root = b""
         self._resume_state: dict[str, Tensor] | None = None
         self._kept_root: bytes | None = None  # the root record's CBOR from a resumed transcript
         # pipeline
@@ -381,7 +379,7 @@ class ZKDV:
                         "steps": self._next_step,
                         "checks": self._counts["checks"],
                         "failed": self._counts["failed"],
-                        "final": state_root_from_commitments(self._last_post or {}),
+                        "final": self._last_post_root if self._last_post else state_root_from_commitments({}),
                     }
                 )
             self._writer.close()
@@ -602,17 +600,21 @@ class ZKDV:
         txn.step, txn.leaves = t, leaves
         self._batch_spec = spec
         txn.pre = commitments(state)
+        txn.pre_root = state_root_from_commitments(txn.pre)
         if t % self.replay_snapshot_interval == 0 or self._base is None:
-            self._snapshot(t, state, state_root_from_commitments(txn.pre))
+            self._snapshot(t, state, txn.pre_root)
         with _disable_current_modes():
             every = self._gather(leaves) if self.world_size > 1 else list(leaves)
             names = leaf_names(spec, len(leaves), self.world_size)
             self._window_batches.append({n: x.detach().clone() for n, x in zip(names, every, strict=True)})
-            txn.global_batch = state_root_from_commitments(commitments(dict(zip(names, every, strict=True))))
+            if self.world_size > 1:
+                txn.global_batch = state_root_from_commitments(commitments(dict(zip(names, every, strict=True))))
         if self._ddp is not None:  # zkdv reduces the gradients itself (deterministically, in rank order)
             txn.ddp_sync = bool(getattr(self._ddp, "require_backward_grad_sync", True))
             setattr(self._ddp, "require_backward_grad_sync", False)  # noqa: B010 - typed as a Module
-        txn.mode = RepOpsMode(self._kernels)
+        if self._mode is None or self._mode.kernels is not self._kernels:
+            self._mode = RepOpsMode(self._kernels)
+        txn.mode = self._mode
         self._active = txn
         txn.mode.__enter__()
 
@@ -646,7 +648,8 @@ class ZKDV:
         post_c = commitments(post)
         update_c = commitments(txn.update)
         loss_bits = txn.loss.to(torch.float32).reshape(1).numpy().tobytes()
-        commit = StepCommit(t, txn.pre, post_c, update_c, loss_bits)
+        commit = StepCommit(t, txn.pre, post_c, update_c, loss_bits, txn.pre_root,
+                            state_root_from_commitments(post_c))
         do_state, do_update = self.config.sampling_policy.draws(self._root_key, t)
         record: dict[str, Any] = {
             "type": "step",
@@ -664,10 +667,11 @@ class ZKDV:
             "check": {"state": do_state, "update": do_update},
             "snapshot": t % self.replay_snapshot_interval == 0,
         }
-        if self._last_post is None or state_root_from_commitments(self._last_post) != commit.pre_root:
+        if self._last_post is None or self._last_post_root != commit.pre_root:
             record["pre_entries"] = [txn.pre[n] for n in canonical_names(list(txn.pre))]
         self._window.append(commit)
         self._last_post = post_c
+        self._last_post_root = commit.post_root
         self._next_step = t + 1
         _optim.mirror_state(self._optimizer, dict(self._root.named_parameters()) if self._root else {},
                             self._opt_state, t + 1)
@@ -1090,6 +1094,7 @@ class ZKDV:
         if last_post is not None:
             names = recs[0][0]["state_names"]
             self._last_post = dict(zip(names, last_post["post_entries"], strict=True))
+            self._last_post_root = last_post["post"]
         return truncate_to(records, kept)
 
     def _load_resume_state(self) -> None:

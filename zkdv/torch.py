@@ -719,6 +719,8 @@ class ZKDV:
         def persist() -> None:
             try:
                 store.put(slot.state, slot.root)
+            except Exception as e:  # a run whose snapshots cannot be kept cannot be resumed or audited
+                self._poison(slot.step, f"persisting the replay snapshot of step {slot.step} failed: {e}")
             finally:
                 self._pool.release(slot)
 
@@ -731,6 +733,8 @@ class ZKDV:
                 if job is None:
                     return
                 job()
+            except Exception as e:  # never let the worker die: join() and close() wait on its queue
+                self._poison(self._next_step, f"the check worker failed: {type(e).__name__}: {e}")
             finally:
                 self._jobs.task_done()
 

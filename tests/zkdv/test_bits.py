@@ -111,3 +111,16 @@ def test_honest_run_passes_every_check(tmp_path: Path) -> None:
     # at most N - 1 preceding transitions are replayed (N = 3): the base is the last multiple of 3
     assert [c["base"] for c in checks] == [0, 0, 0, 3, 3, 3, 6]
     assert [c["replayed"] for c in checks] == [1, 2, 3, 1, 2, 3, 1]
+
+
+def test_a_snapshot_that_cannot_be_persisted_poisons_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from trainer.runner.snapshots import SnapshotStore
+
+    def broken(self: SnapshotStore, state: object, root: object = None) -> bytes:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(SnapshotStore, "put", broken)
+    proof, model, opt = make_proof(tmp_path / "p")
+    train_step(proof, model, opt, 0)
+    with pytest.raises(zkdv.ZKDVPoisonedError, match="disk full"):
+        proof.close()

@@ -121,6 +121,9 @@ def test_a_snapshot_that_cannot_be_persisted_poisons_the_run(tmp_path: Path, mon
 
     monkeypatch.setattr(SnapshotStore, "put", broken)
     proof, model, opt = make_proof(tmp_path / "p")
-    train_step(proof, model, opt, 0)
+    with pytest.raises(zkdv.ZKDVPoisonedError, match="disk full"):  # at the next operation or at close()
+        for t in range(3):
+            train_step(proof, model, opt, t)
+        proof.close()
     with pytest.raises(zkdv.ZKDVPoisonedError, match="disk full"):
         proof.close()

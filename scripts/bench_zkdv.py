@@ -1,10 +1,11 @@
 """Per-step cost of a zkdv-wrapped training loop, against its natural baselines, in one run.
 
 For the MLP and the character-transformer workloads (trainer.workloads) it times, step by
-step after warm-up (the first transaction, which captures the program, is not counted):
+step after warm-up (the first transaction, which captures the program, is not counted), the
+cases in round robin (one step of each in turn), so the shared machine's load hits all alike:
 
-- zkdv with sampling off, at p = 0.01 (state and update checks) and at DEBUGCheckEvery(1)
-  (UNCHECKED overlap, so a step waits for the check of the step before the last);
+- zkdv with sampling off, at p = 0.01 (state and update checks) and at DEBUGCheckEvery(1),
+  each step timed with `join()`, so a sampled check's replay is charged to its step;
 - the RepOps interpreter's own step (`Interpreter.run` of the workload's program), the goal
   being zkdv with sampling off <= 1.2x of it;
 - the same loop with torch's own eager kernels, no transcript (torch.optim, clip_grad_norm_):
@@ -67,71 +68,75 @@ def load_initial(w: Workload) -> dict[str, torch.Tensor]:
     return state
 
 
-def time_zkdv(w: Workload, policy: zkdv.SamplingPolicy, steps: int, folder: Path) -> tuple[list[float], float]:
-    """Per-step seconds (after warm-up) and transcript bytes per step (step and check records)."""
-    load_initial(w)
-    proof = zkdv.torch.ZKDV(folder, zkdv.ZKDVConfig(name=w.name, sampling_policy=policy),
-                            replay_snapshot_interval=12)
-    proof.register_functional_optimizer(_Configured, lambda o: ConfigForm(o.task_config))
-    proof.start(rolling_window=8, probe_ratio=0.01)
-    model, opt = proof.prepare(w.step.model, _Configured(w.step.model.parameters(), w.step.optimizer))
-    loss_fn = w.step.loss_fn
+class ZKDVLoop:
+    """One zkdv-wrapped loop over the workload; `step(s)` times one step including its checks."""
 
-    @proof.attest
-    def attested(model: torch.nn.Module, optimizer: torch.optim.Optimizer, batch: dict[str, Any]) -> None:
-        proof.backward(loss_fn(proof.forward(model, batch[BATCH_INPUT]), batch[BATCH_TARGET]))
-        optimizer.step()
+    def __init__(self, w: Workload, policy: zkdv.SamplingPolicy, folder: Path) -> None:
+        load_initial(w)
+        self.w, self.folder = w, folder
+        proof = zkdv.torch.ZKDV(folder, zkdv.ZKDVConfig(name=w.name, sampling_policy=policy),
+                                replay_snapshot_interval=12)
+        proof.register_functional_optimizer(_Configured, lambda o: ConfigForm(o.task_config))
+        proof.start(rolling_window=8, probe_ratio=0.01)
+        self.model, self.opt = proof.prepare(w.step.model, _Configured(w.step.model.parameters(), w.step.optimizer))
+        self.proof = proof
+        loss_fn = w.step.loss_fn
 
-    times: list[float] = []
-    for s in range(WARMUP + steps):
+        @proof.attest
+        def attested(model: torch.nn.Module, optimizer: torch.optim.Optimizer, batch: dict[str, Any]) -> None:
+            proof.backward(loss_fn(proof.forward(model, batch[BATCH_INPUT]), batch[BATCH_TARGET]))
+            optimizer.step()
+
+    def step(self, s: int) -> float:
+        w, loss_fn = self.w, self.w.step.loss_fn
         batch = w.dataset.batch(w.config.seed, s, w.config.batch_size)
         t0 = time.perf_counter()
-        with proof.transaction(batch=batch):
-            proof.backward(loss_fn(model(batch[BATCH_INPUT]), batch[BATCH_TARGET]))
-            opt.step()
-        if s >= WARMUP:
-            times.append(time.perf_counter() - t0)
-    t0 = time.perf_counter()
-    proof.close()
-    times[-1] += time.perf_counter() - t0  # the checks still queued are part of the run
-    size = (folder / "records.cborl").stat().st_size
-    return times, size / (WARMUP + steps)
+        with self.proof.transaction(batch=batch):
+            self.proof.backward(loss_fn(self.model(batch[BATCH_INPUT]), batch[BATCH_TARGET]))
+            self.opt.step()
+        self.proof.join()  # a sampled check's replay is charged to its step (no overlap on a loaded machine)
+        return time.perf_counter() - t0
+
+    def bytes_per_step(self, steps: int) -> float:
+        self.proof.close()
+        return (self.folder / "records.cborl").stat().st_size / steps
 
 
-def time_interpreter(w: Workload, steps: int) -> list[float]:
-    interp = Interpreter(w.program)
-    state = w.initial_state()
-    times = []
-    for s in range(WARMUP + steps):
+class InterpreterLoop:
+    def __init__(self, w: Workload) -> None:
+        self.w, self.interp, self.state = w, Interpreter(w.program), w.initial_state()
+
+    def step(self, s: int) -> float:
+        batch = self.w.dataset.batch(self.w.config.seed, s, self.w.config.batch_size)
+        t0 = time.perf_counter()
+        self.state, _ = self.interp.run(self.state, batch)
+        return time.perf_counter() - t0
+
+
+class EagerLoop:
+    """The same loop with torch's own kernels and optimizer, no transcript."""
+
+    def __init__(self, w: Workload) -> None:
+        load_initial(w)
+        self.w, c = w, w.step.optimizer
+        params = w.step.model.parameters()
+        if isinstance(c, SGDConfig):
+            self.opt: torch.optim.Optimizer = torch.optim.SGD(params, lr=c.lr, momentum=c.momentum,
+                                                              weight_decay=c.weight_decay, nesterov=c.nesterov)
+        else:
+            assert isinstance(c, AdamWConfig)
+            self.opt = torch.optim.AdamW(params, lr=c.lr, betas=c.betas, eps=c.eps, weight_decay=c.weight_decay)
+
+    def step(self, s: int) -> float:
+        w, c = self.w, self.w.step.optimizer
         batch = w.dataset.batch(w.config.seed, s, w.config.batch_size)
         t0 = time.perf_counter()
-        state, _ = interp.run(state, batch)
-        if s >= WARMUP:
-            times.append(time.perf_counter() - t0)
-    return times
-
-
-def time_eager(w: Workload, steps: int) -> list[float]:
-    load_initial(w)
-    model, c = w.step.model, w.step.optimizer
-    if isinstance(c, SGDConfig):
-        opt: torch.optim.Optimizer = torch.optim.SGD(model.parameters(), lr=c.lr, momentum=c.momentum,
-                                                     weight_decay=c.weight_decay, nesterov=c.nesterov)
-    else:
-        assert isinstance(c, AdamWConfig)
-        opt = torch.optim.AdamW(model.parameters(), lr=c.lr, betas=c.betas, eps=c.eps, weight_decay=c.weight_decay)
-    times = []
-    for s in range(WARMUP + steps):
-        batch = w.dataset.batch(w.config.seed, s, w.config.batch_size)
-        t0 = time.perf_counter()
-        w.step.loss_fn(model(batch[BATCH_INPUT]), batch[BATCH_TARGET]).backward()
+        w.step.loss_fn(w.step.model(batch[BATCH_INPUT]), batch[BATCH_TARGET]).backward()
         if c.clip_grad_norm is not None:
-            torch.nn.utils.clip_grad_norm_(model.parameters(), c.clip_grad_norm)
-        opt.step()
-        opt.zero_grad()
-        if s >= WARMUP:
-            times.append(time.perf_counter() - t0)
-    return times
+            torch.nn.utils.clip_grad_norm_(w.step.model.parameters(), c.clip_grad_norm)
+        self.opt.step()
+        self.opt.zero_grad()
+        return time.perf_counter() - t0
 
 
 def main() -> int:
@@ -147,19 +152,25 @@ def main() -> int:
     }
     with tempfile.TemporaryDirectory() as tmp:
         for make in (mlp_digits, char_transformer):
-            w = make()
-            interp = statistics.median(time_interpreter(w, args.steps))
-            eager = statistics.median(time_eager(w, args.steps))
-            for label, policy in policies.items():
-                times, per_step = time_zkdv(make(), policy, args.steps, Path(tmp) / f"{w.name}-{label}")
-                ours = statistics.median(times)
-                mean = statistics.fmean(times)
-                rows.append({"case": f"{w.name} zkdv {label} vs interpreter", "ours_s": ours, "baseline_s": interp,
-                             "ratio": ours / interp, "mean_s": mean, "transcript_bytes_per_step": per_step})
-                rows.append({"case": f"{w.name} zkdv {label} vs eager torch", "ours_s": ours, "baseline_s": eager,
-                             "ratio": ours / eager, "mean_s": mean, "transcript_bytes_per_step": per_step})
-            rows.append({"case": f"{w.name} interpreter vs eager torch", "ours_s": interp, "baseline_s": eager,
-                         "ratio": interp / eager})
+            name = make().name
+            interp, eager = InterpreterLoop(make()), EagerLoop(make())
+            zk = {label: ZKDVLoop(make(), policy, Path(tmp) / f"{name}-{label}") for label, policy in policies.items()}
+            loops: dict[str, Any] = {"interpreter": interp, "eager": eager, **zk}
+            times: dict[str, list[float]] = {k: [] for k in loops}
+            for s in range(WARMUP + args.steps):  # round robin: the machine's load hits every case alike
+                for label, loop in loops.items():
+                    t = loop.step(s)
+                    if s >= WARMUP:
+                        times[label].append(t)
+            med = {k: statistics.median(v) for k, v in times.items()}
+            for label, loop in zk.items():
+                per_step = loop.bytes_per_step(WARMUP + args.steps)
+                for base in ("interpreter", "eager"):
+                    rows.append({"case": f"{name} zkdv {label} vs {base}", "ours_s": med[label],
+                                 "baseline_s": med[base], "ratio": med[label] / med[base],
+                                 "mean_s": statistics.fmean(times[label]), "transcript_bytes_per_step": per_step})
+            rows.append({"case": f"{name} interpreter vs eager", "ours_s": med["interpreter"],
+                         "baseline_s": med["eager"], "ratio": med["interpreter"] / med["eager"]})
     machine = {
         "platform": platform.platform(),
         "cpu": cpu_model(),
@@ -168,7 +179,7 @@ def main() -> int:
         "torch": torch.__version__,
         "threads": torch.get_num_threads(),
         "steps": args.steps,
-        "statistic": "median seconds per step (mean_s: mean, which spreads the checks' replays)",
+        "statistic": "median seconds per step, cases in round robin (mean_s: the mean)",
     }
     print(f"{'case':<52} {'ours ms':>9} {'base ms':>9} {'ratio':>7} {'bytes/step':>10}")
     for r in rows:

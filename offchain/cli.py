@@ -17,6 +17,7 @@
     refereed task wait|result ID         wait for a task to be finalized; write its final weights (state_dict)
     refereed keystore create PATH        an encrypted keystore file (use it with --keystore)
     refereed serve                       a local, read-only web dashboard that updates live
+    refereed ledger simulate|show|verify-replay   the training ledger (docs/ledger.md): attribution, replay
 
 The agent commands work against any RPC (`--rpc`, default the local anvil). Keys come from
 `--key` or REFEREED_KEY; on anvil's chain (31337) each role defaults to a dev account
@@ -338,6 +339,10 @@ oracle_app = typer.Typer(help="Run a recompute-oracle agent.", no_args_is_help=T
 app.add_typer(task_app, name="task")
 app.add_typer(trainer_app, name="trainer")
 app.add_typer(oracle_app, name="oracle")
+
+from offchain.ledger.cli import ledger_app  # noqa: E402  (a sub-app in its own module)
+
+app.add_typer(ledger_app, name="ledger")
 
 Rpc = Annotated[str, typer.Option(envvar="REFEREED_RPC", help="JSON-RPC URL of the chain")]
 Key = Annotated[

@@ -4,8 +4,10 @@
 Cases are grouped in suites; each suite is a function returning `Case`s (name, ours, baseline),
 so new rows (e.g. a whole training step through the interpreter) are one more suite in SUITES.
 Every case is timed as medians of --runs timings after warm-up, ours and the baseline
-alternating. The matmul suite also reports where the time of one 1024^3 product goes
-(quantize, GEMM, combine). Prints tables and writes out/bench/repops.json:
+alternating. The matmul suite also times the engine's GEMM alone against fp32 torch.mm (the
+floor of an exact product on this machine) and reports where the time of each product goes
+(quantize A, quantize B, GEMM, combine, each stage timed alone, paired with fp32 torch.mm).
+Prints tables and writes out/bench/repops.json:
 {"machine": {...}, "rows": [{"case", "ours_s", "baseline_s", "ratio", ...}], "splits": [...]}
 with ratio = ours_s / baseline_s. Run with the project's venv python.
 """
@@ -26,12 +28,13 @@ from typing import Any
 
 import torch
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from trainer.repops import linalg  # noqa: E402
+from trainer.repops import _native, linalg  # noqa: E402
 from trainer.repops._fixed import grid_magic, grid_max, p_dot, quantize  # noqa: E402
 
 THREADS = 2
@@ -78,50 +81,114 @@ def _operands(m: int, k: int, n: int, seed: int = 0) -> tuple[torch.Tensor, torc
     return torch.randn(m, k, generator=g), torch.randn(k, n, generator=g)
 
 
-MATMUL_SHAPES: list[tuple[str, int, int, int]] = [
-    ("mm 256^3", 256, 256, 256),
-    ("mm 512^3", 512, 512, 512),
-    ("mm 1024^3", 1024, 1024, 1024),
-    ("mm 2048^3", 2048, 2048, 2048),
-    ("mm 512x8192 @ 8192x512 (weight grad)", 512, 8192, 512),
+MATMUL_SHAPES: list[tuple[str, int, int, int, int]] = [  # name, batch, M, K, N
+    ("mm 256^3", 1, 256, 256, 256),
+    ("mm 512^3", 1, 512, 512, 512),
+    ("mm 1024^3", 1, 1024, 1024, 1024),
+    ("mm 2048^3", 1, 2048, 2048, 2048),
+    ("mm 512x8192 @ 8192x512 (weight grad)", 1, 512, 8192, 512),
+    ("mm (8192x512)^T @ 8192x512 (weight grad, transposed A)", 1, 512, 8192, 512),
+    ("bmm 16 x 256x64 @ 64x256 (attention scores)", 16, 256, 64, 256),
 ]
+SPLIT_SHAPES = ("mm 512^3", "mm 1024^3", "mm 2048^3", "mm 512x8192 @ 8192x512 (weight grad)")
+
+
+def _matmul_operands(name: str, nb: int, m: int, k: int, n: int) -> tuple[torch.Tensor, torch.Tensor]:
+    if nb > 1:
+        g = torch.Generator().manual_seed(0)
+        return torch.randn(nb, m, k, generator=g), torch.randn(nb, k, n, generator=g)
+    a, b = _operands(m, k, n)
+    if "transposed A" in name:
+        a = a.t().contiguous().t()  # a (K, M) tensor seen transposed, as autograd's weight gradient passes it
+    return a, b
+
+
+def _baseline(a: torch.Tensor, b: torch.Tensor) -> Callable[[], object]:
+    return (lambda: torch.mm(a, b)) if a.dim() == 2 else (lambda: torch.bmm(a, b))
 
 
 def matmul_cases(engines: list[str]) -> list[Case]:
     cases = []
-    for name, m, k, n in MATMUL_SHAPES:
-        a, b = _operands(m, k, n)
+    for name, nb, m, k, n in MATMUL_SHAPES:
+        a, b = _matmul_operands(name, nb, m, k, n)
         for engine in engines:
-            label = name if engine == linalg.default_engine(a, b) and len(engines) == 1 else f"{name} [{engine}]"
+            label = name if engine == "auto" else f"{name} [{engine}]"
+            chosen, path = engine.split("-")[0], ("torch" if engine.endswith("-torch") else None)
+            chosen = linalg.default_engine(a, b) if chosen == "auto" else chosen
             cases.append(
                 Case(
                     label,
-                    lambda a=a, b=b, e=engine: linalg.matmul_exact(a, b, e),  # type: ignore[misc]
-                    lambda a=a, b=b: torch.mm(a, b),  # type: ignore[misc]
-                    {"engine": engine, "m": m, "k": k, "n": n},
+                    lambda a=a, b=b, e=chosen, p=path: linalg.matmul_exact(a, b, e, p),  # type: ignore[misc]
+                    _baseline(a, b),
+                    {"engine": chosen, "path": path or "default", "batch": nb, "m": m, "k": k, "n": n},
+                )
+            )
+        if nb == 1 and name in SPLIT_SHAPES:  # the floor: the float64 GEMM alone, into a reused buffer
+            qa, qb = a.double(), b.double()
+            out = torch.empty(m, n, dtype=torch.float64)
+            cases.append(
+                Case(
+                    f"{name}: float64 GEMM alone",
+                    lambda qa=qa, qb=qb, out=out: torch.mm(qa, qb, out=out),  # type: ignore[misc]
+                    _baseline(a, b),
+                    {"engine": "f64 GEMM only", "batch": nb, "m": m, "k": k, "n": n},
                 )
             )
     return cases
 
 
-def matmul_split(size: int, runs: int) -> list[dict[str, Any]]:
-    """Where the f64 engine's time goes for one size^3 product: each stage timed alone."""
-    a, b = _operands(size, size, size)
-    p = p_dot(size)
-    qa = quantize(a, grid_magic(grid_max(a, [1]), p))
-    qb = quantize(b, grid_magic(grid_max(b, [0]), p))
-    s = torch.mm(qa, qb)
-    stages = {
-        "quantize A and B (max, grid, float64)": lambda: (
-            quantize(a, grid_magic(grid_max(a, [1]), p)),
-            quantize(b, grid_magic(grid_max(b, [0]), p)),
-        ),
-        "GEMM (float64 mm)": lambda: torch.mm(qa, qb),
-        "combine (round to fp32, +0)": lambda: s.to(torch.float32).add_(0.0),
-        "whole kernel": lambda: linalg.matmul_exact(a, b, "f64"),
-        "torch.mm fp32 (baseline)": lambda: torch.mm(a, b),
+def _f64_stages(a: torch.Tensor, b: torch.Tensor) -> dict[str, Callable[[], object]]:
+    """The f64 engine's stages as it runs them (native passes when built, else torch ops)."""
+    m, k = a.shape
+    n = b.shape[1]
+    p = p_dot(k)
+    lib = _native.linalg_library()
+    if lib is None:
+        qa = quantize(a, grid_magic(grid_max(a, [1]), p))
+        qb = quantize(b, grid_magic(grid_max(b, [0]), p))
+        s = torch.mm(qa, qb)
+        return {
+            "quantize A (torch ops)": lambda: quantize(a, grid_magic(grid_max(a, [1]), p)),
+            "quantize B (torch ops)": lambda: quantize(b, grid_magic(grid_max(b, [0]), p)),
+            "GEMM (float64 mm)": lambda: torch.mm(qa, qb),
+            "combine (torch ops)": lambda: s.to(torch.float32).add_(0.0),
+        }
+    isa = _native.ISAS.index(linalg.native_isa())
+    a3, bt3 = a.unsqueeze(0), b.unsqueeze(0).transpose(1, 2)
+    qa3, bad_a, _ = linalg._quant_f64_native(lib, a3, p, "bench-qa", isa)
+    qbt3, bad_b, _ = linalg._quant_f64_native(lib, bt3, p, "bench-qb", isa)
+    qa2, qb2 = qa3[0], qbt3[0].t()
+    s = torch.mm(qa2, qb2)
+    out = torch.empty(m, n)
+
+    def combine() -> None:
+        t = torch.empty(m, n)  # a fresh output, as the kernel returns
+        lib.combine_f64(s.data_ptr(), 1, m, n, 0, n, bad_a.data_ptr(), bad_b.data_ptr(), 0, t.data_ptr(), isa, 2)
+
+    del out
+    return {
+        "quantize A (native)": lambda: linalg._quant_f64_native(lib, a3, p, "bench-qa", isa),
+        "quantize B (native)": lambda: linalg._quant_f64_native(lib, bt3, p, "bench-qb", isa),
+        "GEMM (float64 mm into the reused buffer)": lambda: torch.mm(qa2, qb2, out=s),
+        "combine (native, fresh fp32 output)": combine,
     }
-    return [{"stage": k, "seconds": median_time(f, runs)} for k, f in stages.items()]
+
+
+def matmul_split(runs: int) -> list[dict[str, Any]]:
+    """Where the f64 engine's time goes: each stage timed alone, paired with fp32 torch.mm."""
+    rows = []
+    for name, _, m, k, n in MATMUL_SHAPES:
+        if name not in SPLIT_SHAPES:
+            continue
+        a, b = _operands(m, k, n)
+        stages: dict[str, Callable[[], object]] = {
+            **_f64_stages(a, b),
+            "whole kernel": lambda a=a, b=b: linalg.matmul_exact(a, b, "f64"),  # type: ignore[misc]
+        }
+        for stage, f in stages.items():
+            t, base = paired_medians(f, lambda a=a, b=b: torch.mm(a, b), runs)  # type: ignore[misc]
+            rows.append({"case": name, "stage": stage, "seconds": t, "fp32_mm_s": base, "ratio": t / base})
+    return rows
 
 
 def step_cases(engines: list[str]) -> list[Case]:
@@ -135,7 +202,7 @@ def step_cases(engines: list[str]) -> list[Case]:
         interp = Interpreter(w.program)
         state = w.initial_state()
         batch = w.dataset.batch(w.config.seed, 0, w.config.batch_size)
-        info = {"nodes": len(w.program.nodes), "batch": w.config.batch_size}
+        info: dict[str, object] = {"nodes": len(w.program.nodes), "batch": w.config.batch_size}
         cases.append(
             Case(
                 f"step {w.name} (interpreter vs eager)",
@@ -175,8 +242,9 @@ def main() -> int:
     ap.add_argument(
         "--engine",
         action="append",
-        choices=list(linalg.ENGINES),
-        help="matmul engines to time (default: the one RepOps picks on this machine)",
+        choices=[*linalg.ENGINES, "auto", *(f"{e}-torch" for e in linalg.ENGINES)],
+        help="matmul engines to time (default: the one RepOps picks on this machine, 'auto'); "
+        "'<engine>-torch' runs that engine's torch-op path (the implementation before the native passes)",
     )
     ap.add_argument(
         "--threads", type=int, default=THREADS, help=f"torch threads (default {THREADS}, the issue's setting)"
@@ -195,7 +263,7 @@ def main() -> int:
     console = Console(width=max(Console().width, 110))
 
     int8_fast = linalg._cpu_has_fast_int8()
-    engines = args.engine or ["int8" if int8_fast else "f64"]
+    engines = args.engine or ["auto"]
     rows: list[dict[str, Any]] = []
     for suite in args.suite or list(SUITES):
         for case in SUITES[suite](engines):
@@ -203,8 +271,10 @@ def main() -> int:
             rows.append(
                 {"case": case.name, "ours_s": t_ours, "baseline_s": t_base, "ratio": t_ours / t_base, **case.info}
             )
-            console.print(f"  {case.name}: {t_ours * 1e3:.2f} ms vs {t_base * 1e3:.2f} ms", highlight=False)
-    splits = matmul_split(1024, runs) if "matmul" in (args.suite or list(SUITES)) else []
+            console.print(
+                f"  {case.name}: {t_ours * 1e3:.2f} ms vs {t_base * 1e3:.2f} ms", highlight=False, markup=False
+            )
+    splits = matmul_split(runs) if "matmul" in (args.suite or list(SUITES)) else []
 
     machine = {
         "platform": platform.platform(),
@@ -212,6 +282,8 @@ def main() -> int:
         "cpu_count": os.cpu_count(),
         "cpu_capability": torch.backends.cpu.get_cpu_capability(),
         "int8_vnni_or_amx": int8_fast,
+        "native_linalg": _native.linalg_library() is not None,
+        "native_isa": linalg.native_isa() if _native.linalg_library() is not None else None,
         "python": platform.python_version(),
         "torch": torch.__version__,
         "threads": torch.get_num_threads(),
@@ -223,14 +295,18 @@ def main() -> int:
     for col in ("case", "ours (ms)", "torch (ms)", "ratio"):
         table.add_column(col, justify="left" if col == "case" else "right")
     for r in rows:
-        table.add_row(r["case"], f"{r['ours_s'] * 1e3:.2f}", f"{r['baseline_s'] * 1e3:.2f}", f"{r['ratio']:.2f}")
+        table.add_row(
+            escape(r["case"]), f"{r['ours_s'] * 1e3:.2f}", f"{r['baseline_s'] * 1e3:.2f}", f"{r['ratio']:.2f}"
+        )
     console.print(table)
     if splits:
-        split_table = Table(title="mm 1024^3, f64 engine: time per stage (medians, each stage timed alone)")
-        split_table.add_column("stage")
-        split_table.add_column("ms", justify="right")
+        split_table = Table(title="f64 engine: time per stage (medians, each stage timed alone, / fp32 torch.mm)")
+        for col in ("case", "stage", "ms", "fp32 mm (ms)", "/ fp32 mm"):
+            split_table.add_column(col, justify="left" if col in ("case", "stage") else "right")
         for s in splits:
-            split_table.add_row(s["stage"], f"{s['seconds'] * 1e3:.2f}")
+            split_table.add_row(
+                s["case"], s["stage"], f"{s['seconds'] * 1e3:.2f}", f"{s['fp32_mm_s'] * 1e3:.2f}", f"{s['ratio']:.3f}"
+            )
         console.print(split_table)
     console.print(
         f"{machine['cpu']}, {machine['cpu_count']} CPUs, {machine['cpu_capability']}, int8 VNNI/AMX: {int8_fast}, "

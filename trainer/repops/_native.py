@@ -1,4 +1,5 @@
-"""Optional native fast path for the transcendental functions of trainer.repops.mathfn.
+"""Optional native fast paths: the transcendental functions of trainer.repops.mathfn, and the
+quantizer and combine passes of the exact matrix products (trainer.repops.linalg).
 
 The C source is `native_src/mathfn.c`: one loop per function, running the same binary64
 operation sequence as mathfn.py's torch-op path (so the same bits), compiled without FMA
@@ -12,6 +13,12 @@ library is loaded lazily on first use, through ctypes.
 the same bits (tests/repops/test_mathfn_native.py compares them). Its `run(name, ...)`
 applies one function's loop to a buffer, split over threads when it is large (each element
 depends on its input alone, so the split changes no bit).
+
+`linalg_library()` loads `native_src/liblinalg.so` (built by the same `build()`, for the
+baseline instruction set, with AVX2 and AVX-512 loops chosen at run time); None when it is not
+built or REFEREED_NATIVE=0. linalg.py then runs its torch-op path, which gives the same bits
+(tests/repops/test_linalg_native.py compares every instruction path with it and with the
+scalar definition).
 """
 
 from __future__ import annotations
@@ -26,7 +33,24 @@ from pathlib import Path
 
 from trainer import _cbuild
 
-__all__ = ["FLAGS", "KERNELS", "LIBRARY", "PARALLEL_MIN", "SOURCE", "Kernel", "available", "build", "kernel", "library"]
+__all__ = [
+    "FLAGS",
+    "ISAS",
+    "KERNELS",
+    "LIBRARY",
+    "LINALG_FLAGS",
+    "LINALG_LIBRARY",
+    "LINALG_SOURCE",
+    "PARALLEL_MIN",
+    "SOURCE",
+    "Kernel",
+    "Linalg",
+    "available",
+    "build",
+    "kernel",
+    "library",
+    "linalg_library",
+]
 
 SOURCE = Path(__file__).with_name("native_src") / "mathfn.c"
 LIBRARY = SOURCE.with_name("libmathfn.so")
@@ -40,6 +64,15 @@ FLAGS = ("-O3", "-fPIC", "-shared", "-pthread", "-ffp-contract=off", "-fno-trapp
 NATIVE_ARCH = "-march=native"
 
 Kernel = Callable[[int, int, int], None]  # (x pointer, out pointer, element count)
+
+# The exact matrix products' quantizer and combine (native_src/linalg.c). Built for the baseline
+# instruction set: its AVX2 and AVX-512 loops carry their own target attributes and are chosen
+# at run time (cpuid), so one build runs on every x86-64 machine and each path can be forced.
+LINALG_SOURCE = SOURCE.with_name("linalg.c")
+LINALG_LIBRARY = SOURCE.with_name("liblinalg.so")
+LINALG_FLAGS = FLAGS
+LINALG_VERSION = 1  # must equal RT_VERSION in linalg.c (an older build is not loaded)
+ISAS = ("portable", "avx2", "avx512")  # the instruction paths of linalg.c, by their C index
 
 # A call with fewer elements runs on the calling thread alone (starting a thread costs about as
 # much as 20-40k elements of exp); a larger one is split over `threads` threads in C.
@@ -87,6 +120,65 @@ def _load() -> _Library | None:
     return _holder[0]
 
 
+class Linalg:
+    """The loaded linalg.c: `quant_f64`, `quant_int8x2`, `gridsum_f64`, `combine_f64`,
+    `combine_int8x2` (see the C file for the arguments) and `supported(isa)`."""
+
+    def __init__(self, lib: ctypes.CDLL) -> None:
+        i64, ptr, cint = ctypes.c_int64, ctypes.c_void_p, ctypes.c_int
+        if lib.rt_linalg_version() != LINALG_VERSION:
+            raise AttributeError("liblinalg.so was built from another version of linalg.c")
+        self.quant_f64 = lib.rt_quant_f64
+        self.quant_f64.argtypes = [ptr, i64, i64, i64, i64, i64, i64, cint, ptr, i64, i64, i64, ptr, cint, cint]
+        self.quant_f64.restype = i64
+        self.quant_int8x2 = lib.rt_quant_int8x2
+        self.quant_int8x2.argtypes = [
+            *(ptr, i64, i64, i64, i64, i64, i64, cint, ptr, ptr, i64, i64, i64, ptr, ptr, cint, cint)
+        ]
+        self.quant_int8x2.restype = i64
+        self.gridsum_f64 = lib.rt_gridsum_f64
+        self.gridsum_f64.argtypes = [ptr, i64, i64, i64, i64, i64, i64, cint, ptr, ptr, cint, cint]
+        self.gridsum_f64.restype = i64
+        self.combine_f64 = lib.rt_combine_f64
+        self.combine_f64.argtypes = [ptr, i64, i64, i64, i64, i64, ptr, ptr, cint, ptr, cint, cint]
+        self.combine_f64.restype = cint
+        self.combine_int8x2 = lib.rt_combine_int8x2
+        self.combine_int8x2.argtypes = [
+            *(ptr, ptr, ptr, i64, i64, i64, i64, i64, ptr, ptr, ptr, ptr, cint, ptr, cint, cint)
+        ]
+        self.combine_int8x2.restype = cint
+        probe = lib.rt_linalg_isa_supported
+        probe.argtypes = [cint]
+        probe.restype = cint
+        self._supported = {isa: bool(probe(i)) for i, isa in enumerate(ISAS)}  # cpuid, once
+        self._best = next(isa for isa in reversed(ISAS) if self._supported[isa])
+
+    def supported(self, isa: str) -> bool:
+        """Whether this CPU runs instruction path `isa` (one of ISAS)."""
+        return self._supported[isa]
+
+    def best_isa(self) -> str:
+        return self._best
+
+
+_linalg_holder: list[Linalg | None] = []
+
+
+def linalg_library() -> Linalg | None:
+    """linalg.c loaded, or None when it is not built or REFEREED_NATIVE=0 (read on every call)."""
+    if os.environ.get("REFEREED_NATIVE", "").strip() == "0":
+        return None
+    if not _linalg_holder:
+        found: Linalg | None = None
+        if LINALG_LIBRARY.exists():
+            try:
+                found = Linalg(ctypes.CDLL(str(LINALG_LIBRARY)))
+            except (OSError, AttributeError):
+                found = None
+        _linalg_holder.append(found)
+    return _linalg_holder[0]
+
+
 def library() -> _Library | None:
     """The library, or None when it is unavailable or switched off by REFEREED_NATIVE=0."""
     if os.environ.get("REFEREED_NATIVE", "").strip() == "0":
@@ -124,11 +216,15 @@ def build(force: bool = False) -> Path | None:
 
     Raises subprocess.CalledProcessError when the compiler fails.
     """
-    if not force and _cbuild.is_fresh(LIBRARY, SOURCE):
-        return LIBRARY
     cc = _cbuild.compiler()
     if cc is None:
         return None
+    if force or not _cbuild.is_fresh(LINALG_LIBRARY, LINALG_SOURCE):
+        _cbuild.compile_shared(cc, list(LINALG_FLAGS), LINALG_SOURCE, LINALG_LIBRARY)
+        if _linalg_holder and _linalg_holder[0] is None:
+            _linalg_holder.clear()
+    if not force and _cbuild.is_fresh(LIBRARY, SOURCE):
+        return LIBRARY
     flags = [*FLAGS, NATIVE_ARCH] if _native_arch_works(cc) else list(FLAGS)
     _cbuild.compile_shared(cc, flags, SOURCE, LIBRARY)
     if _holder and _holder[0] is None:
@@ -144,5 +240,5 @@ if __name__ == "__main__":
             "the transcendental functions use their torch-op path (same bits, several times slower)"
         )
     else:
-        print(f"trainer.repops: native math library at {built}")
+        print(f"trainer.repops: native math library at {built}, matrix-product passes at {LINALG_LIBRARY}")
     sys.exit(0)

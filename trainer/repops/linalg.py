@@ -10,8 +10,15 @@ Two engines compute S, with the same bits:
   computes S exactly in any order.
 - "int8": q split into int8 slices (at p = 14: q = hi * 2^8 + lo, hi in [-64, 64], lo in
   [-128, 127]); one int8 x int8 -> int32 GEMM per slice-weight t = i + j, joining the pairs
-  along K (hi.hi, [hi|lo].[lo;hi], lo.lo), combined exactly in float64.
-The default is int8 on CUDA and on CPUs with AVX-512 VNNI or AMX, f64 elsewhere.
+  along K (hi.hi, [lo|hi].[hi;lo], lo.lo), combined exactly in float64.
+Each engine has two implementations of its passes around the GEMM, with the same bits: the
+native one (native_src/linalg.c: one pass per operand for the quantizer, one for the combine;
+portable C, AVX2 and AVX-512 loops chosen by cpuid), used on CPU when the library is built,
+and the torch-op one (CPU without the library, and CUDA).
+
+The engine is chosen per shape class by a short calibration on first use, cached per machine
+and torch build outside the repository (trainer/repops/_calib.py); REFEREED_MM_ENGINE or the
+`engine` argument forces one. Since all give the same bits, the choice is only about speed.
 """
 
 from __future__ import annotations
@@ -19,6 +26,8 @@ from __future__ import annotations
 import functools
 import math
 import operator
+import os
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
@@ -26,6 +35,7 @@ from typing import Literal
 import torch
 import torch.nn.functional as F
 
+from trainer.repops import _calib, _native
 from trainer.repops._fixed import F32_NAN as _NAN
 from trainer.repops._fixed import (
     all_finite,
@@ -73,15 +83,42 @@ def _cpu_has_fast_int8() -> bool:
     return False
 
 
-def default_engine(a: torch.Tensor, b: torch.Tensor) -> Engine:
-    """The faster engine for these operands (both give the same bits)."""
+def engine_candidates(a: torch.Tensor, b: torch.Tensor) -> list[Engine]:
+    """The engines worth timing for these operands (all give the same bits).
+
+    int8 only where int8 GEMMs are fast (CUDA, CPUs with VNNI or AMX; REFEREED_MM_CALIBRATE_ALL=1
+    adds it everywhere, for tests), only for K within the int8 limit and above tiny sizes."""
     m, k = a.shape[-2], a.shape[-1]
     n = b.shape[-1]
     if m * n * k < _SMALL or k > int8_max_k(p_dot(k)):
+        return ["f64"]
+    fast = a.device.type == "cuda" or (a.device.type == "cpu" and _cpu_has_fast_int8())
+    if fast or os.environ.get("REFEREED_MM_CALIBRATE_ALL", "").strip() == "1":
+        return ["f64", "int8"]
+    return ["f64"]
+
+
+def default_engine(a: torch.Tensor, b: torch.Tensor) -> Engine:
+    """The engine matmul_exact uses for these operands: REFEREED_MM_ENGINE if set, else the
+    calibrated choice for their shape class (calibrating it now if it is new)."""
+    forced = os.environ.get("REFEREED_MM_ENGINE", "").strip()
+    if forced:
+        if forced not in ENGINES:
+            raise RepOpsError(f"REFEREED_MM_ENGINE={forced!r}: expected one of {ENGINES}")
+        return _engine(forced)
+    candidates = engine_candidates(a, b)
+    if len(candidates) == 1:
+        return candidates[0]
+    chosen = _calib.choose(a, b, candidates, lambda e: _run_engine(a, b, _engine(e)))
+    return _engine(chosen)
+
+
+def _engine(name: str) -> Engine:
+    if name == "f64":
         return "f64"
-    if a.device.type == "cuda" or (a.device.type == "cpu" and _cpu_has_fast_int8()):
+    if name == "int8":
         return "int8"
-    return "f64"
+    raise ValueError(f"unknown engine {name!r}; expected one of {ENGINES}")
 
 
 def _finish(s: torch.Tensor, ma: torch.Tensor, mb: torch.Tensor, mx: torch.Tensor | None = None) -> torch.Tensor:
@@ -213,7 +250,210 @@ def _matmul_int8(a: torch.Tensor, b: torch.Tensor, p: int) -> torch.Tensor:
     return _finish(s, ma, mb)
 
 
-def matmul_exact(a: torch.Tensor, b: torch.Tensor, engine: Engine | None = None) -> torch.Tensor:
+# --- native passes (native_src/linalg.c) ------------------------------------------------------
+
+ISA_ENV = "REFEREED_LINALG_ISA"  # force an instruction path of linalg.c: portable, avx2, avx512
+
+
+def _linalg_lib() -> _native.Linalg | None:
+    return _native.linalg_library()
+
+
+def native_isa() -> str:
+    """The instruction path the native passes use: REFEREED_LINALG_ISA if set, else the best
+    this CPU runs. A forced path the CPU lacks is an error, never a silent fallback."""
+    lib = _linalg_lib()
+    if lib is None:
+        raise RepOpsError("the native linalg library is not built (python trainer/repops/_native.py)")
+    forced = os.environ.get(ISA_ENV, "").strip()
+    if forced:
+        if forced not in _native.ISAS:
+            raise RepOpsError(f"{ISA_ENV}={forced!r}: expected one of {_native.ISAS}")
+        if not lib.supported(forced):
+            raise RepOpsError(f"{ISA_ENV}={forced!r}: this CPU does not run that instruction path")
+        return forced
+    return lib.best_isa()
+
+
+class _Workspace(threading.local):
+    """Per-thread scratch buffers reused across calls (the float64 operands, the GEMM result, the
+    int8 slices): fresh memory of this size costs page faults on every call, which measured
+    up to a third of the f64 engine's time. Buffers above WORKSPACE_MAX bytes are not kept."""
+
+    def __init__(self) -> None:
+        self.bufs: dict[tuple[str, torch.dtype], torch.Tensor] = {}
+
+    def get(self, role: str, shape: Sequence[int], dtype: torch.dtype) -> torch.Tensor:
+        numel = math.prod(shape)
+        key = (role, dtype)
+        buf = self.bufs.get(key)
+        if buf is None or buf.numel() < numel:
+            buf = torch.empty(max(numel, 1), dtype=dtype)
+            if buf.numel() * buf.element_size() <= WORKSPACE_MAX:
+                self.bufs[key] = buf
+            else:
+                self.bufs.pop(key, None)
+        return buf[:numel].view(tuple(shape))
+
+
+WORKSPACE_MAX = 1 << 28  # bytes per buffer kept between calls
+_workspace = _Workspace()
+
+
+def release_workspace() -> None:
+    """Drop this thread's scratch buffers (their memory goes back to the allocator)."""
+    _workspace.bufs.clear()
+
+
+def _threads() -> int:
+    return max(1, torch.get_num_threads())
+
+
+def _lines(x: torch.Tensor) -> tuple[torch.Tensor, int, int, int, int, int, int]:
+    """x (nb, R, L) as lines (one grid per line r, values along l): the tensor to read and its
+    (nb, R, L, sb, sr, sl), with sl == 1 or sr == 1 (else a contiguous copy: same values)."""
+    nb, nr, nl = x.shape
+    sb, sr, sl = x.stride()
+    if nl == 1:
+        sl = 1
+    if nr == 1:
+        sr = 1 if sl != 1 else nl
+    if sl != 1 and sr != 1:
+        x = x.contiguous()
+        sb, sr, sl = x.stride()
+    if nb == 1:
+        sb = 0
+    return x, nb, nr, nl, sb, sr, sl
+
+
+def _quant_f64_native(
+    lib: _native.Linalg, x: torch.Tensor, p: int, role: str, isa: int
+) -> tuple[torch.Tensor, torch.Tensor, int]:
+    """Lines of x (nb, R, L) on their grids as float64, in x's own memory order (a BLAS reads
+    either): (q (nb, R, L) view, bad flags (nb, R) uint8, number of flagged lines)."""
+    x, nb, nr, nl, sb, sr, sl = _lines(x)
+    if sl == 1:
+        q = _workspace.get(role, (nb, nr, nl), torch.float64)
+        osb, osr, osl = nr * nl, nl, 1
+    else:
+        q = _workspace.get(role, (nb, nl, nr), torch.float64).transpose(1, 2)
+        osb, osr, osl = nr * nl, 1, nr
+    bad = torch.empty((nb, nr), dtype=torch.uint8)
+    nbad = lib.quant_f64(
+        x.data_ptr(), nb, nr, nl, sb, sr, sl, p, q.data_ptr(), osb, osr, osl, bad.data_ptr(), isa, _threads()
+    )
+    if nbad < 0:
+        raise RepOpsError("native quantizer refused its arguments")
+    return q, bad, int(nbad)
+
+
+def _as3d(a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, tuple[int, ...]]:
+    batch = tuple(a.shape[:-2])
+    if a.dim() == 2:
+        return a.unsqueeze(0), b.unsqueeze(0), batch
+    if a.dim() == 3:
+        return a, b, batch
+    return a.reshape(-1, *a.shape[-2:]), b.reshape(-1, *b.shape[-2:]), batch
+
+
+def _matmul_f64_native(a: torch.Tensor, b: torch.Tensor, p: int) -> torch.Tensor:
+    """The f64 engine with the native passes: quantize A's rows and B's columns (one pass each,
+    into reused float64 buffers), one float64 GEMM (torch.mm / torch.bmm, batched), one combine."""
+    lib = _linalg_lib()
+    assert lib is not None
+    isa = _native.ISAS.index(native_isa())
+    a3, b3, batch = _as3d(a, b)
+    nb, m, _ = a3.shape
+    n = b3.shape[2]
+    qa, bad_a, na = _quant_f64_native(lib, a3, p, "qa", isa)
+    qbt, bad_b, nbb = _quant_f64_native(lib, b3.transpose(1, 2), p, "qb", isa)
+    qb = qbt.transpose(1, 2)
+    s = _workspace.get("s", (nb, m, n), torch.float64)
+    if nb == 1:
+        torch.mm(qa[0], qb[0], out=s[0])
+    else:
+        torch.bmm(qa, qb, out=s)
+    out = torch.empty((nb, m, n), dtype=torch.float32)
+    rc = lib.combine_f64(
+        s.data_ptr(), nb, m, n, s.stride(0), s.stride(1), bad_a.data_ptr(), bad_b.data_ptr(),
+        int(na + nbb > 0), out.data_ptr(), isa, _threads(),
+    )  # fmt: skip
+    if rc != 0:
+        raise RepOpsError("native combine refused its arguments")
+    return out.reshape(*batch, m, n)
+
+
+def _matmul_int8_native(a: torch.Tensor, b: torch.Tensor, p: int) -> torch.Tensor:
+    """The int8 engine with the native passes: each operand quantized in one pass straight into
+    the int8 layout the GEMMs read, W_A = [lo_A | hi_A] (M x 2K) and W_B = [hi_B ; lo_B] (2K x N),
+    so T0 = W_A[:, :K] @ W_B[K:], T1 = W_A @ W_B, T2 = W_A[:, K:] @ W_B[:K] need no copies;
+    then one fused combine (T0 + 2^8 T1 + 2^16 T2, the scales, f32, +0, NaN)."""
+    lib = _linalg_lib()
+    assert lib is not None
+    isa = _native.ISAS.index(native_isa())
+    a3, b3, batch = _as3d(a, b)
+    nb, m, k = a3.shape
+    n = b3.shape[2]
+    wa = _workspace.get("wa", (nb, m, 2 * k), torch.int8)
+    wb = _workspace.get("wb", (nb, 2 * k, n), torch.int8)
+    ua = torch.empty(nb * m, dtype=torch.float64)
+    ub = torch.empty(nb * n, dtype=torch.float64)
+    bad_a = torch.empty(nb * m, dtype=torch.uint8)
+    bad_b = torch.empty(nb * n, dtype=torch.uint8)
+    threads = _threads()
+    xa, _, _, _, sb, sr, sl = _lines(a3)
+    na = lib.quant_int8x2(
+        xa.data_ptr(), nb, m, k, sb, sr, sl, p, wa.data_ptr(), wa.data_ptr() + k,
+        m * 2 * k, 2 * k, 1, bad_a.data_ptr(), ua.data_ptr(), isa, threads,
+    )  # fmt: skip
+    xb, _, _, _, sb, sr, sl = _lines(b3.transpose(1, 2))
+    nbb = lib.quant_int8x2(
+        xb.data_ptr(), nb, n, k, sb, sr, sl, p, wb.data_ptr() + k * n, wb.data_ptr(),
+        2 * k * n, 1, n, bad_b.data_ptr(), ub.data_ptr(), isa, threads,
+    )  # fmt: skip
+    if na < 0 or nbb < 0:
+        raise RepOpsError("native quantizer refused its arguments")
+    t = _workspace.get("t", (3, nb, m, n), torch.int32)
+    for i in range(nb):  # torch has no batched int8 GEMM; each call writes into t in place
+        torch._int_mm(wa[i, :, :k], wb[i, k:], out=t[0, i])
+        torch._int_mm(wa[i], wb[i], out=t[1, i])
+        torch._int_mm(wa[i, :, k:], wb[i, :k], out=t[2, i])
+    out = torch.empty((nb, m, n), dtype=torch.float32)
+    rc = lib.combine_int8x2(
+        t[0].data_ptr(), t[1].data_ptr(), t[2].data_ptr(), nb, m, n, m * n, n, ua.data_ptr(), ub.data_ptr(),
+        bad_a.data_ptr(), bad_b.data_ptr(), int(na + nbb > 0), out.data_ptr(), isa, threads,
+    )  # fmt: skip
+    if rc != 0:
+        raise RepOpsError("native combine refused its arguments")
+    return out.reshape(*batch, m, n)
+
+
+def _native_ok(a: torch.Tensor) -> bool:
+    return a.device.type == "cpu" and _linalg_lib() is not None
+
+
+def _run_engine(a: torch.Tensor, b: torch.Tensor, engine: Engine, path: str | None = None) -> torch.Tensor:
+    """One engine on valid, non-empty operands; path "native", "torch" or None (native on CPU
+    when the library is built)."""
+    p = p_dot(a.shape[-1])
+    native = _native_ok(a) if path is None else path == "native"
+    if path not in (None, "native", "torch"):
+        raise ValueError(f"unknown path {path!r}; expected 'native' or 'torch'")
+    if engine == "f64":
+        return _matmul_f64_native(a, b, p) if native else _matmul_f64(a, b, p)
+    if engine == "int8":
+        k = a.shape[-1]
+        if k > int8_max_k(p):
+            raise RepOpsError(f"int8 engine: K = {k} exceeds {int8_max_k(p)} at p = {p}")
+        if native and int8_slices(p) == 2:
+            return _matmul_int8_native(a, b, p)
+        return _matmul_int8(a, b, p)
+    raise ValueError(f"unknown engine {engine!r}; expected one of {ENGINES}")
+
+
+def matmul_exact(
+    a: torch.Tensor, b: torch.Tensor, engine: Engine | None = None, path: str | None = None
+) -> torch.Tensor:
     """A @ B for float32 (..., M, K) @ (..., K, N) with equal batch shapes, by the spec."""
     for name, t in (("A", a), ("B", b)):
         if t.dtype != torch.float32:
@@ -223,13 +463,9 @@ def matmul_exact(a: torch.Tensor, b: torch.Tensor, engine: Engine | None = None)
     k = a.shape[-1]
     if k == 0 or a.numel() == 0 or b.numel() == 0:
         return torch.zeros((*a.shape[:-1], b.shape[-1]), dtype=torch.float32, device=a.device)
-    p = p_dot(k)
-    engine = engine or default_engine(a, b)
-    if engine == "f64":
-        return _matmul_f64(a, b, p)
-    if engine == "int8":
-        return _matmul_int8(a, b, p)
-    raise ValueError(f"unknown engine {engine!r}; expected one of {ENGINES}")
+    if engine is not None and engine not in ENGINES:
+        raise ValueError(f"unknown engine {engine!r}; expected one of {ENGINES}")
+    return _run_engine(a, b, engine or default_engine(a, b), path)
 
 
 # --- aten kernels -----------------------------------------------------------------------------

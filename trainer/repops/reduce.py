@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 
 import torch
 
-from trainer.repops import mathfn
+from trainer.repops import _native, mathfn
 from trainer.repops._fixed import (
     F32_NAN,
     all_finite,
@@ -31,6 +31,7 @@ from trainer.repops._fixed import (
     round_f32_dyadic,
 )
 from trainer.repops._spec import OpSpec, RepOpsError, UnsupportedOpError
+from trainer.repops.linalg import native_isa
 
 SEC_SUM = "Sums and means"
 SEC_MAX = "Maximum"
@@ -82,9 +83,49 @@ def _check_dtype_arg(op: str, x: torch.Tensor, dtype: torch.dtype | None) -> Non
 # --- fast kernels -----------------------------------------------------------------------------
 
 
-def _grid_sum(x: torch.Tensor, dims: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
-    """(s, m), keepdim: s the exact float64 value of each slice's grid sum, m the slice's max |x|."""
+def _native_grid_sum(x: torch.Tensor, dims: list[int], p: int) -> tuple[torch.Tensor, torch.Tensor] | None:
+    """The native pass of linalg.c (max, grid, exact sum per slice, in one call) when x is a
+    contiguous CPU tensor whose reduced dims are consecutive; None otherwise. Returns (s, m) as
+    _grid_sum, with m standing in for the maxima: 0 for finite slices, inf for the others (the
+    only use _finish makes of m)."""
+    if (
+        x.dtype != torch.float32
+        or x.device.type != "cpu"
+        or not x.is_contiguous()
+        or sorted(dims) != list(range(min(dims), max(dims) + 1))
+    ):
+        return None
+    lib = _native.linalg_library()
+    if lib is None:
+        return None
+    before = math.prod(x.shape[: min(dims)])
     length = math.prod(x.shape[d] for d in dims)
+    after = math.prod(x.shape[max(dims) + 1 :])
+    # slices as rows (1, before, length), or side by side (before, after, length): value l of
+    # slice r at l * after + r
+    geom = (1, before, length, 0, length, 1) if after == 1 else (before, after, length, length * after, 1, after)
+    sums = torch.empty(before * after, dtype=torch.float64)
+    bad = torch.empty(before * after, dtype=torch.uint8)
+    isa = _native.ISAS.index(native_isa())
+    nbad = lib.gridsum_f64(
+        x.data_ptr(), *geom, p, sums.data_ptr(), bad.data_ptr(), isa, max(1, torch.get_num_threads())
+    )
+    if nbad < 0:
+        raise RepOpsError("native grid sum refused its arguments")
+    keep = [1 if d in dims else n for d, n in enumerate(x.shape)]
+    m = torch.zeros(keep, dtype=torch.float32)
+    if nbad:
+        m = torch.where(bad.view(keep).bool(), torch.tensor(math.inf), m)
+    return sums.view(keep), m
+
+
+def _grid_sum(x: torch.Tensor, dims: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
+    """(s, m), keepdim: s the exact float64 value of each slice's grid sum, m the slice's max |x|
+    (or, from the native pass, 0 / inf for finite / non-finite slices)."""
+    length = math.prod(x.shape[d] for d in dims)
+    native = _native_grid_sum(x, dims, p_sum(length))
+    if native is not None:
+        return native
     m = grid_max(x, dims)
     c = grid_magic(m, p_sum(length))
     return x.to(torch.float64).add_(c).sub_(c).sum(dim=dims, keepdim=True), m  # see _fixed.quantize

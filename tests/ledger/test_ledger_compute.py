@@ -1,0 +1,251 @@
+"""The ledger's pure computation: exact aggregation, exact attribution, Shapley, blocks, replay.
+
+Every equality claim here compares bits (block hashes, state roots, exact integers)."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+from fractions import Fraction
+
+import pytest
+import torch
+
+from trainer.ledger.attribution import GRID_BITS, exponent, shapley_exact, shapley_sampled
+from trainer.ledger.block import Block, interval_root
+from trainer.ledger.did import did_of
+from trainer.ledger.encoding import dumps, loads
+from trainer.ledger.errors import BlockError, ContributionError, LedgerError, ManifestError
+from trainer.ledger.ledger import Contribution, Ledger, StepInputs, batch_commitment
+from trainer.ledger.programs import LedgerPrograms, model_root
+from trainer.program import AdamWConfig, SGDConfig
+from trainer.repops import KERNELS, OpSpec
+from trainer.workloads import keyed_init, mlp_digits
+
+STEPS = 3
+N = 4
+
+
+@pytest.fixture(scope="module", params=["sgd", "adamw"])
+def setup(request: pytest.FixtureRequest):
+    w = mlp_digits()
+    ds = w.dataset
+    opt = SGDConfig(lr=0.2, momentum=0.9) if request.param == "sgd" else AdamWConfig(lr=1e-2)
+    val = [ds.batch(99, t, 32) for t in range(1, STEPS + 1)]
+    lp = LedgerPrograms(w.step.model, w.step.loss_fn, opt, N, ds.batch(1, 0, 16), val[0])
+    state = lp.model_state()
+    state.update({k: v for k, v in keyed_init(w.step, 1).items() if k.startswith("param/")})
+    genesis = Ledger.create_genesis(
+        lp, chain_id=31337, name="t", initial_state=state,
+        validation_commitments=[batch_commitment(v) for v in val], shapley_every=0,
+    )
+    ledger = Ledger(lp, genesis)
+    dids = [did_of(31337, f"0x{i + 1:040x}") for i in range(N)]
+
+    def batches(i: int, t: int) -> list[dict[str, torch.Tensor]]:
+        b = ds.batch(10 + i, t, 16)
+        if i == 1:  # noisy labels
+            b = {"x": b["x"], "y": (b["y"] + 3) % 10}
+        if i == 3:  # poisoned: every label 0
+            b = {"x": b["x"], "y": torch.zeros_like(b["y"])}
+        return [b]
+
+    blocks, inputs, states = [], {}, [state]
+    parent, s = genesis.model_id, state
+    for t in range(1, STEPS + 1):
+        cs = [ledger.contribute(d, s, batches(i, t)) for i, d in enumerate(dids)]
+        inputs[t] = StepInputs(cs, val[t - 1])
+        built = ledger.build(t, parent, s, inputs[t])
+        blocks.append(built.block)
+        s, parent = built.state, built.block.hash
+        states.append(s)
+    return {"ledger": ledger, "lp": lp, "genesis": genesis, "blocks": blocks, "inputs": inputs, "states": states,
+            "dids": dids, "val": val, "ds": ds}
+
+
+def test_aggregation_does_not_depend_on_the_order_of_contributors(setup) -> None:
+    inputs, states, ledger, genesis = setup["inputs"], setup["states"], setup["ledger"], setup["genesis"]
+    cs = list(inputs[1].contributions)
+    hashes = set()
+    for perm in itertools.permutations(range(N)):
+        got = ledger.build(1, genesis.model_id, states[0], StepInputs([cs[i] for i in perm], inputs[1].validation))
+        hashes.add(got.block.hash)
+        assert got.block.model_root == setup["blocks"][0].model_root == model_root(got.state)
+    assert len(hashes) == 1
+
+
+def test_rows_permuted_inside_the_block_program_give_the_same_model_root(setup) -> None:
+    # Below the DID ordering: the block program itself, fed the rows in another order, gives the same bits.
+    ledger, inputs, states = setup["ledger"], setup["inputs"], setup["states"]
+    grads = [c.gradients for c in inputs[1].contributions]
+    a, _, _ = ledger._run_block(states[0], inputs[1].validation, grads, N)
+    b, _, _ = ledger._run_block(states[0], inputs[1].validation, grads[::-1], N)
+    assert model_root(a) == model_root(b)
+
+
+def _reference_phi(weights, grads, p=GRID_BITS) -> list[Fraction]:
+    """Slow reference: every element as a Python Fraction, grid rounding by Python's round (ties even)."""
+    out = [Fraction(0)] * len(grads)
+    for name, w in weights.items():
+        wl = [Fraction(float(x)) for x in w.reshape(-1).tolist()]
+        gl = [[Fraction(float(x)) for x in g[name].reshape(-1).tolist()] for g in grads]
+        e_w = exponent(float(max(abs(x) for x in wl)))
+        e_g = exponent(float(max(abs(x) for row in gl for x in row)))
+        qw = [round(x * Fraction(2) ** (p - e_w)) for x in wl]
+        for c, row in enumerate(gl):
+            s = sum(a * round(x * Fraction(2) ** (p - e_g)) for a, x in zip(qw, row, strict=True))
+            out[c] += Fraction(s) * Fraction(2) ** (e_w + e_g - 2 * p)
+    return out
+
+
+def test_first_order_attribution_is_exact_and_sums_to_the_total_to_the_last_bit(setup) -> None:
+    ledger, inputs, states = setup["ledger"], setup["inputs"], setup["states"]
+    cs = inputs[1].contributions
+    built = ledger.build(1, setup["genesis"].model_id, states[0], inputs[1])
+    grads = [c.gradients for c in sorted(cs, key=lambda c: c.did.encode())]
+    ref = _reference_phi(built.weights, grads)
+    scale = Fraction(2) ** built.first_order.exponent
+    assert [Fraction(n) * scale for n in built.first_order.numerators] == ref
+    # The total: the weights against the exact sum of the contributions on the same shared grids.
+    total = Fraction(0)
+    for name, w in built.weights.items():
+        e_w = exponent(float(w.abs().max()))
+        e_g = exponent(max(float(g[name].abs().max()) for g in grads))
+        qw = torch.round(w.double() * 2.0 ** (GRID_BITS - e_w)).long()
+        qsum = sum(torch.round(g[name].double() * 2.0 ** (GRID_BITS - e_g)).long() for g in grads)
+        total += Fraction(int((qw * qsum).sum())) * Fraction(2) ** (e_w + e_g - 2 * GRID_BITS)
+    assert Fraction(built.first_order.total) * scale == total == sum(ref)
+
+
+def test_shapley_values_are_efficient_exactly(setup) -> None:
+    ledger, inputs, states = setup["ledger"], setup["inputs"], setup["states"]
+    grads = [c.gradients for c in sorted(inputs[1].contributions, key=lambda c: c.did.encode())]
+    v = ledger.coalition_value(states[0], inputs[1].validation, grads, N)
+    values = shapley_exact(N, v)
+    assert sum(values) == v(frozenset(range(N)))
+    genesis = dataclasses.replace(setup["genesis"], shapley_every=1)  # every step sampled
+    block = Ledger(setup["lp"], genesis).build(1, genesis.model_id, states[0], inputs[1]).block
+    assert block.shapley is not None and block.shapley_exact
+    assert [Fraction(a, b) for a, b in block.shapley] == values
+    assert setup["blocks"][0].shapley is None and block.model_root == setup["blocks"][0].model_root
+
+
+def test_shapley_sampling_is_seeded_and_exact_for_additive_games() -> None:
+    weights = [Fraction(3), Fraction(-1), Fraction(7, 2), Fraction(0), Fraction(1, 3)]
+
+    def additive(s: frozenset[int]) -> Fraction:
+        return sum((weights[i] for i in s), Fraction(0))
+
+    assert shapley_exact(5, additive) == weights
+    assert shapley_sampled(5, additive, b"seed", 3) == weights
+    a = shapley_sampled(5, lambda s: Fraction(len(s) ** 2), b"x", 7)
+    assert a == shapley_sampled(5, lambda s: Fraction(len(s) ** 2), b"x", 7)
+    with pytest.raises(LedgerError, match="at most 8"):
+        shapley_exact(9, additive)
+
+
+def test_a_split_identity_gains_nothing_beyond_rounding(setup) -> None:
+    ledger, states, genesis, ds, dids = setup["ledger"], setup["states"], setup["genesis"], setup["ds"], setup["dids"]
+    b1, b2 = ds.batch(50, 1, 16), ds.batch(51, 1, 16)
+    other = ledger.contribute(dids[0], states[0], [ds.batch(52, 1, 16)])
+    whole = ledger.contribute(dids[1], states[0], [b1, b2])
+    halves = [ledger.contribute(dids[2], states[0], [b1]), ledger.contribute(dids[3], states[0], [b2])]
+    val = setup["val"][0]
+    one = ledger.build(1, genesis.model_id, states[0], StepInputs([other, whole], val))
+    two = ledger.build(1, genesis.model_id, states[0], StepInputs([other, *halves], val))
+    phi_one = one.block.phi_values()
+    phi_two = two.block.phi_values()
+    gain = (phi_two[1] + phi_two[2]) - phi_one[1]
+    # Rounding: the whole contribution is its halves' sum rounded once to fp32, and each grid keeps 24
+    # bits of its tensor's largest value; both errors are bounded by a few units of 2^-24 of the
+    # magnitude sum of the terms, sum |w| |g|.
+    magnitude = sum(float((one.weights[k].abs() * whole.gradients[k].abs()).sum()) for k in one.weights)
+    assert abs(gain) <= 2.0**-16 * magnitude  # AdamW: the second moments (so P) move by rounding too
+    assert abs(gain) < 1e-3 * abs(phi_one[1])  # and negligible next to what the identity earns
+    assert abs(phi_two[0] - phi_one[0]) <= 2.0**-16 * magnitude
+
+
+def test_refused_contributions_are_recorded_and_leave_the_block_unchanged(setup) -> None:
+    ledger, inputs, states, genesis = setup["ledger"], setup["inputs"], setup["states"], setup["genesis"]
+    cs = list(inputs[1].contributions)
+    bad_grads = {k: v.clone() for k, v in cs[0].gradients.items()}
+    first = next(iter(bad_grads))
+    bad_grads[first].view(-1)[0] = float("nan")
+    nan = Contribution.of(did_of(31337, "0x" + "e" * 40), [setup["ds"].batch(7, 1, 16)], bad_grads)
+    missing = Contribution(did_of(31337, "0x" + "f" * 40), b"\x01" * 32, b"\x02" * 32, 1, None)
+    lying = Contribution(did_of(31337, "0x" + "d" * 40), b"\x01" * 32, b"\x03" * 32, 1, cs[1].gradients)
+    more = StepInputs([*cs, nan, missing, lying][:N + 3], inputs[1].validation)
+    with pytest.raises(ContributionError, match="the ledger takes 4"):
+        ledger.build(1, genesis.model_id, states[0], more)
+    three = StepInputs([cs[0], nan, missing, lying], inputs[1].validation)
+    got = ledger.build(1, genesis.model_id, states[0], three)
+    reasons = {nan.did: "non-finite", missing.did: "unavailable", lying.did: "commitment mismatch"}
+    assert dict(got.block.refused) == reasons
+    alone = ledger.build(1, genesis.model_id, states[0], StepInputs([cs[0]], inputs[1].validation))
+    assert got.block.model_root == alone.block.model_root
+    with pytest.raises(ContributionError, match="contributed twice"):
+        ledger.build(1, genesis.model_id, states[0], StepInputs([cs[0], cs[0]], inputs[1].validation))
+
+
+def test_blocks_encode_canonically_and_refuse_tampering(setup) -> None:
+    block = setup["blocks"][1]
+    data = block.encode()
+    assert Block.decode(data) == block and Block.decode(data).hash == block.hash
+    record = loads(data)
+    record["step"] = 7
+    assert Block.decode(dumps(record)).hash != block.hash  # a valid record, of another block
+    assert Block.decode(dumps({**loads(data), "model_root": b"\x00" * 32})).hash != block.hash
+    import cbor2
+
+    non_canonical = cbor2.dumps(dict(reversed(list(loads(data).items()))))
+    with pytest.raises(BlockError, match="canonical"):
+        Block.decode(non_canonical)
+    with pytest.raises(BlockError, match="floats"):
+        dumps({"loss": 2.5})
+    forged = {**loads(data), "batch_root": b"\x11" * 32}
+    with pytest.raises(BlockError, match="list roots"):
+        Block.decode(dumps(forged))
+    assert len(interval_root(setup["blocks"])) == 32
+    with pytest.raises(BlockError, match="does not follow"):
+        interval_root([setup["blocks"][0], setup["blocks"][2]])
+
+
+def test_replay_reproduces_every_block_and_names_the_first_that_does_not(setup) -> None:
+    ledger, blocks, inputs, states = setup["ledger"], setup["blocks"], setup["inputs"], setup["states"]
+    final = ledger.replay(states[0], blocks, lambda t: inputs[t])
+    assert model_root(final) == blocks[-1].model_root == model_root(states[-1])
+    rec = loads(blocks[1].encode())
+    phi = rec["attribution"]["phi"]
+    rec["attribution"] = {**rec["attribution"], "phi": [phi[0] + 1, *phi[1:]]}
+    wrong = Block.decode(dumps(rec))
+    with pytest.raises(BlockError, match="block 2 does not reproduce: its attribution differs"):
+        ledger.replay(states[0], [blocks[0], wrong, blocks[2]], lambda t: inputs[t])
+    swapped = dict(inputs)
+    cs = list(inputs[3].contributions)
+    swapped[3] = StepInputs(cs[:-1], inputs[3].validation)
+    with pytest.raises(BlockError, match="block 3 does not reproduce"):
+        ledger.replay(states[0], blocks, lambda t: swapped[t])
+    with pytest.raises(BlockError, match="block 3 found where block 2"):
+        ledger.replay(states[0], [blocks[0], blocks[2]], lambda t: inputs[t])
+
+
+def test_a_different_kernel_table_is_refused(setup) -> None:
+    lp, genesis = setup["lp"], setup["genesis"]
+    torch_mm = OpSpec("aten.mm.default", torch.mm, torch.mm, KERNELS["aten.mm.default"].section)
+    swapped = {**KERNELS, "aten.mm.default": torch_mm}
+    with pytest.raises(ManifestError, match="would not reproduce"):
+        Ledger(lp, genesis, kernels=swapped)
+    Ledger(lp, genesis, kernels=dict(KERNELS))  # the same kernels under another mapping: accepted
+
+
+def test_bad_programs_and_options_are_refused() -> None:
+    w = mlp_digits()
+    b = w.dataset.batch(1, 0, 8)
+    with pytest.raises(LedgerError, match="clipping"):
+        LedgerPrograms(w.step.model, w.step.loss_fn, AdamWConfig(lr=1e-3, clip_grad_norm=1.0), 2, b, b)
+    with pytest.raises(LedgerError, match="max_contributors"):
+        LedgerPrograms(w.step.model, w.step.loss_fn, SGDConfig(lr=0.1), 0, b, b)
+    with pytest.raises(LedgerError, match="address"):
+        did_of(1, "0x123")
+    assert math.isfinite(float(exponent(1.0)))

@@ -1,0 +1,503 @@
+"""The native passes of the exact matrix products (trainer/repops/native_src/linalg.c) against
+the scalar definition of docs/repops/linalg.md and against the torch-op path (the one CUDA
+runs): every instruction path this CPU runs (portable C, AVX2, AVX-512), both engines, both
+memory orders of the quantizer, strides, batches, 1 and 2 threads, edge values (+-0,
+subnormals, +-inf, NaN payloads, huge and tiny exponent spreads), arbitrary fp32 bit patterns.
+An instruction path the CPU lacks is skipped with the reason. Also: the engine calibration
+(cache, forcing, bit equality of forced and calibrated engines) and bmm as one batched GEMM."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from trainer.repops import _calib, _native
+from trainer.repops import linalg as L
+from trainer.repops._fixed import CANONICAL_NAN_BITS, exponent_ref, quantize_ref
+from trainer.repops._spec import RepOpsError
+
+ISAS = _native.ISAS
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _library() -> None:
+    if _native.build() is None:
+        pytest.skip("no C compiler: the native linalg library cannot be built")
+    if _native.linalg_library() is None:
+        pytest.fail("liblinalg.so was built but does not load")
+
+
+def _isa_params() -> list[object]:
+    return [pytest.param(isa, id=isa) for isa in ISAS]
+
+
+@pytest.fixture(params=_isa_params())
+def isa(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    name = str(request.param)
+    lib = _native.linalg_library()
+    assert lib is not None
+    if not lib.supported(name):
+        pytest.skip(f"this CPU does not run the {name} instruction path (cpuid); it is tested where it does")
+    monkeypatch.setenv(L.ISA_ENV, name)
+    yield name
+
+
+def bits(t: torch.Tensor) -> torch.Tensor:
+    return t.contiguous().view(torch.int32)
+
+
+def assert_same_bits(a: torch.Tensor, b: torch.Tensor) -> None:
+    assert a.shape == b.shape, (a.shape, b.shape)
+    diff = bits(a) != bits(b)
+    if bool(diff.any()):
+        i = tuple(int(v) for v in diff.nonzero()[0])
+        raise AssertionError(f"{int(diff.sum())} elements differ, first at {i}: {a[i].item()!r} vs {b[i].item()!r}")
+
+
+# fmt: off
+EDGE_BITS = [
+    0x00000000, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00000, 0x7F800001, 0xFFFFFFFF,
+    0x00000001, 0x80000001, 0x007FFFFF, 0x807FFFFF, 0x00800000, 0x80800000, 0x7F7FFFFF, 0xFF7FFFFF,
+    0x3F800000, 0xBF800000, 0x3FC00000, 0x3F000000, 0x46000000, 0x45FFFFFF,
+]
+# fmt: on
+
+
+def from_bits(values: list[int], shape: tuple[int, ...]) -> torch.Tensor:
+    return (
+        torch.tensor([v - (1 << 32) if v >= 1 << 31 else v for v in values], dtype=torch.int32)
+        .view(torch.float32)
+        .reshape(shape)
+    )
+
+
+def sample(shape: tuple[int, ...], kind: str, seed: int) -> torch.Tensor:
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(shape, generator=g)
+    if kind == "spread":
+        x = x * torch.exp2(torch.randint(-120, 120, shape, generator=g).float())
+    elif kind == "ties":
+        x = torch.randint(-(1 << 17), 1 << 17, shape, generator=g).float() * 2.0**-9
+    elif kind == "subnormal":
+        x = x * 2.0**-140
+    elif kind == "huge":
+        x = x * 2.0**100
+    elif kind == "edge":
+        pick = torch.randint(0, len(EDGE_BITS), shape, generator=g)
+        edge = from_bits(EDGE_BITS, (len(EDGE_BITS),))[pick]
+        x = torch.where(torch.rand(shape, generator=g) < 0.15, edge, x)
+    elif kind == "zeros":
+        x = torch.where(torch.rand(shape, generator=g) < 0.8, torch.zeros(()), x)
+        x = torch.where(torch.rand(shape, generator=g) < 0.5, -x, x)
+    return x.contiguous()
+
+
+KINDS = ("normal", "spread", "ties", "subnormal", "huge", "edge", "zeros")
+
+
+# --- the quantizer against the scalar definition ----------------------------------------------
+
+
+def _lines_ref(x: torch.Tensor, p: int) -> tuple[list[list[float]], list[bool], list[list[int]], list[float]]:
+    """Per line (row of the 2-D x): grid values q * 2^(e - p), flag, q, 2^(e - p) (scalar)."""
+    vals, bad, qs, ulps = [], [], [], []
+    for line in x.tolist():
+        if any(math.isnan(v) or math.isinf(v) for v in line):
+            vals.append([0.0] * len(line))
+            qs.append([0] * len(line))
+            bad.append(True)
+            ulps.append(math.ldexp(1.0, 1 - p))  # the grid of m = 1.0
+            continue
+        e = exponent_ref(max(abs(v) for v in line))
+        q = [quantize_ref(v, e, p) for v in line]
+        qs.append(q)
+        vals.append([math.ldexp(v, e - p) for v in q])
+        bad.append(False)
+        m = max(abs(v) for v in line)
+        ulps.append(math.ldexp(1.0, (e if m > 0 else 1) - p))
+    return vals, bad, qs, ulps
+
+
+def _quant_f64(x3: torch.Tensor, p: int, isa: str) -> tuple[torch.Tensor, torch.Tensor, int]:
+    lib = _native.linalg_library()
+    assert lib is not None
+    return L._quant_f64_native(lib, x3, p, "test", ISAS.index(isa))
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("order", ["rows", "cols"])
+@pytest.mark.parametrize("shape", [(3, 5), (17, 33), (40, 9), (1, 70)])
+def test_f64_quantizer_equals_the_scalar_definition(isa: str, kind: str, order: str, shape: tuple[int, int]) -> None:
+    x = sample(shape, kind, seed=hash((kind, shape)) % 1000)
+    p = 14
+    # "cols": the same lines stored side by side (a (L, R) tensor seen transposed)
+    x3 = x.unsqueeze(0) if order == "rows" else x.t().contiguous().t().unsqueeze(0)
+    q, bad, nbad = _quant_f64(x3, p, isa)
+    vals, want_bad, _, _ = _lines_ref(x, p)
+    got = q[0].tolist()
+    assert [bool(v) for v in bad[0].tolist()] == want_bad
+    assert nbad == sum(want_bad)
+    for r, (gl, wl) in enumerate(zip(got, vals, strict=True)):
+        if want_bad[r]:
+            continue
+        for g, w in zip(gl, wl, strict=True):
+            assert g == w, (r, g, w)
+            assert g != 0.0 or math.copysign(1.0, g) == 1.0, (r, "a zero on the grid is +0")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("order", ["rows", "cols"])
+@pytest.mark.parametrize("p", [7, 10, 14])
+def test_int8_quantizer_equals_the_scalar_definition(isa: str, kind: str, order: str, p: int) -> None:
+    lib = _native.linalg_library()
+    assert lib is not None
+    x = sample((19, 37), kind, seed=p)
+    nr, nl = x.shape
+    xs = x if order == "rows" else x.t().contiguous().t()
+    xv, nb, _, _, sb, sr, sl = L._lines(xs.unsqueeze(0))
+    lo = torch.full((nr, nl), 99, dtype=torch.int8)
+    hi = torch.full((nr, nl), 99, dtype=torch.int8)
+    bad = torch.empty(nr, dtype=torch.uint8)
+    ulp = torch.empty(nr, dtype=torch.float64)
+    n = lib.quant_int8x2(
+        xv.data_ptr(), nb, nr, nl, sb, sr, sl, p, lo.data_ptr(), hi.data_ptr(),
+        0, nl, 1, bad.data_ptr(), ulp.data_ptr(), ISAS.index(isa), 2,
+    )  # fmt: skip
+    _, want_bad, qs, ulps = _lines_ref(x, p)
+    assert n == sum(want_bad)
+    assert [bool(v) for v in bad.tolist()] == want_bad
+    assert ulp.tolist() == ulps
+    top = 1 << max(0, p - 8)
+    for r in range(nr):
+        los, his = lo[r].tolist(), hi[r].tolist()
+        assert all(-128 <= v <= 127 for v in los) and all(-top <= v <= top for v in his)
+        assert [h * 256 + lw for h, lw in zip(his, los, strict=True)] == qs[r]
+
+
+def test_int8_quantizer_refuses_grids_it_cannot_split() -> None:
+    lib = _native.linalg_library()
+    assert lib is not None
+    x = torch.ones(4, 4)
+    buf = torch.empty(64, dtype=torch.int8)
+    aux = torch.empty(8, dtype=torch.float64)
+    for p in (6, 15):
+        n = lib.quant_int8x2(x.data_ptr(), 1, 4, 4, 0, 4, 1, p, buf.data_ptr(), buf.data_ptr() + 16,
+                             0, 4, 1, aux.data_ptr(), aux.data_ptr(), 0, 1)  # fmt: skip
+        assert n == -1
+
+
+# --- whole products: native == torch-op path == scalar reference --------------------------------
+
+
+@pytest.mark.parametrize("engine", L.ENGINES)
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize(("m", "k", "n"), [(1, 1, 1), (3, 8, 5), (9, 33, 17), (20, 7, 40)])
+def test_native_equals_reference_and_torch_path(isa: str, engine: str, kind: str, m: int, k: int, n: int) -> None:
+    a = sample((m, k), kind, seed=m * 7 + k)
+    b = sample((k, n), kind, seed=n * 11 + k)
+    want = L.mm_reference(a, b)
+    assert_same_bits(L.matmul_exact(a, b, engine, "torch"), want)
+    assert_same_bits(L.matmul_exact(a, b, engine, "native"), want)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    m=st.integers(1, 12),
+    k=st.integers(1, 40),
+    n=st.integers(1, 12),
+    data=st.data(),
+)
+def test_arbitrary_bit_patterns(m: int, k: int, n: int, data: st.DataObject) -> None:
+    lib = _native.linalg_library()
+    assert lib is not None
+    words = st.one_of(st.integers(0, (1 << 32) - 1), st.sampled_from(EDGE_BITS))
+    a = from_bits(data.draw(st.lists(words, min_size=m * k, max_size=m * k)), (m, k))
+    b = from_bits(data.draw(st.lists(words, min_size=k * n, max_size=k * n)), (k, n))
+    if data.draw(st.booleans()):  # keep most lines finite so the integer sums matter
+        a = torch.nan_to_num(a, nan=1.0, posinf=2.0, neginf=-2.0)
+        b = torch.nan_to_num(b, nan=1.0, posinf=2.0, neginf=-2.0)
+    want = L.mm_reference(a, b)
+    for name in ISAS:
+        if not lib.supported(name):
+            continue
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv(L.ISA_ENV, name)
+            for engine in L.ENGINES:
+                assert_same_bits(L.matmul_exact(a, b, engine, "native"), want)
+
+
+@pytest.mark.parametrize("engine", L.ENGINES)
+def test_strides_and_layouts(isa: str, engine: str) -> None:
+    """Transposed A (the weight gradient's x^T), transposed B, sliced (both strides non-unit:
+    copied first), storage offsets: the same bits as contiguous operands."""
+    a = sample((24, 70), "spread", 1)
+    b = sample((70, 18), "edge", 2)
+    want = L.mm_reference(a, b)
+    big_a = torch.zeros(48, 141)
+    big_a[::2, 1::2] = a
+    big_b = torch.zeros(3, 70, 40)
+    big_b[1, :, 3:21] = b
+    for aa in (a, a.t().contiguous().t(), big_a[::2, 1::2]):
+        for bb in (b, b.t().contiguous().t(), big_b[1, :, 3:21]):
+            assert_same_bits(L.matmul_exact(aa, bb, engine, "native"), want)
+
+
+@pytest.mark.parametrize("engine", L.ENGINES)
+def test_bmm_and_batched_matmul(isa: str, engine: str) -> None:
+    a = sample((5, 17, 33), "edge", 3)
+    b = sample((5, 33, 9), "normal", 4)
+    want = L.bmm_reference(a, b)
+    assert_same_bits(L.matmul_exact(a, b, engine, "native"), want)
+    assert_same_bits(L.matmul_exact(a.transpose(1, 2).contiguous().transpose(1, 2), b, engine, "native"), want)
+    a4, b4 = a.reshape(5, 1, 17, 33), b.reshape(5, 1, 33, 9)
+    assert_same_bits(L.matmul_exact(a4, b4, engine, "native"), want.reshape(5, 1, 17, 9))
+
+
+def test_f64_bmm_is_one_batched_gemm(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[tuple[int, ...]] = []
+    real = torch.bmm
+
+    def counting(x: torch.Tensor, y: torch.Tensor, **kw: object) -> torch.Tensor:
+        calls.append(tuple(x.shape))
+        return real(x, y, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(torch, "bmm", counting)
+    a, b = sample((12, 64, 32), "normal", 5), sample((12, 32, 64), "normal", 6)
+    out = L.matmul_exact(a, b, "f64", "native")
+    assert calls == [(12, 64, 32)]
+    monkeypatch.setattr(torch, "bmm", real)
+    assert_same_bits(out, L.matmul_exact(a, b, "f64", "torch"))
+
+
+def test_addmm_and_weight_gradient_shapes(isa: str) -> None:
+    """addmm's product and the tall-skinny weight-gradient product (K >> M, N, A transposed)
+    go through the native passes with the reference's bits."""
+    x = sample((300, 6), "normal", 7)  # activations, K = 300 rows
+    g = sample((300, 5), "spread", 8)  # output gradient
+    assert_same_bits(L.mm(x.t(), g), L.mm_reference(x.t().contiguous(), g))
+    bias = sample((5,), "normal", 9)
+    assert_same_bits(
+        L.addmm(bias, x, sample((6, 5), "normal", 10)), L.addmm_reference(bias, x, sample((6, 5), "normal", 10))
+    )
+
+
+def test_thread_count_does_not_matter(isa: str) -> None:
+    """Large enough that every pass splits over 2 threads (>= 2^18 values per thread)."""
+    lib = _native.linalg_library()
+    assert lib is not None
+    saved = torch.get_num_threads()
+    a, b = sample((768, 700), "spread", 11), sample((700, 768), "edge", 12)
+    a[5, 7] = math.inf
+    try:
+        outs = []
+        for t in (1, 2):
+            torch.set_num_threads(t)
+            outs.append(L.matmul_exact(a, b, "f64", "native"))
+            outs.append(L.matmul_exact(a.t().contiguous().t(), b, "f64", "native"))
+    finally:
+        torch.set_num_threads(saved)
+    want = L.matmul_exact(a, b, "f64", "torch")
+    for out in outs:
+        assert_same_bits(out, want)
+    # the int8 passes, called directly (the int8 GEMM itself is a plain loop on CPUs without VNNI)
+    x = sample((1024, 600), "spread", 13)
+    results = []
+    for threads in (1, 2):
+        lo, hi = torch.empty(1024, 600, dtype=torch.int8), torch.empty(1024, 600, dtype=torch.int8)
+        bad, ulp = torch.empty(1024, dtype=torch.uint8), torch.empty(1024, dtype=torch.float64)
+        n = lib.quant_int8x2(x.data_ptr(), 1, 1024, 600, 0, 600, 1, 14, lo.data_ptr(), hi.data_ptr(),
+                             0, 600, 1, bad.data_ptr(), ulp.data_ptr(), ISAS.index(isa), threads)  # fmt: skip
+        g = torch.Generator().manual_seed(14)
+        t3 = [torch.randint(-(1 << 30), 1 << 30, (768, 768), generator=g, dtype=torch.int32) for _ in range(3)]
+        ua = torch.exp2(torch.randint(-40, 40, (768,), generator=g).double())
+        ub = torch.exp2(torch.randint(-40, 40, (768,), generator=g).double())
+        flags = torch.zeros(768, dtype=torch.uint8)
+        out = torch.empty(768, 768)
+        rc = lib.combine_int8x2(t3[0].data_ptr(), t3[1].data_ptr(), t3[2].data_ptr(), 1, 768, 768, 0, 768,
+                                ua.data_ptr(), ub.data_ptr(), flags.data_ptr(), flags.data_ptr(), 0,
+                                out.data_ptr(), ISAS.index(isa), threads)  # fmt: skip
+        assert n == 0 and rc == 0
+        results.append((lo, hi, bad, ulp, out))
+    for one, two in zip(results[0], results[1], strict=True):
+        assert torch.equal(one.view(torch.int8) if one.dtype != torch.float32 else one.view(torch.int32),
+                           two.view(torch.int8) if two.dtype != torch.float32 else two.view(torch.int32))  # fmt: skip
+    # the combine against its definition on a few entries: f32((T0 + 2^8 T1 + 2^16 T2) * ua * ub) + 0
+    from trainer.repops._fixed import round_f32
+
+    out = results[0][4]
+    for i, j in ((0, 0), (5, 700), (767, 767)):
+        s = int(t3[0][i, j]) + 256 * int(t3[1][i, j]) + 65536 * int(t3[2][i, j])
+        assert out[i, j].item() == round_f32(float(s) * float(ua[i]) * float(ub[j])) + 0.0
+
+
+def test_non_finite_lines_give_the_canonical_nan(isa: str) -> None:
+    a = sample((20, 16), "normal", 13)
+    b = sample((16, 24), "normal", 14)
+    a[3, 5] = -math.inf
+    b[7, 10] = float("nan")
+    for engine in L.ENGINES:
+        c = L.matmul_exact(a, b, engine, "native")
+        nan_mask = bits(c) == CANONICAL_NAN_BITS
+        want = torch.zeros(20, 24, dtype=torch.bool)
+        want[3, :] = True
+        want[:, 10] = True
+        assert torch.equal(nan_mask, want)
+
+
+def test_a_forced_missing_instruction_path_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    lib = _native.linalg_library()
+    assert lib is not None
+    missing = [i for i in ISAS if not lib.supported(i)]
+    monkeypatch.setenv(L.ISA_ENV, "sse9")
+    with pytest.raises(RepOpsError, match="expected one of"):
+        L.native_isa()
+    if not missing:
+        pytest.skip("this CPU runs every instruction path; nothing missing to force")
+    monkeypatch.setenv(L.ISA_ENV, missing[0])
+    with pytest.raises(RepOpsError, match="does not run"):
+        L.matmul_exact(torch.ones(2, 2), torch.ones(2, 2), "f64", "native")
+
+
+def test_workspace_reuse_changes_no_bits() -> None:
+    """Reused scratch buffers: a product after a larger and a differently shaped one."""
+    a1, b1 = sample((64, 80), "normal", 15), sample((80, 48), "spread", 16)
+    a2, b2 = sample((9, 5), "edge", 17), sample((5, 7), "normal", 18)
+    w1, w2 = L.mm_reference(a1, b1), L.mm_reference(a2, b2)
+    for _ in range(2):
+        assert_same_bits(L.matmul_exact(a1, b1, "f64", "native"), w1)
+        assert_same_bits(L.matmul_exact(a2, b2, "f64", "native"), w2)
+    L.release_workspace()
+    assert_same_bits(L.matmul_exact(a2, b2, "int8", "native"), w2)
+
+
+# --- engine choice by calibration ---------------------------------------------------------------
+
+
+@pytest.fixture
+def calib_env(tmp_path: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[object]:
+    monkeypatch.setenv("REFEREED_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("REFEREED_MM_CALIBRATE_ALL", "1")  # int8 a candidate even without VNNI
+    monkeypatch.delenv("REFEREED_MM_ENGINE", raising=False)
+    _calib.clear_memory()
+    yield tmp_path
+    _calib.clear_memory()
+
+
+def test_calibrated_and_forced_engines_agree_bit_for_bit(calib_env: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    a, b = sample((64, 80), "spread", 19), sample((80, 64), "edge", 20)
+    assert L.engine_candidates(a, b) == ["f64", "int8"]
+    auto = L.matmul_exact(a, b)
+    cache = _calib.cache_file(a.device)
+    data = json.loads(cache.read_text())
+    cls = _calib.shape_class(a, b)
+    assert data["classes"][cls]["engine"] in L.ENGINES
+    assert set(data["classes"][cls]["seconds"]) == {"f64", "int8"}
+    for engine in L.ENGINES:
+        assert_same_bits(L.matmul_exact(a, b, engine), auto)
+        monkeypatch.setenv("REFEREED_MM_ENGINE", engine)
+        assert L.default_engine(a, b) == engine
+        assert_same_bits(L.matmul_exact(a, b), auto)
+    assert_same_bits(auto, L.mm_reference(a, b))
+
+
+def test_the_cached_choice_is_reused_without_timing(calib_env: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    a, b = sample((64, 64), "normal", 21), sample((64, 64), "normal", 22)
+    first = L.default_engine(a, b)
+    _calib.clear_memory()  # a new process: only the file remains
+
+    def no_timing(*_: object) -> float:
+        raise AssertionError("calibrated again although the cache holds the class")
+
+    monkeypatch.setattr(_calib, "_time", no_timing)
+    assert L.default_engine(a, b) == first
+
+
+def test_a_corrupt_or_unwritable_cache_is_survived(calib_env: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    a, b = sample((64, 64), "normal", 23), sample((64, 64), "normal", 24)
+    path = _calib.cache_file(a.device)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("{not json")
+    assert L.default_engine(a, b) in L.ENGINES
+    assert json.loads(path.read_text())["version"] == _calib.CACHE_VERSION  # replaced
+    _calib.clear_memory()
+    monkeypatch.setenv("REFEREED_CACHE_DIR", "/proc/no-such-dir/refereed")  # cannot be created
+    assert_same_bits(L.matmul_exact(a, b), L.mm_reference(a, b))
+
+
+def test_a_bad_forced_engine_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REFEREED_MM_ENGINE", "fp16")
+    with pytest.raises(RepOpsError, match="REFEREED_MM_ENGINE"):
+        L.matmul_exact(torch.ones(64, 64), torch.ones(64, 64))
+    with pytest.raises(ValueError, match="unknown engine"):
+        L.matmul_exact(torch.ones(2, 2), torch.ones(2, 2), "fp16")  # type: ignore[arg-type]
+
+
+def test_without_vnni_only_f64_is_a_candidate(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("REFEREED_MM_CALIBRATE_ALL", raising=False)
+    a, b = torch.ones(128, 128), torch.ones(128, 128)
+    want = ["f64", "int8"] if L._cpu_has_fast_int8() else ["f64"]
+    assert L.engine_candidates(a, b) == want
+    assert L.engine_candidates(torch.ones(4, 4), torch.ones(4, 4)) == ["f64"]  # tiny: launch overhead
+
+
+# --- exact sums through the same quantizer (reduce.py) -------------------------------------------
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize(
+    ("shape", "dims"),
+    [((7, 33), [1]), ((33, 7), [0]), ((4, 9, 20), [1]), ((4, 9, 20), [1, 2]), ((4, 9, 20), [0, 1]), ((3000,), [0])],
+)
+def test_native_sums_equal_reference_and_torch_path(
+    isa: str, kind: str, shape: tuple[int, ...], dims: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from trainer.repops import reduce as R
+
+    x = sample(shape, kind, seed=len(shape) * 31 + dims[0])
+    assert R._native_grid_sum(x, dims, 20) is not None  # the native pass does run here
+    native_sum = R.sum_dim_intlist(x, dims)
+    native_mean = R.mean_dim(x, dims)
+    assert_same_bits(native_sum, R.sum_dim_intlist_reference(x, dims))
+    assert_same_bits(native_mean, R.mean_dim_reference(x, dims))
+    monkeypatch.setenv("REFEREED_NATIVE", "0")
+    assert R._native_grid_sum(x, dims, 20) is None
+    assert_same_bits(R.sum_dim_intlist(x, dims), native_sum)
+    assert_same_bits(R.mean_dim(x, dims), native_mean)
+
+
+def test_native_sums_of_long_slices_and_threads(isa: str) -> None:
+    """p_sum shrinks with the length (33 bits at 2^20): partial sums stay exact in any order."""
+    from trainer.repops import reduce as R
+
+    saved = torch.get_num_threads()
+    x = sample((64, 1 << 13), "spread", 30)  # 2^19 values, 64 slices: 2 threads
+    try:
+        outs = []
+        for t in (1, 2):
+            torch.set_num_threads(t)
+            outs.append(R.sum_dim_intlist(x, [1]))
+            outs.append(R.sum_dim_intlist(x.t().contiguous(), [0]))
+    finally:
+        torch.set_num_threads(saved)
+    want = R.sum_dim_intlist_reference(x, [1])
+    for o in outs:
+        assert_same_bits(o, want)
+
+
+@pytest.mark.parametrize("engine", L.ENGINES)
+def test_broadcast_operands_with_zero_strides(isa: str, engine: str) -> None:
+    row = sample((1, 40), "spread", 31)
+    col = sample((40, 1), "edge", 32)
+    a = row.expand(12, 40)  # strides (0, 1)
+    b = col.expand(40, 9)  # strides (1, 0)
+    want = L.mm_reference(a.contiguous(), b.contiguous())
+    assert_same_bits(L.matmul_exact(a, b, engine, "native"), want)
+    assert_same_bits(
+        L.matmul_exact(b.t(), a.t(), engine, "native"), L.mm_reference(b.t().contiguous(), a.t().contiguous())
+    )

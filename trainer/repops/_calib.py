@@ -1,0 +1,167 @@
+"""Engine choice for the exact matrix products by measurement (docs/repops/linalg.md, "Engines").
+
+Every engine gives the same bits, so the choice is about speed alone. The first product of a
+*shape class* (device, threads, batched or not, size and aspect buckets) times each candidate
+engine on its own operands (one warm-up and two timed calls each, the minimum counts) and keeps
+the fastest; the choice is stored in a JSON file under the user's cache folder
+($REFEREED_CACHE_DIR, else $XDG_CACHE_HOME/refereed, else ~/.cache/refereed), one file per
+machine and torch build (a hash of the CPU model and flags, the GPU name, the torch version and
+build configuration, and the native library's version). Never inside the repository. A cache
+that cannot be read or written is ignored (the choice then lives in memory only); a corrupt one
+is replaced.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import math
+import os
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+__all__ = ["Choice", "cache_dir", "cache_file", "choose", "clear_memory", "machine_key", "shape_class"]
+
+CACHE_VERSION = 1
+_memory: dict[str, dict[str, str]] = {}  # cache file path -> {class: engine}
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    shape_class: str
+    engine: str
+    seconds: dict[str, float]
+
+
+def cache_dir() -> Path:
+    explicit = os.environ.get("REFEREED_CACHE_DIR", "").strip()
+    if explicit:
+        return Path(explicit)
+    xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "refereed"
+
+
+def _cpu_identity() -> str:
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return "unknown"
+    model = flags = ""
+    for line in text.splitlines():
+        if line.startswith("model name") and not model:
+            model = line.split(":", 1)[1].strip()
+        if line.startswith("flags") and not flags:
+            flags = " ".join(sorted(line.split(":", 1)[1].split()))
+    return f"{model}|{flags}"
+
+
+_keys: dict[str, str] = {}  # device -> machine key, computed once per process
+
+
+def machine_key(device: torch.device) -> str:
+    """A hash naming this machine and torch build (and the GPU for a CUDA device)."""
+    if str(device) in _keys:
+        return _keys[str(device)]
+    from trainer.repops import _native
+
+    parts = [
+        f"v{CACHE_VERSION}",
+        _cpu_identity(),
+        torch.__version__,
+        torch.__config__.show(),
+        f"linalg{_native.LINALG_VERSION}",
+        f"native={_native.linalg_library() is not None}",
+    ]
+    if device.type == "cuda":
+        parts.append(torch.cuda.get_device_name(device))
+    _keys[str(device)] = hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+    return _keys[str(device)]
+
+
+def cache_file(device: torch.device) -> Path:
+    return cache_dir() / f"repops-mm-engines-{machine_key(device)}.json"
+
+
+def shape_class(a: torch.Tensor, b: torch.Tensor) -> str:
+    """Products that time alike: same device, threads, batched or not, log2(M N K) bucket, and
+    aspect (K long against M and N, e.g. a weight gradient; K short; or neither)."""
+    m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
+    nb = math.prod(a.shape[:-2])
+    size = round(math.log2(max(1, nb * m * n * k)))
+    aspect = "long-k" if k >= 8 * max(m, n) else "short-k" if 8 * k <= min(m, n) else "even"
+    return f"{a.device.type}/t{torch.get_num_threads()}/{'bmm' if nb > 1 else 'mm'}/s{size}/{aspect}"
+
+
+def _load(path: Path) -> dict[str, str]:
+    if str(path) in _memory:
+        return _memory[str(path)]
+    table: dict[str, str] = {}
+    try:
+        data = json.loads(path.read_text())
+        if data.get("version") == CACHE_VERSION:
+            table = {str(k): str(v["engine"]) for k, v in data.get("classes", {}).items()}
+    except (OSError, ValueError, AttributeError, KeyError, TypeError):
+        table = {}
+    _memory[str(path)] = table
+    return table
+
+
+def _store(path: Path, choice: Choice) -> None:
+    """Merge one choice into the file (atomic replace); errors leave the memory copy only."""
+    with contextlib.suppress(OSError, ValueError):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            data = json.loads(path.read_text())
+            if data.get("version") != CACHE_VERSION:
+                raise ValueError
+        except (OSError, ValueError, AttributeError):
+            data = {"version": CACHE_VERSION, "classes": {}}
+        data.setdefault("classes", {})[choice.shape_class] = {"engine": choice.engine, "seconds": choice.seconds}
+        data["torch"] = torch.__version__
+        fd, tmp = tempfile.mkstemp(prefix=".engines-", suffix=".json", dir=path.parent)
+        with os.fdopen(fd, "w") as f:
+            json.dump(data, f, indent=1, sort_keys=True)
+        os.replace(tmp, path)
+
+
+def clear_memory() -> None:
+    """Forget the in-memory copies (the next product reads the files again)."""
+    _memory.clear()
+
+
+def _time(run: Callable[[], object], device: torch.device) -> float:
+    best = math.inf
+    for i in range(3):
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+        start = time.perf_counter()
+        run()
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+        if i:
+            best = min(best, time.perf_counter() - start)
+    return best
+
+
+def calibrate(a: torch.Tensor, b: torch.Tensor, candidates: Sequence[str], run: Callable[[str], object]) -> Choice:
+    """Time each candidate on these operands and store the fastest for their shape class."""
+    seconds = {e: _time(lambda e=e: run(e), a.device) for e in candidates}  # type: ignore[misc]
+    choice = Choice(shape_class(a, b), min(candidates, key=lambda e: seconds[e]), seconds)
+    path = cache_file(a.device)
+    _load(path)[choice.shape_class] = choice.engine
+    _store(path, choice)
+    return choice
+
+
+def choose(a: torch.Tensor, b: torch.Tensor, candidates: Sequence[str], run: Callable[[str], object]) -> str:
+    """The cached engine of this shape class if it is one of `candidates`, else calibrate now."""
+    known = _load(cache_file(a.device)).get(shape_class(a, b))
+    if known is not None and known in candidates:
+        return known
+    return calibrate(a, b, candidates, run).engine

@@ -1,0 +1,853 @@
+/* RepOps exact matrix products: the quantizer and the combine as fused native passes.
+ * Spec: docs/repops/linalg.md ("Fixed-point grid", "Matrix products", "Engines").
+ * Loaded through ctypes by trainer/repops/_native.py, which also builds it.
+ *
+ * A *line* is one slice of the grid: a row of A, a column of B. Every quantizer reads a tensor
+ * of `nb` batches x `nr` lines x `nl` values, element (b, r, l) at x[b*sb + r*sr + l*sl] (in
+ * elements), and makes one pass over it per line block: the line maxima from the bits, the
+ * grid from the maxima's exponents, the rounding to the grid, the output written in the layout
+ * the GEMM reads. Two memory orders are vectorized: lines contiguous (sl == 1, a row of a
+ * row-major A) and lines side by side (sr == 1, the columns of a row-major B); anything else
+ * takes the portable loop, as does every tail.
+ *
+ * Every value goes through the same IEEE operations in every path (portable C, AVX2, AVX-512):
+ *   m     = max over the line of |x| as the integer bits & 0x7fffffff (NaN and inf are the
+ *           largest patterns, so m >= 0x7f800000 marks a non-finite line);
+ *   E     = biased exponent field of binary64(m); 0 for a zero or non-finite line;
+ *   f64:  c = binary64 with exponent E + 53 - p and fraction bit 2^51; q = (f64(x) + c) - c
+ *         (= q * 2^(e-p), the grid trick), written as binary64;
+ *   int8: inv = 2^(p - e) (exponent p + 2045 - E, E of 1.0 for a zero or non-finite line);
+ *         t = f64(x) * inv (exact); q = (t + 1.5*2^52) - 1.5*2^52 (RNE to an integer, exact
+ *         for |t| < 2^51); lo = ((q + 128) & 255) - 128, hi = (q - lo) >> 8, written as int8.
+ * A non-finite line is written as zeros and flagged; the combine turns its results into NaN.
+ * Powers of two come from bit patterns, never from pow/ldexp. No step is a fused multiply-add,
+ * so -ffp-contract=off changes nothing here, but the file is built with it like mathfn.c;
+ * -ffast-math must never be used (it would drop the NaN handling and may reassociate).
+ *
+ * Combines: f64 engine out = f32(S) + 0 (one RN conversion, -0 becomes +0); int8 engine
+ * S = T0 + 2^8 T1 + 2^16 T2 in binary64 (every partial sum an integer below 2^53: exact), times
+ * 2^(e_i - p), times 2^(e'_j - p) (both exact), then f32(.) + 0. A flagged row or column: the
+ * canonical NaN 0x7fc00000.
+ *
+ * Threads: a call splits its lines (or output rows) into contiguous blocks, one per thread;
+ * each line's values depend on that line alone, so the split changes no bit.
+ */
+#if defined(__FAST_MATH__) || defined(__FINITE_MATH_ONLY__) && __FINITE_MATH_ONLY__
+#error "linalg.c must not be compiled with -ffast-math or -ffinite-math-only"
+#endif
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define RT_X86 1
+#include <immintrin.h>
+#define RT_AVX2 __attribute__((target("avx2,fma")))
+#define RT_AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl")))
+#else
+#define RT_X86 0
+#endif
+
+#define RT_VERSION 1
+#define MAX_THREADS 64
+#define ABS_MASK 0x7fffffffu
+#define NONFINITE 0x7f800000u
+#define CANON_NAN 0x7fc00000u
+
+enum { ISA_PORTABLE = 0, ISA_AVX2 = 1, ISA_AVX512 = 2 };
+
+int rt_linalg_version(void) { return RT_VERSION; }
+
+/* Whether this CPU (and this build) can run the given instruction path. */
+int rt_linalg_isa_supported(int isa) {
+    if (isa == ISA_PORTABLE) return 1;
+#if RT_X86
+    __builtin_cpu_init();
+    if (isa == ISA_AVX2) return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    if (isa == ISA_AVX512)
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+               __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+#endif
+    return 0;
+}
+
+/* ---- scalar helpers: the definition every path follows ----------------------------------- */
+
+static inline uint32_t f32_bits(float x) {
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    return u;
+}
+static inline float f32_from(uint32_t u) {
+    float x;
+    memcpy(&x, &u, 4);
+    return x;
+}
+static inline double f64_from(uint64_t u) {
+    double x;
+    memcpy(&x, &u, 8);
+    return x;
+}
+static inline uint64_t f64_bits(double x) {
+    uint64_t u;
+    memcpy(&u, &x, 8);
+    return u;
+}
+
+/* Biased binary64 exponent field E of the line maximum (bits of |m| as fp32); 0 if m is 0 or
+ * not finite. */
+static inline uint64_t max_exponent(uint32_t mbits) {
+    if (mbits >= NONFINITE) return 0;
+    double m = (double)f32_from(mbits); /* exact widening, subnormals included */
+    return (f64_bits(m) >> 52) & 0x7ff;
+}
+
+static inline double grid_magic(uint64_t e_field, int p) {
+    return f64_from(((e_field + 53 - (uint64_t)p) << 52) | (1ull << 51));
+}
+
+/* int8 engine scales for the line: 2^(p - e) and 2^(e - p); a zero or non-finite line gets
+ * the grid of m = 1.0 (any finite grid gives its zeros). */
+static inline void int8_scales(uint32_t mbits, int p, double *inv, double *ulp) {
+    uint64_t e = max_exponent(mbits);
+    if (e == 0) e = 1023;
+    *inv = f64_from((uint64_t)(p + 2045 - (int64_t)e) << 52);
+    *ulp = f64_from((uint64_t)((int64_t)e + 1 - p) << 52);
+}
+
+static const double RNE_MAGIC = 6755399441055744.0; /* 1.5 * 2^52 */
+
+static inline double quant_f64(float x, double c) { return ((double)x + c) - c; }
+
+static inline int32_t quant_int(float x, double inv) {
+    double t = (double)x * inv;
+    return (int32_t)((t + RNE_MAGIC) - RNE_MAGIC);
+}
+
+static inline void split2(int32_t q, int8_t *lo, int8_t *hi) {
+    int32_t l = ((q + 128) & 255) - 128;
+    *lo = (int8_t)l;
+    *hi = (int8_t)((q - l) >> 8);
+}
+
+/* ---- the quantizer job -------------------------------------------------------------------- */
+
+typedef struct {
+    const float *x;
+    int64_t nb, nr, nl, sb, sr, sl;
+    int p;
+    int mode;        /* 0: f64 grid values, 1: int8 slices, 2: exact line sums of the f64 grid values */
+    double *of;      /* mode 0 output */
+    int8_t *olo;     /* mode 1 outputs */
+    int8_t *ohi;
+    int64_t osb, osr, osl;
+    uint8_t *bad;    /* nb * nr flags */
+    double *ulp;     /* mode 1: nb * nr scales 2^(e - p); mode 2: nb * nr sums */
+    int64_t r0, r1;  /* this job's lines */
+    int isa;
+    double *cbuf;    /* scratch: per-line c or inv, (r1 - r0) */
+    uint32_t *mbuf;  /* scratch: per-line max bits, (r1 - r0) */
+} qjob;
+
+static inline void store_one(const qjob *j, int64_t ob, int64_t r, int64_t l, float x, double c) {
+    if (j->mode == 2) { /* ob is the batch index times nr here */
+        j->ulp[ob + r] += quant_f64(x, c);
+        return;
+    }
+    int64_t o = ob + r * j->osr + l * j->osl;
+    if (j->mode == 0) {
+        j->of[o] = quant_f64(x, c);
+    } else {
+        split2(quant_int(x, c), &j->olo[o], &j->ohi[o]);
+    }
+}
+
+/* The per-line constant: c (mode 0) or inv (mode 1), and the flags and scales. */
+static void line_constants(const qjob *j, int64_t b) {
+    for (int64_t r = j->r0; r < j->r1; r++) {
+        uint32_t m = j->mbuf[r - j->r0];
+        int64_t idx = b * j->nr + r;
+        j->bad[idx] = m >= NONFINITE;
+        if (j->mode == 2) j->ulp[idx] = 0.0;
+        if (j->mode != 1) {
+            j->cbuf[r - j->r0] = grid_magic(max_exponent(m), j->p);
+        } else {
+            double inv, ulp;
+            int8_scales(m, j->p, &inv, &ulp);
+            j->cbuf[r - j->r0] = inv;
+            j->ulp[idx] = ulp;
+        }
+    }
+}
+
+static void zero_line(const qjob *j, int64_t ob, int64_t r) {
+    if (j->mode == 2) return; /* its sum stays 0 */
+    for (int64_t l = 0; l < j->nl; l++) store_one(j, ob, r, l, 0.0f, j->mode == 0 ? 1.0 : 1.0);
+}
+
+/* Portable, lines side by side (sr == 1): sweep the memory rows, as the vector loops do. */
+static void quant_portable_cols(qjob *j) {
+    int64_t n = j->r1 - j->r0;
+    for (int64_t b = 0; b < j->nb; b++) {
+        const float *xb = j->x + b * j->sb + j->r0;
+        int64_t ob = b * j->osb;
+        memset(j->mbuf, 0, (size_t)n * sizeof(uint32_t));
+        for (int64_t l = 0; l < j->nl; l++) {
+            const float *row = xb + l * j->sl;
+            for (int64_t r = 0; r < n; r++) {
+                uint32_t u = f32_bits(row[r]) & ABS_MASK;
+                j->mbuf[r] = u > j->mbuf[r] ? u : j->mbuf[r];
+            }
+        }
+        line_constants(j, b);
+        for (int64_t l = 0; l < j->nl; l++) {
+            const float *row = xb + l * j->sl;
+            for (int64_t r = 0; r < n; r++) {
+                float x = j->mbuf[r] >= NONFINITE ? 0.0f : row[r];
+                store_one(j, ob, j->r0 + r, l, x, j->cbuf[r]);
+            }
+        }
+    }
+}
+
+/* Portable: any strides. */
+static void quant_portable(qjob *j) {
+    if (j->sr == 1 && j->sl != 1) {
+        quant_portable_cols(j);
+        return;
+    }
+    for (int64_t b = 0; b < j->nb; b++) {
+        const float *xb = j->x + b * j->sb;
+        int64_t ob = b * j->osb;
+        for (int64_t r = j->r0; r < j->r1; r++) {
+            uint32_t m = 0;
+            for (int64_t l = 0; l < j->nl; l++) {
+                uint32_t u = f32_bits(xb[r * j->sr + l * j->sl]) & ABS_MASK;
+                m = u > m ? u : m;
+            }
+            j->mbuf[r - j->r0] = m;
+        }
+        line_constants(j, b);
+        for (int64_t r = j->r0; r < j->r1; r++) {
+            if (j->mbuf[r - j->r0] >= NONFINITE) {
+                zero_line(j, ob, r);
+                continue;
+            }
+            double c = j->cbuf[r - j->r0];
+            for (int64_t l = 0; l < j->nl; l++) store_one(j, ob, r, l, xb[r * j->sr + l * j->sl], c);
+        }
+    }
+}
+
+#if RT_X86
+/* ---- AVX2 ---------------------------------------------------------------------------------- */
+
+RT_AVX2 static inline void avx2_store8(const qjob *j, int64_t o, int64_t step, __m256 v, __m256d c0, __m256d c1) {
+    /* 8 consecutive values (along the vector axis); output element k at o + k * step */
+    __m256d d0 = _mm256_cvtps_pd(_mm256_castps256_ps128(v));
+    __m256d d1 = _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1));
+    if (j->mode == 0) {
+        d0 = _mm256_sub_pd(_mm256_add_pd(d0, c0), c0);
+        d1 = _mm256_sub_pd(_mm256_add_pd(d1, c1), c1);
+        if (step == 1) {
+            _mm256_storeu_pd(j->of + o, d0);
+            _mm256_storeu_pd(j->of + o + 4, d1);
+        } else {
+            double t[8];
+            _mm256_storeu_pd(t, d0);
+            _mm256_storeu_pd(t + 4, d1);
+            for (int k = 0; k < 8; k++) j->of[o + k * step] = t[k];
+        }
+        return;
+    }
+    const __m256d magic = _mm256_set1_pd(RNE_MAGIC);
+    d0 = _mm256_sub_pd(_mm256_add_pd(_mm256_mul_pd(d0, c0), magic), magic);
+    d1 = _mm256_sub_pd(_mm256_add_pd(_mm256_mul_pd(d1, c1), magic), magic);
+    __m256i q = _mm256_set_m128i(_mm256_cvtpd_epi32(d1), _mm256_cvtpd_epi32(d0));
+    const __m256i k128 = _mm256_set1_epi32(128), k255 = _mm256_set1_epi32(255);
+    __m256i lo = _mm256_sub_epi32(_mm256_and_si256(_mm256_add_epi32(q, k128), k255), k128);
+    __m256i hi = _mm256_srai_epi32(_mm256_sub_epi32(q, lo), 8);
+    int32_t tl[8], th[8];
+    _mm256_storeu_si256((__m256i *)tl, lo);
+    _mm256_storeu_si256((__m256i *)th, hi);
+    for (int k = 0; k < 8; k++) {
+        j->olo[o + k * step] = (int8_t)tl[k];
+        j->ohi[o + k * step] = (int8_t)th[k];
+    }
+}
+
+RT_AVX2 static inline __m256i avx2_absbits(const float *p) {
+    return _mm256_and_si256(_mm256_loadu_si256((const __m256i *)p), _mm256_set1_epi32((int)ABS_MASK));
+}
+
+RT_AVX2 static inline uint32_t hmax8(__m256i v) {
+    __m128i m = _mm_max_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    m = _mm_max_epi32(m, _mm_shuffle_epi32(m, 0x4e));
+    m = _mm_max_epi32(m, _mm_shuffle_epi32(m, 0xb1));
+    return (uint32_t)_mm_cvtsi128_si32(m);
+}
+
+/* lines contiguous: sl == 1 */
+RT_AVX2 static void quant_avx2_rows(qjob *j) {
+    for (int64_t b = 0; b < j->nb; b++) {
+        const float *xb = j->x + b * j->sb;
+        int64_t ob = b * j->osb;
+        for (int64_t r = j->r0; r < j->r1; r++) {
+            const float *line = xb + r * j->sr;
+            __m256i vm = _mm256_setzero_si256();
+            int64_t l = 0;
+            for (; l + 8 <= j->nl; l += 8) vm = _mm256_max_epi32(vm, avx2_absbits(line + l));
+            uint32_t m = hmax8(vm);
+            for (; l < j->nl; l++) {
+                uint32_t u = f32_bits(line[l]) & ABS_MASK;
+                m = u > m ? u : m;
+            }
+            j->mbuf[r - j->r0] = m;
+        }
+        line_constants(j, b);
+        for (int64_t r = j->r0; r < j->r1; r++) {
+            if (j->mbuf[r - j->r0] >= NONFINITE) {
+                zero_line(j, ob, r);
+                continue;
+            }
+            const float *line = xb + r * j->sr;
+            double c = j->cbuf[r - j->r0];
+            __m256d vc = _mm256_set1_pd(c);
+            int64_t l = 0;
+            for (; l + 8 <= j->nl; l += 8)
+                avx2_store8(j, ob + r * j->osr + l * j->osl, j->osl, _mm256_loadu_ps(line + l), vc, vc);
+            for (; l < j->nl; l++) store_one(j, ob, r, l, line[l], c);
+        }
+    }
+}
+
+/* lines side by side: sr == 1 (line r's value l at x[l*sl + r]) */
+RT_AVX2 static void quant_avx2_cols(qjob *j) {
+    int64_t n = j->r1 - j->r0;
+    for (int64_t b = 0; b < j->nb; b++) {
+        const float *xb = j->x + b * j->sb + j->r0;
+        int64_t ob = b * j->osb;
+        memset(j->mbuf, 0, (size_t)n * sizeof(uint32_t));
+        for (int64_t l = 0; l < j->nl; l++) {
+            const float *row = xb + l * j->sl;
+            int64_t r = 0;
+            for (; r + 8 <= n; r += 8) {
+                __m256i cur = _mm256_loadu_si256((const __m256i *)(j->mbuf + r));
+                _mm256_storeu_si256((__m256i *)(j->mbuf + r), _mm256_max_epi32(cur, avx2_absbits(row + r)));
+            }
+            for (; r < n; r++) {
+                uint32_t u = f32_bits(row[r]) & ABS_MASK;
+                j->mbuf[r] = u > j->mbuf[r] ? u : j->mbuf[r];
+            }
+        }
+        line_constants(j, b);
+        int any_bad = 0;
+        for (int64_t r = 0; r < n; r++) any_bad |= j->mbuf[r] >= NONFINITE;
+        for (int64_t l = 0; l < j->nl; l++) {
+            const float *row = xb + l * j->sl;
+            int64_t r = 0;
+            for (; r + 8 <= n; r += 8) {
+                __m256 v = _mm256_loadu_ps(row + r);
+                if (any_bad) { /* zero the values of non-finite lines */
+                    __m256i ok = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)NONFINITE),
+                                                    _mm256_loadu_si256((const __m256i *)(j->mbuf + r)));
+                    v = _mm256_and_ps(v, _mm256_castsi256_ps(ok));
+                }
+                avx2_store8(j, ob + (j->r0 + r) * j->osr + l * j->osl, j->osr, v, _mm256_loadu_pd(j->cbuf + r),
+                            _mm256_loadu_pd(j->cbuf + r + 4));
+            }
+            for (; r < n; r++) {
+                float x = j->mbuf[r] >= NONFINITE ? 0.0f : row[r];
+                store_one(j, ob, j->r0 + r, l, x, j->cbuf[r]);
+            }
+        }
+    }
+}
+
+/* ---- AVX-512 ------------------------------------------------------------------------------- */
+
+RT_AVX512 static inline void avx512_store16(const qjob *j, int64_t o, int64_t step, __m512 v, __m512d c0,
+                                            __m512d c1) {
+    __m512d d0 = _mm512_cvtps_pd(_mm512_castps512_ps256(v));
+    __m512d d1 = _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1));
+    if (j->mode == 0) {
+        d0 = _mm512_sub_pd(_mm512_add_pd(d0, c0), c0);
+        d1 = _mm512_sub_pd(_mm512_add_pd(d1, c1), c1);
+        if (step == 1) {
+            _mm512_storeu_pd(j->of + o, d0);
+            _mm512_storeu_pd(j->of + o + 8, d1);
+        } else {
+            double t[16];
+            _mm512_storeu_pd(t, d0);
+            _mm512_storeu_pd(t + 8, d1);
+            for (int k = 0; k < 16; k++) j->of[o + k * step] = t[k];
+        }
+        return;
+    }
+    const __m512d magic = _mm512_set1_pd(RNE_MAGIC);
+    d0 = _mm512_sub_pd(_mm512_add_pd(_mm512_mul_pd(d0, c0), magic), magic);
+    d1 = _mm512_sub_pd(_mm512_add_pd(_mm512_mul_pd(d1, c1), magic), magic);
+    __m512i q = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtpd_epi32(d0)), _mm512_cvtpd_epi32(d1), 1);
+    const __m512i k128 = _mm512_set1_epi32(128), k255 = _mm512_set1_epi32(255);
+    __m512i lo = _mm512_sub_epi32(_mm512_and_si512(_mm512_add_epi32(q, k128), k255), k128);
+    __m512i hi = _mm512_srai_epi32(_mm512_sub_epi32(q, lo), 8);
+    if (step == 1) {
+        _mm_storeu_si128((__m128i *)(j->olo + o), _mm512_cvtepi32_epi8(lo));
+        _mm_storeu_si128((__m128i *)(j->ohi + o), _mm512_cvtepi32_epi8(hi));
+    } else {
+        int32_t tl[16], th[16];
+        _mm512_storeu_si512(tl, lo);
+        _mm512_storeu_si512(th, hi);
+        for (int k = 0; k < 16; k++) {
+            j->olo[o + k * step] = (int8_t)tl[k];
+            j->ohi[o + k * step] = (int8_t)th[k];
+        }
+    }
+}
+
+RT_AVX512 static inline __m512i avx512_absbits(const float *p) {
+    return _mm512_and_si512(_mm512_loadu_si512(p), _mm512_set1_epi32((int)ABS_MASK));
+}
+
+RT_AVX512 static void quant_avx512_rows(qjob *j) {
+    for (int64_t b = 0; b < j->nb; b++) {
+        const float *xb = j->x + b * j->sb;
+        int64_t ob = b * j->osb;
+        for (int64_t r = j->r0; r < j->r1; r++) {
+            const float *line = xb + r * j->sr;
+            __m512i vm = _mm512_setzero_si512();
+            int64_t l = 0;
+            for (; l + 16 <= j->nl; l += 16) vm = _mm512_max_epi32(vm, avx512_absbits(line + l));
+            uint32_t m = (uint32_t)_mm512_reduce_max_epi32(vm);
+            for (; l < j->nl; l++) {
+                uint32_t u = f32_bits(line[l]) & ABS_MASK;
+                m = u > m ? u : m;
+            }
+            j->mbuf[r - j->r0] = m;
+        }
+        line_constants(j, b);
+        for (int64_t r = j->r0; r < j->r1; r++) {
+            if (j->mbuf[r - j->r0] >= NONFINITE) {
+                zero_line(j, ob, r);
+                continue;
+            }
+            const float *line = xb + r * j->sr;
+            double c = j->cbuf[r - j->r0];
+            __m512d vc = _mm512_set1_pd(c);
+            int64_t l = 0;
+            for (; l + 16 <= j->nl; l += 16)
+                avx512_store16(j, ob + r * j->osr + l * j->osl, j->osl, _mm512_loadu_ps(line + l), vc, vc);
+            for (; l < j->nl; l++) store_one(j, ob, r, l, line[l], c);
+        }
+    }
+}
+
+RT_AVX512 static void quant_avx512_cols(qjob *j) {
+    int64_t n = j->r1 - j->r0;
+    for (int64_t b = 0; b < j->nb; b++) {
+        const float *xb = j->x + b * j->sb + j->r0;
+        int64_t ob = b * j->osb;
+        memset(j->mbuf, 0, (size_t)n * sizeof(uint32_t));
+        for (int64_t l = 0; l < j->nl; l++) {
+            const float *row = xb + l * j->sl;
+            int64_t r = 0;
+            for (; r + 16 <= n; r += 16) {
+                __m512i cur = _mm512_loadu_si512(j->mbuf + r);
+                _mm512_storeu_si512(j->mbuf + r, _mm512_max_epi32(cur, avx512_absbits(row + r)));
+            }
+            for (; r < n; r++) {
+                uint32_t u = f32_bits(row[r]) & ABS_MASK;
+                j->mbuf[r] = u > j->mbuf[r] ? u : j->mbuf[r];
+            }
+        }
+        line_constants(j, b);
+        int any_bad = 0;
+        for (int64_t r = 0; r < n; r++) any_bad |= j->mbuf[r] >= NONFINITE;
+        for (int64_t l = 0; l < j->nl; l++) {
+            const float *row = xb + l * j->sl;
+            int64_t r = 0;
+            for (; r + 16 <= n; r += 16) {
+                __m512 v = _mm512_loadu_ps(row + r);
+                if (any_bad) {
+                    __mmask16 ok = _mm512_cmplt_epu32_mask(_mm512_loadu_si512(j->mbuf + r),
+                                                           _mm512_set1_epi32((int)NONFINITE));
+                    v = _mm512_maskz_mov_ps(ok, v);
+                }
+                avx512_store16(j, ob + (j->r0 + r) * j->osr + l * j->osl, j->osr, v, _mm512_loadu_pd(j->cbuf + r),
+                               _mm512_loadu_pd(j->cbuf + r + 8));
+            }
+            for (; r < n; r++) {
+                float x = j->mbuf[r] >= NONFINITE ? 0.0f : row[r];
+                store_one(j, ob, j->r0 + r, l, x, j->cbuf[r]);
+            }
+        }
+    }
+}
+#endif /* RT_X86 */
+
+/* ---- exact sums (mode 2) ---------------------------------------------------------------------
+ * Each line's sum of its grid values q * 2^(e - p): with p = p_sum(L) every partial sum, in any
+ * order, is an integer multiple of 2^(e - p) below 2^53 of it, so each addition is exact and the
+ * sum does not depend on the order or on the vector width. */
+
+static void sum_portable(qjob *j) {
+    /* reuse the quantizer loops: store_one accumulates in mode 2 (ob = b * nr) */
+    j->osb = j->nr;
+    if (j->sr == 1 && j->sl != 1) quant_portable_cols(j);
+    else quant_portable(j);
+}
+
+#if RT_X86
+RT_AVX2 static void sum_avx2(qjob *j) {
+    if (j->sl != 1 && j->sr != 1) {
+        sum_portable(j);
+        return;
+    }
+    int64_t n = j->r1 - j->r0;
+    for (int64_t b = 0; b < j->nb; b++) {
+        const float *xb = j->x + b * j->sb;
+        double *sums = j->ulp + b * j->nr;
+        if (j->sl == 1) { /* lines contiguous */
+            for (int64_t r = j->r0; r < j->r1; r++) {
+                const float *line = xb + r * j->sr;
+                __m256i vm = _mm256_setzero_si256();
+                int64_t l = 0;
+                for (; l + 8 <= j->nl; l += 8) vm = _mm256_max_epi32(vm, avx2_absbits(line + l));
+                uint32_t m = hmax8(vm);
+                for (; l < j->nl; l++) {
+                    uint32_t u = f32_bits(line[l]) & ABS_MASK;
+                    m = u > m ? u : m;
+                }
+                j->bad[b * j->nr + r] = m >= NONFINITE;
+                sums[r] = 0.0;
+                if (m >= NONFINITE) continue;
+                double c = grid_magic(max_exponent(m), j->p);
+                __m256d vc = _mm256_set1_pd(c), acc0 = _mm256_setzero_pd(), acc1 = _mm256_setzero_pd();
+                for (l = 0; l + 8 <= j->nl; l += 8) {
+                    __m256 v = _mm256_loadu_ps(line + l);
+                    __m256d d0 = _mm256_cvtps_pd(_mm256_castps256_ps128(v));
+                    __m256d d1 = _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1));
+                    acc0 = _mm256_add_pd(acc0, _mm256_sub_pd(_mm256_add_pd(d0, vc), vc));
+                    acc1 = _mm256_add_pd(acc1, _mm256_sub_pd(_mm256_add_pd(d1, vc), vc));
+                }
+                double t[4];
+                _mm256_storeu_pd(t, _mm256_add_pd(acc0, acc1));
+                double sum = (t[0] + t[1]) + (t[2] + t[3]);
+                for (; l < j->nl; l++) sum += quant_f64(line[l], c);
+                sums[r] = sum;
+            }
+        } else { /* lines side by side */
+            const float *xr = xb + j->r0;
+            memset(j->mbuf, 0, (size_t)n * sizeof(uint32_t));
+            for (int64_t l = 0; l < j->nl; l++) {
+                const float *row = xr + l * j->sl;
+                int64_t r = 0;
+                for (; r + 8 <= n; r += 8) {
+                    __m256i cur = _mm256_loadu_si256((const __m256i *)(j->mbuf + r));
+                    _mm256_storeu_si256((__m256i *)(j->mbuf + r), _mm256_max_epi32(cur, avx2_absbits(row + r)));
+                }
+                for (; r < n; r++) {
+                    uint32_t u = f32_bits(row[r]) & ABS_MASK;
+                    j->mbuf[r] = u > j->mbuf[r] ? u : j->mbuf[r];
+                }
+            }
+            for (int64_t r = 0; r < n; r++) {
+                uint32_t m = j->mbuf[r];
+                j->bad[b * j->nr + j->r0 + r] = m >= NONFINITE;
+                j->cbuf[r] = grid_magic(max_exponent(m), j->p);
+                sums[j->r0 + r] = 0.0;
+            }
+            double *acc = sums + j->r0;
+            for (int64_t l = 0; l < j->nl; l++) {
+                const float *row = xr + l * j->sl;
+                int64_t r = 0;
+                for (; r + 8 <= n; r += 8) {
+                    __m256 v = _mm256_loadu_ps(row + r);
+                    __m256i ok = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)NONFINITE),
+                                                    _mm256_loadu_si256((const __m256i *)(j->mbuf + r)));
+                    v = _mm256_and_ps(v, _mm256_castsi256_ps(ok));
+                    __m256d d0 = _mm256_cvtps_pd(_mm256_castps256_ps128(v));
+                    __m256d d1 = _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1));
+                    __m256d c0 = _mm256_loadu_pd(j->cbuf + r), c1 = _mm256_loadu_pd(j->cbuf + r + 4);
+                    _mm256_storeu_pd(acc + r, _mm256_add_pd(_mm256_loadu_pd(acc + r), _mm256_sub_pd(_mm256_add_pd(d0, c0), c0)));
+                    _mm256_storeu_pd(acc + r + 4,
+                                     _mm256_add_pd(_mm256_loadu_pd(acc + r + 4), _mm256_sub_pd(_mm256_add_pd(d1, c1), c1)));
+                }
+                for (; r < n; r++) {
+                    float x = j->mbuf[r] >= NONFINITE ? 0.0f : row[r];
+                    acc[r] += quant_f64(x, j->cbuf[r]);
+                }
+            }
+        }
+    }
+}
+#endif
+
+static void quant_run(qjob *j) {
+    if (j->mode == 2) {
+#if RT_X86
+        if (j->isa >= ISA_AVX2) { sum_avx2(j); return; }  /* AVX-512 machines run the AVX2 sums */
+#endif
+        sum_portable(j);
+        return;
+    }
+#if RT_X86
+    if (j->isa == ISA_AVX512 && j->sl == 1) { quant_avx512_rows(j); return; }
+    if (j->isa == ISA_AVX512 && j->sr == 1) { quant_avx512_cols(j); return; }
+    if (j->isa == ISA_AVX2 && j->sl == 1) { quant_avx2_rows(j); return; }
+    if (j->isa == ISA_AVX2 && j->sr == 1) { quant_avx2_cols(j); return; }
+#endif
+    quant_portable(j);
+}
+
+/* ---- threads --------------------------------------------------------------------------------
+ * One pthread per extra job, the calling thread runs the first. (Running the jobs on torch's
+ * OpenMP pool instead, by building with -fopenmp so that this library binds to the libgomp.so.1
+ * torch has loaded, was measured slower at 256^3 and 512^3 on the 2-core AVX2 machine.) */
+
+typedef void (*job_fn)(void *job);
+
+typedef struct {
+    job_fn fn;
+    void *job;
+} trampoline;
+
+static void *trampoline_run(void *arg) {
+    trampoline *t = (trampoline *)arg;
+    t->fn(t->job);
+    return NULL;
+}
+
+static void run_jobs(job_fn fn, void *jobs, size_t size, int threads) {
+    pthread_t tids[MAX_THREADS];
+    trampoline args[MAX_THREADS];
+    int started[MAX_THREADS] = {0};
+    for (int t = 1; t < threads; t++) {
+        args[t].fn = fn;
+        args[t].job = (char *)jobs + (size_t)t * size;
+        started[t] = pthread_create(&tids[t], NULL, trampoline_run, &args[t]) == 0;
+    }
+    fn(jobs);
+    for (int t = 1; t < threads; t++) {
+        if (started[t]) pthread_join(tids[t], NULL);
+        else fn((char *)jobs + (size_t)t * size);
+    }
+}
+
+static void quant_job(void *arg) { quant_run((qjob *)arg); }
+
+/* Returns the number of flagged (non-finite) lines, or -1 on bad arguments / no memory. */
+static int64_t quantize(const qjob *proto, int threads) {
+    if (proto->nb < 0 || proto->nr < 0 || proto->nl < 0 || proto->p < 0 || proto->p > 50) return -1;
+    if (proto->isa < 0 || proto->isa > 2 || !rt_linalg_isa_supported(proto->isa)) return -1;
+    if (threads < 1) threads = 1;
+    if (threads > MAX_THREADS) threads = MAX_THREADS;
+    /* at least 256k values per thread (a thread start can wait for a time slice on a busy
+     * machine: measured slower below that at 256^3 and 512^3), at least 16 lines */
+    int64_t total = proto->nb * proto->nr * proto->nl;
+    int64_t by_work = total / (1 << 18);
+    if (by_work < threads) threads = by_work < 1 ? 1 : (int)by_work;
+    if (proto->nr / 16 < threads) threads = proto->nr / 16 < 1 ? 1 : (int)(proto->nr / 16);
+    qjob jobs[MAX_THREADS];
+    void *scratch = NULL;
+    int64_t nr = proto->nr;
+    scratch = malloc((size_t)(nr + 16 * MAX_THREADS + 16) * (sizeof(double) + sizeof(uint32_t)));
+    if (!scratch) return -1;
+    double *cb = (double *)scratch;
+    uint32_t *mb = (uint32_t *)(cb + nr + 8 * MAX_THREADS + 8);
+    int64_t off = 0;
+    for (int t = 0; t < threads; t++) {
+        jobs[t] = *proto;
+        jobs[t].r0 = nr * t / threads;
+        jobs[t].r1 = nr * (t + 1) / threads;
+        jobs[t].cbuf = cb + off + 8 * t;
+        jobs[t].mbuf = mb + off + 8 * t;
+        off += jobs[t].r1 - jobs[t].r0;
+    }
+    run_jobs(quant_job, jobs, sizeof(qjob), threads);
+    free(scratch);
+    int64_t bad = 0;
+    for (int64_t i = 0; i < proto->nb * proto->nr; i++) bad += proto->bad[i];
+    return bad;
+}
+
+int64_t rt_quant_f64(const float *x, int64_t nb, int64_t nr, int64_t nl, int64_t sb, int64_t sr, int64_t sl, int p,
+                     double *out, int64_t osb, int64_t osr, int64_t osl, uint8_t *bad, int isa, int threads) {
+    qjob j;
+    memset(&j, 0, sizeof j);
+    j.x = x; j.nb = nb; j.nr = nr; j.nl = nl; j.sb = sb; j.sr = sr; j.sl = sl; j.p = p;
+    j.mode = 0; j.of = out; j.osb = osb; j.osr = osr; j.osl = osl; j.bad = bad; j.isa = isa;
+    return quantize(&j, threads);
+}
+
+/* Exact sums of the lines' grid values (p <= 50): sums[b*nr + r], flags like the quantizers. */
+int64_t rt_gridsum_f64(const float *x, int64_t nb, int64_t nr, int64_t nl, int64_t sb, int64_t sr, int64_t sl, int p,
+                       double *sums, uint8_t *bad, int isa, int threads) {
+    qjob j;
+    memset(&j, 0, sizeof j);
+    j.x = x; j.nb = nb; j.nr = nr; j.nl = nl; j.sb = sb; j.sr = sr; j.sl = sl; j.p = p;
+    j.mode = 2; j.ulp = sums; j.bad = bad; j.isa = isa;
+    return quantize(&j, threads);
+}
+
+int64_t rt_quant_int8x2(const float *x, int64_t nb, int64_t nr, int64_t nl, int64_t sb, int64_t sr, int64_t sl,
+                        int p, int8_t *lo, int8_t *hi, int64_t osb, int64_t osr, int64_t osl, uint8_t *bad,
+                        double *ulp, int isa, int threads) {
+    if (p < 7 || p > 14) return -1; /* two slices: hi in [-2^(p-8), 2^(p-8)] must fit int8 */
+    qjob j;
+    memset(&j, 0, sizeof j);
+    j.x = x; j.nb = nb; j.nr = nr; j.nl = nl; j.sb = sb; j.sr = sr; j.sl = sl; j.p = p;
+    j.mode = 1; j.olo = lo; j.ohi = hi; j.osb = osb; j.osr = osr; j.osl = osl; j.bad = bad; j.ulp = ulp;
+    j.isa = isa;
+    return quantize(&j, threads);
+}
+
+/* ---- combines ------------------------------------------------------------------------------- */
+
+typedef struct {
+    int mode; /* 0: f64 S, 1: int32 T0, T1, T2 */
+    const double *s;
+    const int32_t *t0, *t1, *t2;
+    int64_t nb, m, n, isb, ism; /* input batch and row strides (elements; columns contiguous) */
+    const double *ua, *ub;      /* mode 1: nb*m and nb*n scales */
+    const uint8_t *bada, *badb; /* nb*m and nb*n flags */
+    int any_bad;
+    float *out; /* contiguous nb x m x n */
+    int64_t i0, i1; /* this job's rows, over nb*m */
+    int isa;
+} cjob;
+
+static inline float finish1(double v) { return (float)v + 0.0f; }
+
+static void combine_portable_row(const cjob *j, int64_t b, int64_t i, int64_t j0) {
+    float *o = j->out + (b * j->m + i) * j->n;
+    if (j->mode == 0) {
+        const double *s = j->s + b * j->isb + i * j->ism;
+        for (int64_t c = j0; c < j->n; c++) o[c] = finish1(s[c]);
+    } else {
+        int64_t off = b * j->isb + i * j->ism;
+        double ua = j->ua[b * j->m + i];
+        const double *ub = j->ub + b * j->n;
+        for (int64_t c = j0; c < j->n; c++) {
+            double v = (double)j->t0[off + c] + 256.0 * (double)j->t1[off + c] + 65536.0 * (double)j->t2[off + c];
+            o[c] = finish1(v * ua * ub[c]);
+        }
+    }
+}
+
+#if RT_X86
+RT_AVX2 static void combine_avx2_row(const cjob *j, int64_t b, int64_t i) {
+    float *o = j->out + (b * j->m + i) * j->n;
+    const __m128 zero = _mm_setzero_ps();
+    int64_t c = 0;
+    if (j->mode == 0) {
+        const double *s = j->s + b * j->isb + i * j->ism;
+        for (; c + 4 <= j->n; c += 4) _mm_storeu_ps(o + c, _mm_add_ps(_mm256_cvtpd_ps(_mm256_loadu_pd(s + c)), zero));
+    } else {
+        int64_t off = b * j->isb + i * j->ism;
+        __m256d ua = _mm256_set1_pd(j->ua[b * j->m + i]);
+        const double *ub = j->ub + b * j->n;
+        const __m256d w1 = _mm256_set1_pd(256.0), w2 = _mm256_set1_pd(65536.0);
+        for (; c + 4 <= j->n; c += 4) {
+            __m256d a0 = _mm256_cvtepi32_pd(_mm_loadu_si128((const __m128i *)(j->t0 + off + c)));
+            __m256d a1 = _mm256_cvtepi32_pd(_mm_loadu_si128((const __m128i *)(j->t1 + off + c)));
+            __m256d a2 = _mm256_cvtepi32_pd(_mm_loadu_si128((const __m128i *)(j->t2 + off + c)));
+            __m256d v = _mm256_add_pd(_mm256_add_pd(a0, _mm256_mul_pd(w1, a1)), _mm256_mul_pd(w2, a2));
+            v = _mm256_mul_pd(_mm256_mul_pd(v, ua), _mm256_loadu_pd(ub + c));
+            _mm_storeu_ps(o + c, _mm_add_ps(_mm256_cvtpd_ps(v), zero));
+        }
+    }
+    combine_portable_row(j, b, i, c);
+}
+
+RT_AVX512 static void combine_avx512_row(const cjob *j, int64_t b, int64_t i) {
+    float *o = j->out + (b * j->m + i) * j->n;
+    const __m256 zero = _mm256_setzero_ps();
+    int64_t c = 0;
+    if (j->mode == 0) {
+        const double *s = j->s + b * j->isb + i * j->ism;
+        for (; c + 8 <= j->n; c += 8)
+            _mm256_storeu_ps(o + c, _mm256_add_ps(_mm512_cvtpd_ps(_mm512_loadu_pd(s + c)), zero));
+    } else {
+        int64_t off = b * j->isb + i * j->ism;
+        __m512d ua = _mm512_set1_pd(j->ua[b * j->m + i]);
+        const double *ub = j->ub + b * j->n;
+        const __m512d w1 = _mm512_set1_pd(256.0), w2 = _mm512_set1_pd(65536.0);
+        for (; c + 8 <= j->n; c += 8) {
+            __m512d a0 = _mm512_cvtepi32_pd(_mm256_loadu_si256((const __m256i *)(j->t0 + off + c)));
+            __m512d a1 = _mm512_cvtepi32_pd(_mm256_loadu_si256((const __m256i *)(j->t1 + off + c)));
+            __m512d a2 = _mm512_cvtepi32_pd(_mm256_loadu_si256((const __m256i *)(j->t2 + off + c)));
+            __m512d v = _mm512_add_pd(_mm512_add_pd(a0, _mm512_mul_pd(w1, a1)), _mm512_mul_pd(w2, a2));
+            v = _mm512_mul_pd(_mm512_mul_pd(v, ua), _mm512_loadu_pd(ub + c));
+            _mm256_storeu_ps(o + c, _mm256_add_ps(_mm512_cvtpd_ps(v), zero));
+        }
+    }
+    combine_portable_row(j, b, i, c);
+}
+#endif
+
+static void combine_run(const cjob *j) {
+    const float nan = f32_from(CANON_NAN);
+    for (int64_t r = j->i0; r < j->i1; r++) {
+        int64_t b = r / j->m, i = r % j->m;
+        float *o = j->out + r * j->n;
+        if (j->any_bad && j->bada[r]) {
+            for (int64_t c = 0; c < j->n; c++) o[c] = nan;
+            continue;
+        }
+#if RT_X86
+        if (j->isa == ISA_AVX512) combine_avx512_row(j, b, i);
+        else if (j->isa == ISA_AVX2) combine_avx2_row(j, b, i);
+        else combine_portable_row(j, b, i, 0);
+#else
+        combine_portable_row(j, b, i, 0);
+#endif
+        if (j->any_bad) {
+            const uint8_t *bb = j->badb + b * j->n;
+            for (int64_t c = 0; c < j->n; c++)
+                if (bb[c]) o[c] = nan;
+        }
+    }
+}
+
+static void combine_job(void *arg) { combine_run((const cjob *)arg); }
+
+static int combine(const cjob *proto, int threads) {
+    if (proto->isa < 0 || proto->isa > 2 || !rt_linalg_isa_supported(proto->isa)) return -1;
+    int64_t rows = proto->nb * proto->m;
+    if (threads < 1) threads = 1;
+    if (threads > MAX_THREADS) threads = MAX_THREADS;
+    int64_t by_work = rows * proto->n / (1 << 18);
+    if (by_work < threads) threads = by_work < 1 ? 1 : (int)by_work;
+    if (rows < threads) threads = rows < 1 ? 1 : (int)rows;
+    cjob jobs[MAX_THREADS];
+    for (int t = 0; t < threads; t++) {
+        jobs[t] = *proto;
+        jobs[t].i0 = rows * t / threads;
+        jobs[t].i1 = rows * (t + 1) / threads;
+    }
+    run_jobs(combine_job, jobs, sizeof(cjob), threads);
+    return 0;
+}
+
+int rt_combine_f64(const double *s, int64_t nb, int64_t m, int64_t n, int64_t isb, int64_t ism, const uint8_t *bada,
+                   const uint8_t *badb, int any_bad, float *out, int isa, int threads) {
+    cjob j;
+    memset(&j, 0, sizeof j);
+    j.mode = 0; j.s = s; j.nb = nb; j.m = m; j.n = n; j.isb = isb; j.ism = ism;
+    j.bada = bada; j.badb = badb; j.any_bad = any_bad; j.out = out; j.isa = isa;
+    return combine(&j, threads);
+}
+
+int rt_combine_int8x2(const int32_t *t0, const int32_t *t1, const int32_t *t2, int64_t nb, int64_t m, int64_t n,
+                      int64_t isb, int64_t ism, const double *ua, const double *ub, const uint8_t *bada,
+                      const uint8_t *badb, int any_bad, float *out, int isa, int threads) {
+    cjob j;
+    memset(&j, 0, sizeof j);
+    j.mode = 1; j.t0 = t0; j.t1 = t1; j.t2 = t2; j.nb = nb; j.m = m; j.n = n; j.isb = isb; j.ism = ism;
+    j.ua = ua; j.ub = ub; j.bada = bada; j.badb = badb; j.any_bad = any_bad; j.out = out; j.isa = isa;
+    return combine(&j, threads);
+}

@@ -1,0 +1,148 @@
+"""A task's run trained through zkdv: the eager step on RepOps kernels, every update in a transcript.
+
+`train_attested(step, dataset, config, initial, folder)` trains the `TrainStep` (model, loss,
+optimizer config) that a task's program was captured from, over the task's keyed batches,
+inside zkdv transactions (`zkdv.torch.ZKDV`, docs/zkdv.md). The trainer's self-audit is
+zkdv's sampled checks (replays of the captured program from the latest replay snapshot, on a
+background worker); the checkpoint roots are read back from the transcript: the root before
+step 0 is the `pre` of step 0, the root at checkpoint `k c` is the `post` of step `k c - 1`.
+A failed check raises `zkdv.ZKDVPoisonedError` (nothing is submitted from a poisoned run).
+
+zkdv imports `trainer`; this module imports zkdv only when called, so `trainer` loads without it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from trainer.data.dataset import Dataset
+from trainer.program.optim import BUFFER, PARAM, OptimizerConfig
+from trainer.program.step import BATCH_INPUT, BATCH_TARGET, TrainStep
+from trainer.runner.runner import Progress, RunConfig, RunError, RunResult
+
+
+class _Configured(torch.optim.SGD):
+    """A torch optimizer that only carries the task's optimizer config (zkdv lowers it to that config)."""
+
+    def __init__(self, params: Any, config: OptimizerConfig) -> None:
+        super().__init__(params, lr=config.lr)
+        self.task_config = config
+
+    def step(self, closure: Any = None) -> Any:  # pragma: no cover - zkdv lowers every step
+        raise RunError("a task's optimizer steps only inside a zkdv transaction")
+
+
+class AttestedRun:
+    """A task's run through zkdv, advanced checkpoint interval by checkpoint interval.
+
+    `advance(to_step)` trains up to `to_step` and returns the state there (the model's
+    parameters and buffers and zkdv's optimizer state); `close()` waits for every sampled check
+    (raising `zkdv.ZKDVPoisonedError` if one failed) and returns the checkpoint roots and
+    losses read back from the transcript. This is the shape a trainer agent's tick loop needs:
+    train one interval per tick, self-audit by the sampled checks, commit the roots at the end.
+    """
+
+    def __init__(
+        self,
+        step: TrainStep,
+        dataset: Dataset,
+        config: RunConfig,
+        initial: Mapping[str, torch.Tensor],
+        folder: Path,
+        *,
+        state_check_probability: float = 0.05,
+        update_check_probability: float = 0.05,
+        check_every: int | None = None,
+    ) -> None:
+        import zkdv
+        import zkdv.torch
+        from zkdv._optim import ConfigForm
+
+        policy = (
+            zkdv.SamplingPolicy.DEBUGCheckEvery(check_every)
+            if check_every is not None
+            else zkdv.SamplingPolicy(state_check_probability, update_check_probability)
+        )
+        self.folder = Path(folder) / "zkdv"
+        self.dataset, self.config, self.step = dataset, config, step
+        proof = zkdv.torch.ZKDV(
+            self.folder,
+            zkdv.ZKDVConfig(name="refereed-task", sampling_policy=policy),
+            replay_snapshot_interval=config.checkpoint_interval,
+        )
+        model = step.model
+        with torch.no_grad():
+            params, buffers = dict(model.named_parameters()), dict(model.named_buffers())
+            for n in step.param_names:
+                params[n].copy_(initial[PARAM + n])
+            for n in step.buffer_names:
+                buffers[n].copy_(initial[BUFFER + n])
+        opt = _Configured(model.parameters(), step.optimizer)
+        proof.register_functional_optimizer(_Configured, lambda o: ConfigForm(o.task_config))  # type: ignore[attr-defined]
+        example = dataset.batch(config.seed, 0, config.batch_size)
+        row = sum(t[0].numel() * t.element_size() if t.dim() else t.element_size() for t in example.values())
+        proof.start(rolling_window=min(32, row), probe_ratio=0.01)
+        self.model, self.opt = proof.prepare(model, opt)
+        self.proof = proof
+        loss_fn = step.loss_fn
+
+        @proof.attest
+        def attested_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, batch: dict[str, Any]) -> None:
+            proof.backward(loss_fn(proof.forward(model, batch[BATCH_INPUT]), batch[BATCH_TARGET]))
+            optimizer.step()
+
+        self.losses: dict[int, float] = {}
+        self.steps_done = 0
+
+    def advance(self, to_step: int, progress: Progress | None = None) -> dict[str, torch.Tensor]:
+        """Train steps `steps_done .. to_step - 1`; the state after them."""
+        if not self.steps_done <= to_step <= self.config.steps:
+            raise RunError(f"cannot advance from step {self.steps_done} to {to_step} (T = {self.config.steps})")
+        loss_fn = self.step.loss_fn
+        for s in range(self.steps_done, to_step):
+            batch = self.dataset.batch(self.config.seed, s, self.config.batch_size)
+            with self.proof.transaction(batch=batch):
+                loss = loss_fn(self.model(batch[BATCH_INPUT]), batch[BATCH_TARGET])
+                self.proof.backward(loss)
+                self.opt.step()
+            self.losses[s] = float(loss.detach())
+            self.steps_done = s + 1
+            if progress is not None:
+                progress(s + 1, self.losses[s])
+        return {n: t.detach().clone() for n, t in self.proof._read_state().items()}
+
+    def close(self) -> RunResult:
+        """Wait for every check (ZKDVPoisonedError if one failed); the run's checkpoints from the transcript."""
+        from zkdv.transcript import read_records
+
+        self.proof.close()
+        records = read_records(self.folder / "records.cborl")
+        steps = {r["step"]: r for r, _ in records if r["type"] == "step"}
+        checkpoints = {0: steps[0]["pre"]} if steps else {}
+        for k in self.config.checkpoint_steps[1:]:
+            if k - 1 in steps:
+                checkpoints[k] = steps[k - 1]["post"]
+        return RunResult(checkpoints, dict(self.losses))
+
+
+def train_attested(
+    step: TrainStep,
+    dataset: Dataset,
+    config: RunConfig,
+    initial: Mapping[str, torch.Tensor],
+    folder: Path,
+    *,
+    state_check_probability: float = 0.05,
+    update_check_probability: float = 0.05,
+    check_every: int | None = None,
+    progress: Progress | None = None,
+) -> RunResult:
+    """All `T` steps of the task through zkdv; checkpoint roots and losses from its transcript."""
+    run = AttestedRun(step, dataset, config, initial, folder, state_check_probability=state_check_probability,
+                      update_check_probability=update_check_probability, check_every=check_every)
+    run.advance(config.steps, progress)
+    return run.close()

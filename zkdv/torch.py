@@ -1,0 +1,1145 @@
+"""The Torch frontend: `zkdv.torch.ZKDV` wraps an ordinary eager training loop.
+
+    proof = zkdv.torch.ZKDV("proof", config, max_in_flight=2, replay_snapshot_interval=12)
+    proof.start(rolling_window=32, probe_ratio=0.01)
+    model, optimizer = proof.prepare(model, optimizer)
+
+    @proof.attest
+    def attested_step(model, optimizer, batch): ...   # the hermetic step: proof.forward/backward, step()
+
+    for batch in data:
+        with proof.transaction(batch=batch):
+            ...the same step, eagerly...
+    proof.close()
+
+The first transaction captures `attested_step` into the project's program (trainer.program)
+and seals its ONNX artifact. Inside every transaction the eager step runs on RepOps kernels
+(`zkdv._mode.RepOpsMode`), so its post-state is what the interpreter computes; the pre-state,
+batch, post-state, update, loss and probes are committed to `records.cborl`, and sampled steps
+are replayed on a background worker from the latest replay snapshot. docs/zkdv.md specifies it.
+"""
+
+from __future__ import annotations
+
+import collections
+import hashlib
+import itertools
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.distributed as dist
+from torch import nn
+from torch.func import functional_call
+from torch.fx.experimental.proxy_tensor import make_fx
+from torch.utils import _pytree as pytree
+from torch.utils._python_dispatch import _disable_current_modes
+
+from trainer.commit import commit_tensor, state_root_from_commitments
+from trainer.commit.records import canonical_names
+from trainer.interp import Interpreter
+from trainer.program import InputKind, InputRef, Program, ProgramError, ProgramInput, TensorType
+from trainer.program.capture import _lower
+from trainer.program.onnx_io import to_bytes
+from trainer.program.optim import BUFFER, PARAM
+from trainer.repops import KERNELS, OpSpec
+from trainer.runner.snapshots import SnapshotStore
+from zkdv import _optim
+from zkdv._mode import RANDOMNESS_ADVICE, RepOpsMode, decomposition_table, is_random
+from zkdv.config import SamplingPolicy, ZKDVConfig
+from zkdv.errors import (
+    ImplicitRandomnessError,
+    ProgramChangedError,
+    TranscriptError,
+    ZKDVError,
+    ZKDVLoweringError,
+    ZKDVPoisonedError,
+    ZKDVUsageError,
+)
+from zkdv.overlap import UNCHECKED, Overlap
+from zkdv.transcript import (
+    FORMAT_VERSION,
+    Probe,
+    TranscriptWriter,
+    encode,
+    packed_rows,
+    read_records,
+    record_hash,
+    rolling_root,
+    truncate_to,
+)
+
+Tensor = torch.Tensor
+PROVER = "whitebox-torch"
+BATCH = "batch/"
+RECORDS = "records.cborl"
+ARTIFACT = "program.onnx"
+SNAPSHOTS = "snapshots"
+
+_SUB = KERNELS["aten.sub.Tensor"].fast
+
+
+def leaf_names(spec: Any, n: int, world_size: int = 1) -> list[str]:
+    """The batch leaves' names: a flat dict of tensors keeps its keys (so a batch {"x", "y"} is named
+    as the protocol's datasets name it), anything else is numbered (`batch_names`)."""
+    keys = spec.context if spec.type is dict and all(c.num_leaves == 1 for c in spec.children()) else None
+    if keys is not None and all(isinstance(k, str) and k and "/" not in k for k in keys):
+        names = [str(k) for k in keys]
+        if world_size == 1:
+            return names
+        return [f"{BATCH}{r:02d}/{k}" for r in range(world_size) for k in names]
+    return batch_names(n, world_size)
+
+
+def batch_names(n: int, world_size: int = 1) -> list[str]:
+    """Names of the batch leaves, in pytree-flatten order: batch/0000, batch/0001, ... (canonical order);
+    under DDP every rank's leaves, rank by rank: batch/00/0000, ..., batch/01/0000, ..."""
+    if world_size == 1:
+        return [f"{BATCH}{i:04d}" for i in range(n)]
+    return [f"{BATCH}{r:02d}/{i:04d}" for r in range(world_size) for i in range(n)]
+
+
+def commitments(state: Mapping[str, Tensor]) -> dict[str, bytes]:
+    return {n: commit_tensor(t if t.is_contiguous() else t.contiguous()) for n, t in state.items()}
+
+
+def _diff(what: str, got: Mapping[str, bytes], want: Mapping[str, bytes]) -> str:
+    names = sorted(n for n in set(got) | set(want) if got.get(n) != want.get(n))
+    return f"{what} differs in {', '.join(names)}" if names else ""
+
+
+# -- records kept for checks -------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class StepCommit:
+    """What one transaction committed (the parts a check compares)."""
+
+    step: int
+    pre: dict[str, bytes]
+    post: dict[str, bytes]
+    update: dict[str, bytes]
+    loss: bytes  # the loss's float32 bits, little-endian
+
+    pre_root: bytes
+    post_root: bytes
+
+
+class _Slot:
+    """One buffer of the snapshot pool: a full pre-state copy, reused once nothing refers to it."""
+
+    def __init__(self) -> None:
+        self.state: dict[str, Tensor] = {}
+        self.step = -1
+        self.root = b""
+        self.refs = 0
+
+
+class SnapshotPool:
+    """A bounded pool of replay snapshots: `acquire` blocks while every buffer is referenced."""
+
+    def __init__(self, capacity: int) -> None:
+        self.slots = [_Slot() for _ in range(capacity)]
+        self.cv = threading.Condition()
+
+    def acquire(self, step: int, state: Mapping[str, Tensor], root: bytes) -> _Slot:
+        with self.cv:
+            while True:
+                free = next((s for s in self.slots if s.refs == 0), None)
+                if free is not None:
+                    break
+                self.cv.wait()
+            free.refs = 1
+        same = free.state.keys() == state.keys() and all(
+            free.state[n].shape == t.shape and free.state[n].dtype == t.dtype for n, t in state.items()
+        )
+        with _disable_current_modes(), torch.no_grad():
+            if same:
+                for n, t in state.items():
+                    free.state[n].copy_(t)
+            else:
+                free.state = {n: t.detach().clone(memory_format=torch.contiguous_format) for n, t in state.items()}
+        free.step, free.root = step, root
+        return free
+
+    def retain(self, slot: _Slot) -> None:
+        with self.cv:
+            slot.refs += 1
+
+    def release(self, slot: _Slot) -> None:
+        with self.cv:
+            slot.refs -= 1
+            self.cv.notify_all()
+
+
+@dataclass
+class _CheckJob:
+    step: int
+    state: bool
+    update: bool
+    overlap: Overlap
+    slot: _Slot
+    commits: list[StepCommit]
+    batches: list[dict[str, Tensor]]
+    done: bool = False
+    ok: bool = True
+    detail: str = ""
+    record: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class _Capture:
+    """The context of the make_fx trace of the attested step."""
+
+    params: dict[str, Tensor]
+    fixed: dict[str, Tensor]
+    in_forward: int = 0
+    loss: Tensor | None = None
+    grads: dict[str, Tensor] | None = None
+    stepped: bool = False
+
+
+@dataclass
+class Transaction:
+    """One attested step; returned by `ZKDV.transaction`, used as a context manager."""
+
+    proof: ZKDV
+    batch: Any
+    overlap: Overlap
+    step: int = -1
+    leaves: list[Tensor] = field(default_factory=list)
+    mode: RepOpsMode | None = None
+    pre: dict[str, bytes] = field(default_factory=dict)
+    loss: Tensor | None = None
+    grads: dict[str, Tensor] | None = None
+    update: dict[str, Tensor] | None = None
+    stepped: bool = False
+    global_batch: bytes = b""
+    pre_root: bytes = b""
+    ddp_sync: bool = True
+
+    def __enter__(self) -> Transaction:
+        self.proof._open(self)
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        self.proof._finish(self, failed=exc_type is not None)
+
+
+class ZKDV:
+    """A transcript of the attested updates of one Torch training loop, written under `path`.
+
+    `max_in_flight` bounds the transactions with an unresolved check (the one being admitted
+    included); `replay_snapshot_interval` N takes a full pre-state copy every N steps, so a
+    check replays at most N - 1 preceding transitions. Under `torch.distributed` each rank
+    writes its own transcript under `path/rank<r>`.
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        config: ZKDVConfig | None = None,
+        *,
+        max_in_flight: int = 2,
+        replay_snapshot_interval: int = 12,
+    ) -> None:
+        if config is None:
+            config = ZKDVConfig()
+        if not isinstance(config, ZKDVConfig):
+            raise ZKDVUsageError(f"config must be a zkdv.ZKDVConfig, got {type(config).__name__}")
+        for name, v in (("max_in_flight", max_in_flight), ("replay_snapshot_interval", replay_snapshot_interval)):
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ZKDVUsageError(f"{name} must be a positive integer, got {v!r}")
+        self.config = config
+        self.max_in_flight = max_in_flight
+        self.replay_snapshot_interval = replay_snapshot_interval
+        self.rank, self.world_size = (dist.get_rank(), dist.get_world_size()) if _distributed() else (0, 1)
+        base = Path(path)
+        self.path = base / f"rank{self.rank}" if self.world_size > 1 else base
+        self.rolling_window = 0
+        self.probe_ratio = 0.0
+        self._started = False
+        self._closed = False
+        self._model: nn.Module | None = None  # what the user passes around (maybe a DDP wrapper)
+        self._root: nn.Module | None = None
+        self._ddp: nn.Module | None = None
+        self._optimizer: torch.optim.Optimizer | None = None
+        self._form: _optim.FunctionalOptimizer | None = None
+        self._factories: dict[type, _optim.Factory] = dict(_optim.BUILTIN)
+        self._attested: Callable[..., Any] | None = None
+        self._kernels: Mapping[str, OpSpec] = KERNELS  # the eager side's table (tests swap entries)
+        self._param_names: list[str] = []
+        self._buffer_names: list[str] = []
+        self._opt_state: dict[str, Tensor] = {}
+        self._program: Program | None = None
+        self._interpreter: Interpreter | None = None
+        self._signature: tuple[Any, ...] | None = None
+        self._root_record: dict[str, Any] | None = None
+        self._root_key = b""
+        self._probes: dict[str, Probe] = {}
+        self._capture: _Capture | None = None
+        self._batch_spec: Any = None
+        self._mode: RepOpsMode | None = None
+        self._active: Transaction | None = None
+        self._next_step = 0
+        self._last_post: dict[str, bytes] | None = None
+        self._last_post_root = b""
+        self._resume_state: dict[str, Tensor] | None = None
+        self._kept_root: bytes | None = None  # the root record's CBOR from a resumed transcript
+        # pipeline
+        self._pool = SnapshotPool(max_in_flight + 2)
+        self._base: _Slot | None = None
+        self._window: list[StepCommit] = []
+        self._window_batches: list[dict[str, Tensor]] = []
+        self._pending: dict[int, _CheckJob] = {}
+        self._cv = threading.Condition()
+        self._outbox: collections.deque[dict[str, Any] | _CheckJob] = collections.deque()
+        self._write_lock = threading.Lock()
+        self._writer: TranscriptWriter | None = None
+        self._jobs: queue.Queue[Callable[[], None] | None] = queue.Queue()
+        self._worker: threading.Thread | None = None
+        self._failure: ZKDVPoisonedError | None = None
+        self._counts = {"checks": 0, "failed": 0}
+        self._events: list[tuple[str, int]] = []  # ("admit" | "check_start" | "check_done", step), in order
+        self._check_delay = 0.0  # seconds a check sleeps before replaying (tests of the overlap policies)
+        self._hook: Any = None
+        self.bytes_per_step: list[int] = []
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    def start(self, rolling_window: int = 32, probe_ratio: float = 0.01, *, resume: bool = False) -> None:
+        """Open the transcript. `resume=True` continues a killed run from its last persisted replay
+        snapshot: the transcript is cut back to the records before that step, `resume_step` says
+        which step the loop must run next, and `prepare` loads the snapshot's state."""
+        if self._started:
+            raise ZKDVUsageError("start() was already called")
+        if isinstance(rolling_window, bool) or not isinstance(rolling_window, int) or rolling_window < 1:
+            raise ZKDVUsageError(f"rolling_window must be a positive integer, got {rolling_window!r}")
+        if isinstance(probe_ratio, bool) or not isinstance(probe_ratio, int | float) or not 0 < probe_ratio <= 1:
+            raise ZKDVUsageError(f"probe_ratio must lie in (0, 1], got {probe_ratio!r}")
+        self.rolling_window = rolling_window
+        self.probe_ratio = float(probe_ratio)
+        self.path.mkdir(parents=True, exist_ok=True)
+        records = self.path / RECORDS
+        prev = b"\x00" * 32
+        if resume and records.is_file():
+            prev = self._resume(records)
+        elif records.exists():
+            if records.stat().st_size:
+                raise ZKDVUsageError(f"{records} already holds a transcript; pass resume=True or use a new path")
+            records.unlink()
+        self._writer = TranscriptWriter(records, prev)
+        self._worker = threading.Thread(target=self._work, name="zkdv-checks", daemon=True)
+        self._worker.start()
+        self._started = True
+
+    @property
+    def resume_step(self) -> int:
+        """The step the loop runs next (0 for a fresh run)."""
+        return self._next_step
+
+    @property
+    def program(self) -> Program | None:
+        """The program captured by the first transaction (None before it)."""
+        return self._program
+
+    def join(self) -> None:
+        """Wait until every queued commitment and check has retired (does not close)."""
+        self._require_started()
+        self._jobs.join()
+        self._drain()
+        self._raise_if_poisoned()
+
+    def close(self) -> None:
+        """Wait for every queued commitment and check, flush the transcript, and raise
+        `ZKDVPoisonedError` if any check failed."""
+        if self._closed:
+            self._raise_if_poisoned()
+            return
+        self._require_started()
+        if self._active is not None:
+            raise ZKDVUsageError("close() inside an open transaction")
+        self._jobs.join()
+        self._drain()
+        self._closed = True
+        self._jobs.put(None)
+        if self._worker is not None:
+            self._worker.join()
+        assert self._writer is not None
+        with self._write_lock:
+            if self._root_record is not None:
+                self._writer.append(
+                    {
+                        "type": "close",
+                        "steps": self._next_step,
+                        "checks": self._counts["checks"],
+                        "failed": self._counts["failed"],
+                        "final": self._last_post_root if self._last_post else state_root_from_commitments({}),
+                    }
+                )
+            self._writer.close()
+        self._raise_if_poisoned()
+
+    # -- preparing ----------------------------------------------------------------------------
+
+    def register_functional_optimizer(self, optimizer_type: type, factory: _optim.Factory) -> None:
+        """Teach zkdv the pure update of `optimizer_type`: `factory(optimizer)` returns an object
+        with `describe()`, `init_state(params)` and `update(params, grads, state)` (zkdv._optim)."""
+        if not (isinstance(optimizer_type, type) and issubclass(optimizer_type, torch.optim.Optimizer)):
+            raise ZKDVUsageError(f"{optimizer_type!r} is not a torch.optim.Optimizer subclass")
+        if not callable(factory):
+            raise ZKDVUsageError("factory must be callable: optimizer -> functional form")
+        self._factories[optimizer_type] = factory
+
+    def prepare(self, *values: Any) -> Any:
+        """Prepare the root model and the optimizer; return every value (the sole one for one argument,
+        a tuple for several), prepared objects in place, everything else unchanged."""
+        self._raise_if_poisoned()
+        if not values:
+            raise ZKDVUsageError("prepare() needs at least one value")
+        for v in values:
+            if isinstance(v, nn.Module):
+                self._prepare_model(v)
+            elif isinstance(v, torch.optim.Optimizer):
+                self._prepare_optimizer(v)
+        if self._resume_state is not None and self._root is not None and self._optimizer is not None:
+            self._load_resume_state()
+        return values[0] if len(values) == 1 else tuple(values)
+
+    def _prepare_model(self, model: nn.Module) -> None:
+        root = model
+        if isinstance(model, nn.parallel.DistributedDataParallel):
+            root = model.module
+        if self._root is not None and self._root is not root:
+            raise ZKDVUsageError(
+                "zkdv attests one root model; compose every stateful module of the step under it and prepare "
+                f"that root once (already prepared: {type(self._root).__name__})"
+            )
+        self._model, self._root = model, root
+        self._ddp = model if model is not root else None
+
+    def _prepare_optimizer(self, opt: torch.optim.Optimizer) -> None:
+        if self._optimizer is not None and self._optimizer is not opt:
+            raise ZKDVUsageError("zkdv attests one optimizer; it is already prepared")
+        factory = self._factories.get(type(opt))
+        if factory is None:
+            raise _optim.refuse(opt)
+        self._form = factory(opt)
+        if self._optimizer is opt:
+            return
+        self._optimizer = opt
+        native_step, native_zero = opt.step, opt.zero_grad
+
+        def step(closure: Callable[[], Any] | None = None) -> Any:
+            if self._active is not None or self._capture is not None:
+                if closure is not None:
+                    raise ZKDVUsageError("an attested optimizer step takes no closure")
+                return self._optimizer_step()
+            return native_step() if closure is None else native_step(closure)
+
+        def zero_grad(set_to_none: bool = True) -> None:
+            if self._capture is not None:
+                return
+            with _disable_current_modes():
+                native_zero(set_to_none=set_to_none)
+
+        opt.step = step  # type: ignore[method-assign]
+        opt.zero_grad = zero_grad  # type: ignore[method-assign]
+
+    def attest(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """Mark `fn(model, optimizer, batch)` as the attested step (the program of every transaction)."""
+        if not callable(fn):
+            raise ZKDVUsageError("@proof.attest decorates a function")
+        self._attested = fn
+        return fn
+
+    # -- inside the step ----------------------------------------------------------------------
+
+    def forward(self, model: nn.Module, *args: Any, **kwargs: Any) -> Any:
+        """The module call of the attested step (outside capture: `model(*args, **kwargs)`)."""
+        self._raise_if_poisoned()
+        cap = self._capture
+        if cap is None:
+            return model(*args, **kwargs)
+        root = self._root
+        assert root is not None
+        target = model.module if isinstance(model, nn.parallel.DistributedDataParallel) else model
+        prefix = None
+        for name, m in root.named_modules():
+            if m is target:
+                prefix = name
+                break
+        if prefix is None:
+            raise ZKDVLoweringError(
+                f"proof.forward got a {type(target).__name__} that is not the prepared root model or one of its "
+                "submodules; compose it under the root and prepare the root with proof.prepare(...)"
+            )
+        lead = f"{prefix}." if prefix else ""
+        sub = {k[len(lead) :]: v for k, v in {**cap.params, **cap.fixed}.items() if k.startswith(lead)}
+        cap.in_forward += 1
+        try:
+            return functional_call(target, sub, args, kwargs)
+        finally:
+            cap.in_forward -= 1
+
+    def backward(self, loss: Tensor) -> None:
+        """The gradient boundary: gradients of `loss` for every trained parameter."""
+        self._raise_if_poisoned()
+        cap, txn = self._capture, self._active
+        if cap is None and txn is None:
+            loss.backward()
+            return
+        if not isinstance(loss, Tensor) or loss.dim() != 0 or not loss.is_floating_point():
+            raise ZKDVUsageError(f"proof.backward needs a scalar floating-point loss, got {loss!r}")
+        names = self._param_names
+        if cap is not None:
+            if cap.loss is not None:
+                raise ZKDVLoweringError("the attested step calls proof.backward twice; it must call it once")
+            inputs = [cap.params[n] for n in names]
+        else:
+            assert txn is not None and self._root is not None
+            if txn.loss is not None:
+                raise ZKDVUsageError(f"step {txn.step} calls proof.backward twice; it must call it once")
+            own = dict(self._root.named_parameters())
+            inputs = [own[n] for n in names]
+        got = torch.autograd.grad(loss, inputs, allow_unused=True)
+        grads = {n: torch.zeros_like(p) if g is None else g for n, p, g in zip(names, inputs, got, strict=True)}
+        if txn is not None and self.world_size > 1:
+            grads = self._all_reduce(grads)
+        if cap is not None:
+            cap.loss, cap.grads = loss, grads
+            return
+        assert txn is not None
+        txn.loss, txn.grads = loss.detach(), grads
+        with _disable_current_modes():
+            for p, n in zip(inputs, names, strict=True):
+                p.grad = grads[n].detach()
+
+    def _all_reduce(self, grads: dict[str, Tensor]) -> dict[str, Tensor]:
+        """The mean of every rank's gradient, summed in rank order with RepOps kernels (deterministic)."""
+        out: dict[str, Tensor] = {}
+        add = KERNELS["aten.add.Tensor"].fast
+        div = KERNELS["aten.div.Tensor"].fast
+        with _disable_current_modes(), torch.no_grad():
+            for n, g in grads.items():
+                parts = [torch.empty_like(g) for _ in range(self.world_size)]
+                dist.all_gather(parts, g.detach().contiguous())
+                total = parts[0]
+                for p in parts[1:]:
+                    total = add(total, p)
+                out[n] = div(total, float(self.world_size))
+        return out
+
+    def _optimizer_step(self) -> None:
+        form = self._form
+        assert form is not None and self._root is not None
+        cap, txn = self._capture, self._active
+        if cap is not None:
+            if cap.grads is None:
+                raise ZKDVLoweringError("the attested step calls optimizer.step() before proof.backward(loss)")
+            cap.stepped = True
+            return
+        assert txn is not None
+        if txn.grads is None:
+            raise ZKDVUsageError(f"step {txn.step}: optimizer.step() before proof.backward(loss)")
+        if txn.stepped:
+            raise ZKDVUsageError(f"step {txn.step} calls optimizer.step() twice")
+        own = dict(self._root.named_parameters())
+        params = {n: own[n].detach() for n in self._param_names}
+        with torch.no_grad():
+            new_params, new_state = form.update(params, txn.grads, self._opt_state)  # under the RepOps mode
+        with _disable_current_modes(), torch.no_grad():
+            txn.update = {PARAM + n: _SUB(new_params[n], params[n]) for n in self._param_names}
+            for n in self._param_names:
+                own[n].copy_(new_params[n])
+        self._opt_state = {k: new_state[k] for k in canonical_names(list(new_state))}
+        txn.stepped = True
+
+    # -- transactions -------------------------------------------------------------------------
+
+    def transaction(self, batch: Any, overlap: Overlap = UNCHECKED) -> Transaction:
+        """One attested step over `batch` (a tensor or a pytree of tensors), opened before the forward."""
+        if not isinstance(overlap, Overlap):
+            raise ZKDVUsageError(f"overlap must be zkdv.overlap.ALWAYS, UNCHECKED or NEVER, got {overlap!r}")
+        return Transaction(self, batch, overlap)
+
+    def _open(self, txn: Transaction) -> None:
+        self._raise_if_poisoned()
+        self._require_started()
+        if self._closed:
+            raise ZKDVUsageError("the proof is closed")
+        if self._active is not None:
+            raise ZKDVUsageError("transactions do not nest; close the open one first")
+        if self._root is None or self._optimizer is None:
+            raise ZKDVUsageError("prepare the model and the optimizer with proof.prepare(model, optimizer) first")
+        if self._attested is None:
+            raise ZKDVUsageError("mark the attested step with @proof.attest before the first transaction")
+        leaves, spec = pytree.tree_flatten(txn.batch)
+        if not leaves or not all(isinstance(t, Tensor) for t in leaves):
+            raise ZKDVUsageError("the batch must be a tensor or a pytree (tuple, list, dict) of tensors only")
+        if any(t.device.type != "cpu" for t in leaves):
+            raise ZKDVUsageError("zkdv's RepOps kernels run on the CPU; move the batch to the CPU")
+        t = self._next_step
+        self._admit(t)
+        self._form = self._factories[type(self._optimizer)](self._optimizer)  # hyperparameters as they are now
+        state = self._read_state()
+        signature = self._signature_of(leaves, spec, state)
+        if self._program is None:
+            self._capture_program(leaves, spec, state, signature)
+        elif signature != self._signature:
+            raise ProgramChangedError(
+                f"step {t} does not fit the program captured at the first transaction: "
+                f"{_signature_change(self._signature, signature)}; a run attests one program (one model, one "
+                "optimizer configuration, one batch layout)"
+            )
+        txn.step, txn.leaves = t, leaves
+        self._batch_spec = spec
+        txn.pre = commitments(state)
+        txn.pre_root = state_root_from_commitments(txn.pre)
+        if t % self.replay_snapshot_interval == 0 or self._base is None:
+            self._snapshot(t, state, txn.pre_root)
+        with _disable_current_modes():
+            every = self._gather(leaves) if self.world_size > 1 else list(leaves)
+            names = leaf_names(spec, len(leaves), self.world_size)
+            self._window_batches.append({n: x.detach().clone() for n, x in zip(names, every, strict=True)})
+            if self.world_size > 1:
+                txn.global_batch = state_root_from_commitments(commitments(dict(zip(names, every, strict=True))))
+        if self._ddp is not None:  # zkdv reduces the gradients itself (deterministically, in rank order)
+            txn.ddp_sync = bool(getattr(self._ddp, "require_backward_grad_sync", True))
+            setattr(self._ddp, "require_backward_grad_sync", False)  # noqa: B010 - typed as a Module
+        if self._mode is None or self._mode.kernels is not self._kernels:
+            self._mode = RepOpsMode(self._kernels)
+        txn.mode = self._mode
+        self._active = txn
+        txn.mode.__enter__()
+
+    def _gather(self, leaves: Sequence[Tensor]) -> list[Tensor]:
+        """Every rank's batch leaves, rank by rank (all ranks must use the same batch layout)."""
+        out: list[list[Tensor]] = [[] for _ in range(self.world_size)]
+        for t in leaves:
+            parts = [torch.empty_like(t) for _ in range(self.world_size)]
+            dist.all_gather(parts, t.detach().contiguous())
+            for r, part in enumerate(parts):
+                out[r].append(part)
+        return [t for rank in out for t in rank]
+
+    def _finish(self, txn: Transaction, *, failed: bool) -> None:
+        assert txn.mode is not None
+        txn.mode.__exit__(None, None, None)
+        self._active = None
+        if self._ddp is not None:
+            setattr(self._ddp, "require_backward_grad_sync", txn.ddp_sync)  # noqa: B010
+        if failed or not txn.stepped:
+            self._window_batches.pop()
+            if txn.stepped:
+                self._poison(txn.step, "the transaction raised after optimizer.step(): the model holds an update "
+                             "that was not committed")
+            if not failed:
+                raise ZKDVUsageError(f"the transaction of step {txn.step} closed without optimizer.step()")
+            return
+        assert txn.loss is not None and txn.update is not None and self._optimizer is not None
+        t = txn.step
+        post = self._read_state()
+        post_c = commitments(post)
+        update_c = commitments(txn.update)
+        loss_bits = txn.loss.to(torch.float32).reshape(1).numpy().tobytes()
+        commit = StepCommit(t, txn.pre, post_c, update_c, loss_bits, txn.pre_root,
+                            state_root_from_commitments(post_c))
+        do_state, do_update = self.config.sampling_policy.draws(self._root_key, t)
+        record: dict[str, Any] = {
+            "type": "step",
+            "step": t,
+            "batch": self._batch_record(txn.leaves),
+            **({"global_batch": txn.global_batch} if self.world_size > 1 else {}),
+            "pre": commit.pre_root,
+            "post": commit.post_root,
+            "post_entries": [post_c[n] for n in canonical_names(list(post_c))],
+            "update": state_root_from_commitments(update_c),
+            "update_entries": [update_c[n] for n in canonical_names(list(update_c))],
+            "loss": loss_bits,
+            "probes": self._probe_record(post),
+            "overlap": txn.overlap.value,
+            "check": {"state": do_state, "update": do_update},
+            "snapshot": t % self.replay_snapshot_interval == 0,
+        }
+        if self._last_post is None or self._last_post_root != commit.pre_root:
+            record["pre_entries"] = [txn.pre[n] for n in canonical_names(list(txn.pre))]
+        self._window.append(commit)
+        self._last_post = post_c
+        self._last_post_root = commit.post_root
+        self._next_step = t + 1
+        _optim.mirror_state(self._optimizer, dict(self._root.named_parameters()) if self._root else {},
+                            self._opt_state, t + 1)
+        with self._write_lock:
+            self._outbox.append(record)
+        if do_state or do_update:
+            assert self._base is not None
+            job = _CheckJob(t, do_state, do_update, txn.overlap, self._base, list(self._window),
+                            list(self._window_batches))
+            self._pool.retain(self._base)
+            with self._cv:
+                self._pending[t] = job
+            with self._write_lock:
+                self._outbox.append(job)
+            self._jobs.put(lambda: self._run_check(job))
+        self._drain()
+
+    # -- pipeline -----------------------------------------------------------------------------
+
+    def _admit(self, t: int) -> None:
+        with self._cv:
+            while True:
+                unresolved = [j for j in self._pending.values() if not j.done]
+                allowed = [j.overlap.successors_allowed() for j in unresolved]
+                blocked = len(unresolved) >= self.max_in_flight or any(
+                    a is not None and t - j.step > a for j, a in zip(unresolved, allowed, strict=True)
+                )
+                if not blocked or self._failure is not None:
+                    break
+                self._cv.wait()
+            self._pending = {s: j for s, j in self._pending.items() if not j.done}
+            self._events.append(("admit", t))
+        self._raise_if_poisoned()
+
+    def _snapshot(self, t: int, state: Mapping[str, Tensor], root: bytes) -> None:
+        slot = self._pool.acquire(t, state, root)
+        if self._base is not None:
+            self._pool.release(self._base)
+        self._base = slot
+        self._window = []
+        self._window_batches = []
+        self._pool.retain(slot)
+        store = SnapshotStore(self.path / SNAPSHOTS)
+
+        def persist() -> None:
+            try:
+                store.put(slot.state, slot.root)
+            except Exception as e:  # a run whose snapshots cannot be kept cannot be resumed or audited
+                self._poison(slot.step, f"persisting the replay snapshot of step {slot.step} failed: {e}")
+            finally:
+                self._pool.release(slot)
+
+        self._jobs.put(persist)
+
+    def _work(self) -> None:
+        while True:
+            job = self._jobs.get()
+            try:
+                if job is None:
+                    return
+                job()
+            except Exception as e:  # never let the worker die: join() and close() wait on its queue
+                self._poison(self._next_step, f"the check worker failed: {type(e).__name__}: {e}")
+            finally:
+                self._jobs.task_done()
+
+    def _run_check(self, job: _CheckJob) -> None:
+        with self._cv:
+            self._events.append(("check_start", job.step))
+        try:
+            if self._check_delay:
+                time.sleep(self._check_delay)
+            job.detail = self._replay(job)
+        except Exception as e:  # an interpreter failure is a failed check, never a silent pass
+            job.detail = f"replay raised {type(e).__name__}: {e}"
+        finally:
+            self._pool.release(job.slot)
+        job.ok = not job.detail
+        job.record = {
+            "type": "check",
+            "step": job.step,
+            "state": job.state,
+            "update": job.update,
+            "base": job.slot.step if job.commits else job.step,
+            "replayed": len(job.commits) - (0 if job.update else 1),
+            "ok": job.ok,
+            "detail": job.detail,
+        }
+        if not job.ok:
+            self._poison(job.step, job.detail)
+        with self._cv:
+            job.done = True
+            self._events.append(("check_done", job.step))
+            self._cv.notify_all()
+        self._drain()
+
+    def _replay(self, job: _CheckJob) -> str:
+        """'' when the committed window agrees with the replay, else what differed."""
+        interp = self._interpreter
+        assert interp is not None
+        commits, batches, slot = job.commits, job.batches, job.slot
+        first = commits[0]
+        if slot.step != first.step or slot.root != first.pre_root:
+            return f"the replay snapshot of step {slot.step} does not hold the pre-state committed at step {first.step}"
+        for a, b in itertools.pairwise(commits):
+            if a.post != b.pre:
+                return f"step {b.step}: " + _diff(
+                    f"the pre-state changed between steps {a.step} and {b.step} (outside a transaction): it", b.pre,
+                    a.post)
+        state: dict[str, Tensor] = dict(slot.state)
+        for c, batch in zip(commits[:-1], batches[:-1], strict=True):
+            state, _ = interp.run(state, batch)
+            got = commitments(state)
+            if got != c.post:
+                return f"step {c.step} (replayed on the way to step {job.step}): " + _diff(
+                    "the committed post-state", c.post, got) + " from the program's"
+        last = commits[-1]
+        if job.state:
+            got = commitments(state)
+            if got != last.pre:
+                return _diff("the committed pre-state", last.pre, got) + " from the replayed one"
+        if job.update:
+            new_state, loss = interp.run(state, batches[-1])
+            got = commitments(new_state)
+            if got != last.post:
+                return _diff("the committed post-state", last.post, got) + " from the replay's"
+            upd = commitments(
+                {PARAM + n: _SUB(new_state[PARAM + n], state[PARAM + n]) for n in self._param_names}
+            )
+            if upd != last.update:
+                return _diff("the committed update", last.update, upd) + " from the replay's"
+            bits = loss.to(torch.float32).reshape(1).numpy().tobytes()
+            if self.rank == 0 and bits != last.loss:  # the program's loss is rank 0's
+                return f"the committed loss {last.loss.hex()} differs from the replay's {bits.hex()} (float32 bits)"
+        return ""
+
+    def _drain(self) -> None:
+        with self._write_lock:
+            if self._writer is None:
+                return
+            while self._outbox:
+                head = self._outbox[0]
+                if isinstance(head, _CheckJob):
+                    if not head.done:
+                        break
+                    self._counts["checks"] += 1
+                    self._counts["failed"] += 0 if head.ok else 1
+                    self._writer.append(head.record)
+                else:
+                    before = self._writer.bytes_written
+                    self._writer.append(head)
+                    self.bytes_per_step.append(self._writer.bytes_written - before)
+                self._outbox.popleft()
+
+    def _poison(self, step: int, detail: str) -> None:
+        with self._cv:
+            if self._failure is None or step < self._failure.step:
+                self._failure = ZKDVPoisonedError(step, detail)
+            self._cv.notify_all()
+
+    def _raise_if_poisoned(self) -> None:
+        if self._failure is not None:
+            raise self._failure
+
+    def _require_started(self) -> None:
+        if not self._started:
+            raise ZKDVUsageError("call proof.start(...) first")
+
+    # -- state and capture --------------------------------------------------------------------
+
+    def _read_state(self) -> dict[str, Tensor]:
+        root, opt, form = self._root, self._optimizer, self._form
+        assert root is not None and opt is not None and form is not None
+        params = dict(root.named_parameters())
+        if not self._param_names:
+            self._bind(root, opt, params)
+            self._opt_state = {k: v for k, v in form.init_state(
+                {n: params[n].detach() for n in self._param_names}).items()}
+        buffers = dict(root.named_buffers())
+        state = {PARAM + n: params[n].detach() for n in self._param_names}
+        state.update({BUFFER + n: buffers[n].detach() for n in self._buffer_names})
+        state.update(self._opt_state)
+        return {n: state[n] for n in canonical_names(list(state))}
+
+    def _bind(self, root: nn.Module, opt: torch.optim.Optimizer, params: dict[str, nn.Parameter]) -> None:
+        by_id = {id(p): n for n, p in params.items()}
+        in_opt = [p for g in opt.param_groups for p in g["params"]]
+        foreign = [p for p in in_opt if id(p) not in by_id]
+        if foreign:
+            raise ZKDVUsageError(
+                f"the optimizer trains {len(foreign)} tensors that are not parameters of the prepared root model; "
+                "compose their modules under the root and prepare it"
+            )
+        trained = {by_id[id(p)] for p in in_opt}
+        left = sorted(n for n, p in params.items() if n not in trained and p.requires_grad)
+        if left:
+            raise ZKDVUsageError(f"parameters {left} require grad but are not in the optimizer; freeze or add them")
+        frozen = sorted(n for n in params if n in trained and not params[n].requires_grad)
+        if frozen:
+            raise ZKDVUsageError(f"parameters {frozen} are in the optimizer but do not require grad")
+        untrained = sorted(set(params) - trained)
+        if untrained:
+            raise ZKDVUsageError(f"parameters {untrained} are not trained; zkdv attests models trained whole")
+        self._param_names = canonical_names(list(trained))
+        persistent = set(root.state_dict(keep_vars=True))
+        self._buffer_names = canonical_names([n for n, _ in root.named_buffers() if n in persistent])
+
+    def _signature_of(self, leaves: Sequence[Tensor], spec: Any, state: Mapping[str, Tensor]) -> tuple[Any, ...]:
+        assert self._form is not None
+        return (
+            id(self._root),
+            id(self._optimizer),
+            str(spec),
+            tuple((str(t.dtype), tuple(t.shape)) for t in leaves),
+            tuple((n, str(t.dtype), tuple(t.shape)) for n, t in state.items()),
+            encode(self._form.describe()),
+        )
+
+    def _capture_program(
+        self, leaves: Sequence[Tensor], spec: Any, state: Mapping[str, Tensor], signature: tuple[Any, ...]
+    ) -> None:
+        assert self._root is not None and self._form is not None and self._attested is not None
+        state_names = list(state)
+        world = self.world_size
+        b_names = leaf_names(spec, len(leaves), world)
+        canonical = canonical_names(b_names)
+        order = [b_names.index(n) for n in canonical]  # canonical position j holds leaf order[j]
+        n_state = len(state_names)
+        n_leaves = len(leaves)
+        fixed_names = [n for n in state_names if n.startswith(BUFFER)]
+        form, attested, model, opt = self._form, self._attested, self._model, self._optimizer
+
+        def flat(tensors: list[Tensor]) -> list[Tensor]:
+            st = dict(zip(state_names, tensors[:n_state], strict=True))
+            params = {n: st[PARAM + n].requires_grad_() for n in self._param_names}
+            fixed = {n.removeprefix(BUFFER): st[n] for n in fixed_names}
+            losses: list[Tensor] = []
+            all_grads: list[dict[str, Tensor]] = []
+            received = list(tensors[n_state:])  # in canonical name order
+            in_leaf_order: list[Tensor] = [received[0]] * len(received)
+            for j, i in enumerate(order):
+                in_leaf_order[i] = received[j]
+            for r in range(world):  # under DDP: the step of every rank's batch, then the mean gradient
+                cap = _Capture(params=params, fixed=fixed)
+                self._capture = cap
+                try:
+                    mine = in_leaf_order[r * n_leaves : (r + 1) * n_leaves]
+                    attested(model, opt, pytree.tree_unflatten(list(mine), spec))
+                finally:
+                    self._capture = None
+                if cap.loss is None or cap.grads is None:
+                    raise ZKDVLoweringError("the attested step never calls proof.backward(loss)")
+                if not cap.stepped:
+                    raise ZKDVLoweringError("the attested step never calls optimizer.step()")
+                losses.append(cap.loss)
+                all_grads.append(cap.grads)
+            grads = all_grads[0]
+            if world > 1:
+                grads = {}
+                for n in self._param_names:
+                    total = all_grads[0][n]
+                    for g in all_grads[1:]:
+                        total = total + g[n]
+                    grads[n] = total / float(world)
+            opt_state = {n: st[n] for n in state_names if not n.startswith((PARAM, BUFFER))}
+            with torch.no_grad():
+                detached = {n: p.detach() for n, p in params.items()}
+                new_params, new_opt = form.update(detached, grads, opt_state)
+            new: dict[str, Tensor] = {PARAM + n: t for n, t in new_params.items()}
+            new.update({n: st[n] for n in fixed_names})
+            new.update(new_opt)
+            if set(new) != set(state_names):
+                raise ZKDVLoweringError(
+                    f"the optimizer's functional form maps state {sorted(state)} to {sorted(new)}; the names must agree"
+                )
+            return [new[n] for n in state_names] + [losses[0]]  # the loss of rank 0's batch
+
+        every = self._gather(leaves) if world > 1 else [t.detach() for t in leaves]
+        example = [state[n].detach().clone() for n in state_names] + [every[i] for i in order]
+        hook = nn.modules.module.register_module_forward_pre_hook(self._module_hook)
+        try:
+            gm = make_fx(flat, decomposition_table=decomposition_table(), record_stack_traces=True)(example)
+        except ZKDVError:
+            raise
+        except Exception as e:
+            raise ZKDVLoweringError(f"capturing the attested step failed: {type(e).__name__}: {e}") from e
+        finally:
+            hook.remove()
+        for node in gm.graph.nodes:
+            if node.op == "call_function" and isinstance(node.target, torch._ops.OpOverload) and is_random(node.target):
+                raise ImplicitRandomnessError(f"the attested step calls {node.target}: {RANDOMNESS_ADVICE}")
+            if node.op == "get_attr" and isinstance(getattr(gm, str(node.target), None), nn.Parameter):
+                raise ZKDVLoweringError(
+                    "the attested step reads a parameter that is not under the prepared root model; compose its "
+                    "module under the root and prepare the root with proof.prepare(...)"
+                )
+        inputs = tuple(
+            [ProgramInput(n, InputKind.STATE, TensorType.of(state[n])) for n in state_names]
+            + [ProgramInput(b_names[i], InputKind.BATCH, TensorType.of(every[i])) for i in order]
+        )
+        try:
+            program = _lower(gm, inputs, [InputRef(n) for n in state_names + canonical], {}, frozenset(KERNELS))
+        except ProgramError as e:
+            raise ZKDVLoweringError(str(e)) from e
+        artifact = to_bytes(program)
+        (self.path / ARTIFACT).write_bytes(artifact)
+        self._program = program
+        self._interpreter = Interpreter(program)  # always the trusted table, whatever the eager side uses
+        self._signature = signature
+        self._probes = {}
+        for n in self._param_names:
+            t = state[PARAM + n]
+            if t.dim() > 0:
+                self._probes[PARAM + n] = Probe(PARAM + n, int(t.shape[-1]), self.probe_ratio)
+        rows = packed_rows(leaves)
+        if self.rolling_window > rows.shape[1]:
+            rolling_root(rows, self.rolling_window)  # raises with the message
+        ops = sorted({n.op for n in program.nodes})
+        self._root_record = {
+            "type": "root",
+            "version": FORMAT_VERSION,
+            "prover": PROVER,
+            "name": self.config.name,
+            "config": {
+                "sampling": self.config.sampling_policy.to_record(),
+                "rolling_window": self.rolling_window,
+                "probe_ratio": self.probe_ratio,
+                "max_in_flight": self.max_in_flight,
+                "replay_snapshot_interval": self.replay_snapshot_interval,
+            },
+            "program": {
+                "format": "onnx",
+                "artifact_sha256": hashlib.sha256(artifact).digest(),
+                "program_hash": program.program_hash,
+                "nodes": len(program.nodes),
+            },
+            "kernels": [[op, KERNELS[op].section] for op in ops],
+            "state_names": state_names,
+            "batch": [[n, str(t.dtype).removeprefix("torch."), list(t.shape)] for n, t in zip(b_names, every,
+                                                                                            strict=True)],
+            "optimizer": self._form.describe(),
+            "probes": {n: q.k for n, q in self._probes.items()},
+            "world": {"rank": self.rank, "size": self.world_size},
+        }
+        raw = encode({**self._root_record, "prev": b"\x00" * 32})
+        self._root_key = record_hash(raw)
+        if self._kept_root is not None:
+            if raw != self._kept_root:
+                raise TranscriptError(
+                    "the resumed run does not match the transcript's root record (another program, configuration "
+                    "or kernel table); resume with the same script and settings"
+                )
+        else:
+            with self._write_lock:
+                assert self._writer is not None
+                self._writer.append(self._root_record)
+
+    def _module_hook(self, module: nn.Module, args: Any) -> None:
+        cap, root = self._capture, self._root
+        if cap is None or root is None:
+            return
+        under_root = any(m is module for m in root.modules())
+        if under_root:
+            if not cap.in_forward:
+                raise ZKDVLoweringError(
+                    f"the attested step calls the prepared model ({type(module).__name__}) directly; call it as "
+                    "proof.forward(model, inputs) so the module call is lowered"
+                )
+            return
+        own = list(module.parameters(recurse=False)) + list(module.buffers(recurse=False))
+        if own:
+            raise ZKDVLoweringError(
+                f"the attested step calls a stateful {type(module).__name__} that is not under the prepared root "
+                f"model {type(root).__name__}; compose it under the root (e.g. as an attribute) and pass the root to "
+                "proof.prepare(...)"
+            )
+
+    def _batch_record(self, leaves: Sequence[Tensor]) -> dict[str, Any]:
+        with _disable_current_modes():
+            names = leaf_names(self._batch_spec, len(leaves))
+            named = {n: t.detach().contiguous() for n, t in zip(names, leaves, strict=True)}
+            # the rank-local batch, named as a single process names it
+            rows = packed_rows(leaves)
+            return {
+                "root": state_root_from_commitments(commitments(named)),
+                "rows": int(rows.shape[0]),
+                "width": int(rows.shape[1]),
+                "rolling": rolling_root(rows, self.rolling_window),
+            }
+
+    def _probe_record(self, post: Mapping[str, Tensor]) -> dict[str, bytes]:
+        out: dict[str, bytes] = {}
+        with _disable_current_modes():
+            for n, probe in self._probes.items():
+                out[n] = probe(post[n]).numpy().tobytes()
+        return out
+
+    # -- resume ---------------------------------------------------------------------------------
+
+    def _resume(self, records: Path) -> bytes:
+        recs = read_records(records, allow_torn_tail=True)
+        if not recs or recs[0][0].get("type") != "root":
+            raise TranscriptError(f"{records} does not start with a root record")
+        store = SnapshotStore(self.path / SNAPSHOTS)
+        cut, chosen = None, None
+        for i, (rec, _) in enumerate(recs):
+            if rec.get("type") == "step" and rec.get("snapshot") and store.has(rec["pre"]):
+                cut, chosen = i, rec
+        if cut is None or chosen is None:
+            raise TranscriptError(f"{records} has no step with a persisted replay snapshot to resume from")
+        kept = [raw for _, raw in recs[:cut]]
+        self._kept_root = recs[0][1]
+        self._resume_state = store.get(chosen["pre"])
+        self._next_step = int(chosen["step"])
+        last_post = None
+        for rec, _ in recs[1:cut]:
+            if rec["type"] == "check":
+                self._counts["checks"] += 1
+                self._counts["failed"] += 0 if rec["ok"] else 1
+                if not rec["ok"]:
+                    self._poison(int(rec["step"]), str(rec["detail"]))
+            elif rec["type"] == "step":
+                last_post = rec
+        if last_post is not None:
+            names = recs[0][0]["state_names"]
+            self._last_post = dict(zip(names, last_post["post_entries"], strict=True))
+            self._last_post_root = last_post["post"]
+        return truncate_to(records, kept)
+
+    def _load_resume_state(self) -> None:
+        state = self._resume_state
+        assert state is not None and self._root is not None and self._optimizer is not None
+        self._resume_state = None
+        self._read_state()  # binds names and the optimizer state layout
+        own_p, own_b = dict(self._root.named_parameters()), dict(self._root.named_buffers())
+        want = set(self._param_names_full())
+        if set(state) != want:
+            raise TranscriptError(
+                f"the snapshot holds {sorted(state)}, the prepared model and optimizer {sorted(want)}"
+            )
+        with torch.no_grad():
+            for n in self._param_names:
+                own_p[n].copy_(state[PARAM + n])
+            for n in self._buffer_names:
+                own_b[n].copy_(state[BUFFER + n])
+        self._opt_state = {n: t.clone() for n, t in state.items() if not n.startswith((PARAM, BUFFER))}
+
+    def _param_names_full(self) -> Iterator[str]:
+        yield from (PARAM + n for n in self._param_names)
+        yield from (BUFFER + n for n in self._buffer_names)
+        yield from self._opt_state
+
+
+def _distributed() -> bool:
+    return dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1
+
+
+def _signature_change(old: tuple[Any, ...] | None, new: tuple[Any, ...]) -> str:
+    what = ["the model object", "the optimizer object", "the batch structure", "the batch shapes or dtypes",
+            "the state shapes or dtypes", "the optimizer's hyperparameters"]
+    if old is None:
+        return "no program"
+    changed = [w for w, a, b in zip(what, old, new, strict=True) if a != b]
+    parts = []
+    for w in changed:
+        i = what.index(w)
+        parts.append(f"{w} changed" + (f" ({old[i]} -> {new[i]})" if i in (3,) else ""))
+    return "; ".join(parts)
+
+
+__all__ = ["PROVER", "ZKDV", "SamplingPolicy", "StepCommit", "Transaction", "ZKDVConfig"]

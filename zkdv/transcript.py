@@ -1,0 +1,195 @@
+"""The transcript file `records.cborl`: framing, the hash chain, reading back, batch digests, probes.
+
+Framing (docs/zkdv.md, "Transcript"): every record is a CBOR map encoded canonically
+(RFC 8949 section 4.2.1, `cbor2.dumps(record, canonical=True)`), written as one line of
+standard base64 (RFC 4648 section 4, with padding, no line breaks) followed by one `\\n`.
+CBOR is binary and may contain the byte 0x0A, so raw CBOR cannot be split on newlines;
+base64 keeps one record per line, makes a torn last line (a killed writer) recognisable,
+and costs 4/3 of the bytes. Every record carries `prev`, the SHA-256 of the previous
+record's CBOR bytes (32 zero bytes for the root record), so the file is a hash chain.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import cbor2
+import numpy as np
+import torch
+
+from zkdv.config import probe_width
+from zkdv.errors import TranscriptError, ZKDVUsageError
+
+GENESIS = b"\x00" * 32
+FORMAT_VERSION = 1
+ROLLING_BASE = 257
+ROLLING_MODULUS = 2**31 - 1
+
+
+def encode(record: Mapping[str, Any]) -> bytes:
+    return cbor2.dumps(dict(record), canonical=True)
+
+
+def record_hash(cbor_bytes: bytes) -> bytes:
+    return hashlib.sha256(cbor_bytes).digest()
+
+
+def frame(cbor_bytes: bytes) -> bytes:
+    return base64.b64encode(cbor_bytes) + b"\n"
+
+
+def read_records(path: Path, *, allow_torn_tail: bool = False) -> list[tuple[dict[str, Any], bytes]]:
+    """Every (record, its CBOR bytes) of the file, in order, with the hash chain checked.
+
+    A last line without its newline is a torn write: refused, or dropped when `allow_torn_tail`.
+    """
+    data = Path(path).read_bytes()
+    lines = data.split(b"\n")
+    tail = lines.pop()  # b"" when the file ends with a newline
+    if tail and not allow_torn_tail:
+        raise TranscriptError(f"{path}: the last record has no line end (a torn write)")
+    out: list[tuple[dict[str, Any], bytes]] = []
+    prev = GENESIS
+    for i, line in enumerate(lines):
+        try:
+            raw = base64.b64decode(line, validate=True)
+            rec = cbor2.loads(raw)
+        except Exception as e:
+            raise TranscriptError(f"{path}: line {i + 1} is not a base64 CBOR record: {e}") from None
+        if not isinstance(rec, dict) or raw != encode(rec):
+            raise TranscriptError(f"{path}: line {i + 1} is not a canonically encoded CBOR map")
+        if rec.get("prev") != prev:
+            raise TranscriptError(f"{path}: line {i + 1} does not chain to the record before it")
+        prev = record_hash(raw)
+        out.append((rec, raw))
+    return out
+
+
+class TranscriptWriter:
+    """Appends records to the file, chaining each to the one before. Not thread-safe: one owner."""
+
+    def __init__(self, path: Path, prev: bytes = GENESIS) -> None:
+        self.path = Path(path)
+        self.prev = prev
+        self.bytes_written = 0
+        self._file = open(self.path, "ab")  # noqa: SIM115 - closed in close()
+
+    def append(self, record: Mapping[str, Any]) -> bytes:
+        rec = dict(record)
+        rec["prev"] = self.prev
+        raw = encode(rec)
+        line = frame(raw)
+        self._file.write(line)
+        self._file.flush()
+        self.bytes_written += len(line)
+        self.prev = record_hash(raw)
+        return self.prev
+
+    def close(self) -> None:
+        if not self._file.closed:
+            self._file.flush()
+            os.fsync(self._file.fileno())
+            self._file.close()
+
+
+def truncate_to(path: Path, records: Sequence[bytes]) -> bytes:
+    """Rewrite the file to hold exactly these CBOR records (a prefix of what it held); returns the chain head."""
+    tmp = Path(path).with_suffix(".tmp")
+    with open(tmp, "wb") as f:
+        for raw in records:
+            f.write(frame(raw))
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    return record_hash(records[-1]) if records else GENESIS
+
+
+# -- batch rows ------------------------------------------------------------------------------
+
+
+def packed_rows(leaves: Sequence[torch.Tensor]) -> np.ndarray:
+    """The batch as a rectangular byte matrix: row r is the concatenation, in leaf order, of
+    the little-endian bytes of `leaf[r]` for every leaf (all leaves share their first dimension;
+    a 0-d leaf is one row of its own value repeated in every row)."""
+    rows: int | None = None
+    for t in leaves:
+        if t.dim() > 0:
+            if rows is not None and t.shape[0] != rows:
+                raise ZKDVUsageError(
+                    f"batch leaves disagree on their first (row) dimension: {rows} and {t.shape[0]}"
+                )
+            rows = int(t.shape[0])
+    rows = 1 if rows is None else rows
+    parts = []
+    for t in leaves:
+        a = t.detach().contiguous().cpu()
+        if a.dtype == torch.bool:
+            a = a.to(torch.uint8)
+        raw = a.view(torch.uint8).numpy() if a.dim() > 0 else a.reshape(1).view(torch.uint8).numpy()
+        raw = raw.reshape(rows if a.dim() > 0 else 1, -1)
+        if a.dim() == 0:
+            raw = np.repeat(raw, rows, axis=0)
+        parts.append(raw)
+    return np.concatenate(parts, axis=1) if parts else np.zeros((rows, 0), dtype=np.uint8)
+
+
+def rolling_root(rows: np.ndarray, window: int) -> bytes:
+    """SHA-256 over the row digests; a row's digest is SHA-256 of the big-endian u32 values
+    R_i = sum_{j<w} B[i+j] * 257^(w-1-j) mod (2^31 - 1), i = 0 .. width - w, of its bytes B."""
+    width = rows.shape[1]
+    if window > width:
+        raise ZKDVUsageError(
+            f"rolling_window {window} exceeds the packed width of a batch row ({width} bytes); "
+            "choose rolling_window <= the bytes of one row"
+        )
+    powers = np.array([pow(ROLLING_BASE, window - 1 - j, ROLLING_MODULUS) for j in range(window)], dtype=np.int64)
+    windows = np.lib.stride_tricks.sliding_window_view(rows.astype(np.int64), window, axis=1)
+    values = (windows @ powers) % ROLLING_MODULUS  # every product < 2^39, every sum < 2^63 for w < 2^24
+    h = hashlib.sha256()
+    for r in range(rows.shape[0]):
+        h.update(hashlib.sha256(values[r].astype(">u4").tobytes()).digest())
+    return h.digest()
+
+
+# -- probes ---------------------------------------------------------------------------------
+
+
+class Probe:
+    """The fixed orthonormal projection of one parameter leaf's last dimension (d -> k columns).
+
+    Column j of Q (d x k) is supported on the indices i with i mod k == j and holds
+    s_i * c_j there, where s_i = -1 if bit 0 of SHA-256(b"ZKDV-PROBE" || utf8(name) || u64(i))[0]
+    is 1 and +1 otherwise, and c_j = float32(1 / sqrt(n_j)), n_j the size of the support:
+    disjoint supports make the columns orthonormal. The probe of a leaf viewed as rows x d is
+    computed as: pad every row with zeros to m * k (m = ceil(d / k)), multiply by s (RepOps
+    `aten.mul.Tensor`), view as rows x m x k, sum over m (RepOps `aten.sum.dim_IntList`),
+    multiply by c (RepOps `aten.mul.Tensor`): a rows x k float32 matrix.
+    """
+
+    def __init__(self, name: str, last_dim: int, probe_ratio: float) -> None:
+        k = probe_width(last_dim, probe_ratio)
+        m = -(-last_dim // k)
+        prefix = b"ZKDV-PROBE" + name.encode()
+        signs = [
+            -1.0 if hashlib.sha256(prefix + i.to_bytes(8, "big")).digest()[0] & 1 else 1.0 for i in range(last_dim)
+        ]
+        self.d, self.k, self.m = last_dim, k, m
+        self.signs = torch.tensor(signs + [0.0] * (m * k - last_dim), dtype=torch.float32)
+        counts = [len(range(j, last_dim, k)) for j in range(k)]
+        self.scale = torch.tensor([1.0 / float(np.sqrt(np.float64(c))) for c in counts], dtype=torch.float32)
+
+    def __call__(self, t: torch.Tensor) -> torch.Tensor:
+        from trainer.repops import KERNELS
+
+        mul = KERNELS["aten.mul.Tensor"].fast
+        total = KERNELS["aten.sum.dim_IntList"].fast
+        rows = t.detach().to(torch.float32).reshape(-1, self.d)
+        if self.m * self.k > self.d:
+            rows = torch.cat([rows, torch.zeros((rows.shape[0], self.m * self.k - self.d), dtype=torch.float32)], 1)
+        signed = mul(rows, self.signs)
+        return mul(total(signed.reshape(-1, self.m, self.k), [1]), self.scale).contiguous()

@@ -474,6 +474,41 @@ def test_bad_input_api(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert fragment in str(info.value), str(info.value)
 
 
+def _trainer_cases() -> dict[str, tuple[Callable[[], Any], str]]:
+    import torch.nn.functional as F
+    from torch import nn
+
+    from trainer.program import AdamWConfig, SGDConfig, build_step
+
+    def batchnorm() -> Any:
+        return build_step(nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4)), F.cross_entropy, SGDConfig(lr=0.1))
+
+    inf, nan = float("inf"), float("nan")
+    return {
+        "sgd-lr-inf": (lambda: SGDConfig(lr=inf), "lr must be a finite number, got inf"),
+        "sgd-lr-nan": (lambda: SGDConfig(lr=nan), "lr must be a finite number, got nan"),
+        "sgd-weight-decay-inf": (lambda: SGDConfig(lr=0.1, weight_decay=inf), "weight_decay must be a finite"),
+        "sgd-lr-text": (lambda: SGDConfig(lr="0.1"), "lr must be a number, got str"),  # type: ignore[arg-type]
+        "adamw-eps-inf": (lambda: AdamWConfig(lr=1e-3, eps=inf), "eps must be a finite number"),
+        "adamw-beta-nan": (lambda: AdamWConfig(lr=1e-3, betas=(nan, 0.9)), "betas[0] must be a finite number"),
+        "adamw-clip-inf": (lambda: AdamWConfig(lr=1e-3, clip_grad_norm=inf), "clip_grad_norm must be a finite"),
+        "capture-batchnorm": (batchnorm, "1 (BatchNorm1d) update running statistics"),
+    }
+
+
+TRAINER_NAMES = sorted(_trainer_cases())
+
+
+@pytest.mark.parametrize("name", TRAINER_NAMES)
+def test_bad_input_trainer_api(name: str) -> None:
+    from trainer.program import ProgramError
+
+    call, fragment = _trainer_cases()[name]
+    with pytest.raises(ProgramError) as info:
+        call()
+    assert fragment in str(info.value), str(info.value)
+
+
 def test_eth_amounts_are_exact_decimals_to_the_wei() -> None:
     from offchain.inputs import parse_eth
 
@@ -486,7 +521,7 @@ def test_eth_amounts_are_exact_decimals_to_the_wei() -> None:
 
 def count_cases() -> int:
     """How many bad inputs this file checks (the report quotes it)."""
-    return len(OFFLINE) + len(ONCHAIN) + len(API_NAMES) + 4  # + the oracle and the three home tests
+    return len(OFFLINE) + len(ONCHAIN) + len(API_NAMES) + len(TRAINER_NAMES) + 4  # + the oracle and three home tests
 
 
 @pytest.mark.anvil

@@ -9,6 +9,7 @@ and `beta2^t`, kept as fp32 state scalars and multiplied once per step.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -72,17 +73,27 @@ class AdamWConfig:
 OptimizerConfig = SGDConfig | AdamWConfig
 
 
+def _check_number(name: str, v: float) -> None:
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        raise ProgramError(f"{name} must be a number, got {type(v).__name__} {v!r}")
+    if not math.isfinite(v):
+        raise ProgramError(f"{name} must be a finite number, got {v!r}")
+
+
 def _check_positive(name: str, v: float) -> None:
+    _check_number(name, v)
     if not v > 0.0:
         raise ProgramError(f"{name} must be > 0, got {v!r}")
 
 
 def _check_nonnegative(name: str, v: float) -> None:
+    _check_number(name, v)
     if not v >= 0.0:
         raise ProgramError(f"{name} must be >= 0, got {v!r}")
 
 
 def _check_range(name: str, v: float, lo: float, hi: float) -> None:
+    _check_number(name, v)
     if not lo <= v < hi:
         raise ProgramError(f"{name} must lie in [{lo}, {hi}), got {v!r}")
 

@@ -113,6 +113,17 @@ def build_step(model: nn.Module, loss_fn: LossFn, optimizer: OptimizerConfig) ->
     params = dict(model.named_parameters())
     if not params:
         raise ProgramError("the model has no parameters to train")
+    stats = [
+        f"{n or '<root>'} ({type(m).__name__})"
+        for n, m in model.named_modules()
+        if m.training and getattr(m, "track_running_stats", False) and getattr(m, "running_mean", None) is not None
+    ]
+    if stats:
+        raise ProgramError(
+            f"modules {', '.join(stats)} update running statistics (running_mean, running_var, "
+            "num_batches_tracked) during the step, and a step may not change a buffer in place; use fixed "
+            "statistics (call .eval() on them, or build them with track_running_stats=False)"
+        )
     frozen = [n for n, p in params.items() if not p.requires_grad]
     if frozen:
         raise ProgramError(f"parameters {frozen} do not require grad; frozen parameters are not supported")

@@ -18,6 +18,7 @@ timeline), prints a summary, and exits 1 if the honest side did not win.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import sys
@@ -50,6 +51,21 @@ ETH = 10**18
 NONE = "none"
 ACCOUNTS = 20  # anvil's funded accounts: the deployer, the client, k trainers, the oracles (5, or 7 for
 # the lying-oracle entry), the watcher
+
+
+def config_from_options(
+    quick: bool, cheat: str, steps: int | None, interval: int | None, batch: int | None
+) -> DemoConfig:
+    """The run's config from the command line: the quick or full defaults, with the options given over them
+    (everything else, e.g. how many intervals the client replays, stays the default's)."""
+    base = DemoConfig.quick() if quick else DemoConfig()
+    return dataclasses.replace(
+        base,
+        cheat=None if cheat == NONE else cheat,
+        steps=steps or base.steps,
+        interval=interval or base.interval,
+        batch=batch or base.batch,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -591,14 +607,7 @@ def main(
             f"error: --cheat {cheat!r} is not in the catalogue: {', '.join(sorted(CATALOGUE))}, or {NONE}", err=True
         )
         raise typer.Exit(2)
-    base = DemoConfig.quick() if quick else DemoConfig()
-    cfg = DemoConfig(
-        cheat=None if cheat == NONE else cheat,
-        steps=steps or base.steps,
-        interval=interval or base.interval,
-        batch=batch or base.batch,
-        seed=base.seed,
-    )
+    cfg = config_from_options(quick, cheat, steps, interval, batch)
     if cfg.steps % cfg.interval or cfg.batch > 96 or min(cfg.steps, cfg.interval, cfg.batch) < 1:
         typer.echo(
             "error: --interval must divide --steps, and --batch be 1..96 (a batch proof carries <= 24 KiB)", err=True

@@ -121,3 +121,13 @@ def test_phases_come_from_the_journals() -> None:
         "finalize": (30.0, 31.0),
     }
     assert "dispute" not in {p.name for p in phases([j for j in journal if j.function != "openDispute"], 100.0, 140.0)}
+
+
+def test_the_command_line_keeps_the_quick_defaults_it_does_not_override() -> None:
+    from offchain.demo import DemoConfig, config_from_options
+
+    cfg = config_from_options(True, "faulty-kernel", None, None, None)
+    assert cfg == DemoConfig.quick("faulty-kernel")
+    assert cfg.client_samples == 4  # the quick demo's client replays every interval (it once fell back to 2)
+    full = config_from_options(False, "none", 64, None, None)
+    assert full.cheat is None and full.steps == 64 and full.client_samples == DemoConfig().client_samples

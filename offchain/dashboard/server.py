@@ -117,6 +117,25 @@ class Snapshots:
             self._thread.join(timeout=10)
 
 
+class _Server(ThreadingHTTPServer):
+    """The standard threading server, except that a request it cannot handle (a browser that went away, a
+    request arriving while the process shuts down and can start no thread) costs one line, not a traceback."""
+
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        import sys
+
+        error = sys.exc_info()[1]
+        print(f"dashboard: a request from {client_address[0]} failed: {type(error).__name__}: {error}", file=sys.stderr)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request(request, client_address)
+        except RuntimeError:  # no new thread during interpreter shutdown: drop the request
+            self.shutdown_request(request)
+
+
 def make_server(snapshots: Snapshots, host: str = "127.0.0.1", port: int = 8000) -> ThreadingHTTPServer:
     """An HTTP server answering `/` (the page) and `/api/state` (the last snapshot); `DashboardError` if the
     address cannot be bound."""
@@ -144,7 +163,7 @@ def make_server(snapshots: Snapshots, host: str = "127.0.0.1", port: int = 8000)
             pass
 
     try:
-        return ThreadingHTTPServer((host, port), Handler)
+        return _Server((host, port), Handler)
     except OSError as e:
         raise DashboardError(
             f"cannot serve on {host}:{port} ({e.strerror or e}): pick another --port (0: any free one) or --host"

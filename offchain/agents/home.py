@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -97,37 +98,62 @@ def check_home_folder(home: Path, what: str = "--home") -> Path:
 
 
 class HomeLock:
-    """An exclusive, non-blocking `flock` on `home/lock` (released by `release` or when the process dies)."""
+    """An exclusive, non-blocking `flock` on `home/lock` (released by `release` or when the process dies).
+
+    The lock keeps other *processes* off a home. Inside one process, agents on the same home (a scenario's
+    client that also challenges, an agent re-created after a phase) share it: the process holds one flock
+    per home and counts its holders (`_HELD`, process state by nature, like the flock itself).
+    """
 
     def __init__(self, home: Path) -> None:
         self.path = Path(home) / "lock"
-        self._file: IO[str] | None = None
+        self._key = str(self.path.resolve())
+        self._held = False
 
     def acquire(self) -> HomeLock:
-        f = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 - held open for the lock's lifetime
-        try:
-            fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        with _HELD_GUARD:
+            if self._key in _HELD:
+                f, count = _HELD[self._key]
+                _HELD[self._key] = (f, count + 1)
+                self._held = True
+                return self
+            f = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 - held open for the lock's lifetime
+            try:
+                fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                f.seek(0)
+                holder = f.read().strip() or "another process"
+                f.close()
+                raise HomeLocked(
+                    f"home {self.path.parent} is in use by {holder}: stop that agent first, "
+                    "or give this one another --home"
+                ) from None
             f.seek(0)
-            holder = f.read().strip() or "another process"
-            f.close()
-            raise HomeLocked(
-                f"home {self.path.parent} is in use by {holder}: stop that agent first, or give this one another --home"
-            ) from None
-        f.seek(0)
-        f.truncate()
-        f.write(f"process {os.getpid()}")
-        f.flush()
-        self._file = f
-        return self
+            f.truncate()
+            f.write(f"process {os.getpid()}")
+            f.flush()
+            _HELD[self._key] = (f, 1)
+            self._held = True
+            return self
 
     def release(self) -> None:
-        if self._file is not None:
+        with _HELD_GUARD:
+            if not self._held or self._key not in _HELD:
+                return
+            self._held = False
+            f, count = _HELD[self._key]
+            if count > 1:
+                _HELD[self._key] = (f, count - 1)
+                return
+            del _HELD[self._key]
             try:
-                fcntl.flock(self._file.fileno(), fcntl.LOCK_UN)
+                fcntl.flock(f.fileno(), fcntl.LOCK_UN)
             finally:
-                self._file.close()
-                self._file = None
+                f.close()
+
+
+_HELD: dict[str, tuple[IO[str], int]] = {}
+_HELD_GUARD = threading.Lock()
 
 
 def mismatch_message(home: Path, problems: list[str]) -> str:

@@ -3,6 +3,8 @@ cause that was then repaired, a devnet restarted under a running trainer."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,7 +16,7 @@ from cli_procs import Proc, free_port, has_traceback
 from offchain.agents import trainer as trainer_module
 from offchain.agents.base import Tick, idle, run_together
 from offchain.agents.client import TaskOrder
-from offchain.agents.home import HomeLocked, HomeMismatch
+from offchain.agents.home import HomeLock, HomeMismatch
 from offchain.agents.trainer import TrainerAgent, TrainerPolicy
 from offchain.chain.anvil import Anvil
 from offchain.chain.build import Artifact
@@ -95,9 +97,17 @@ def test_one_home_one_process_one_chain_one_key(
 ) -> None:
     public = Store(tmp_path / "public")
     first = _trainer(node, deployment, artifacts, tmp_path / "home", public)
-    with pytest.raises(HomeLocked, match="is in use by process"):
-        _trainer(node, deployment, artifacts, tmp_path / "home", public)
+    # Another process is locked out (inside one process, agents on one home share its lock).
+    probe = (
+        "import sys; from pathlib import Path; from offchain.agents.home import HomeLock, HomeLocked\n"
+        "try:\n    HomeLock(Path(sys.argv[1])).acquire()\nexcept HomeLocked as e:\n    print(e); sys.exit(3)"
+    )
+    other = subprocess.run(
+        [sys.executable, "-c", probe, str(tmp_path / "home")], capture_output=True, text=True, timeout=120
+    )
+    assert other.returncode == 3 and "is in use by process" in other.stdout, other.stdout + other.stderr
     first.close()
+    HomeLock(tmp_path / "home").acquire().release()  # released for everybody once its holders are gone
     with pytest.raises(HomeMismatch, match="the key's address is"):
         _trainer(node, deployment, artifacts, tmp_path / "home", public, index=3)
     with pytest.raises(HomeMismatch, match="TaskMarket is at"):

@@ -23,7 +23,6 @@ import argparse
 import json
 import os
 import platform
-import statistics
 import sys
 import time
 from fractions import Fraction
@@ -36,6 +35,10 @@ from rich.table import Table
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from bench_repops import cpu_model  # noqa: E402  (the same timing as the other benchmarks)
+from bench_repops import paired_medians as paired  # noqa: E402
 
 from trainer.interp import Interpreter  # noqa: E402
 from trainer.ledger.attribution import first_order, spearman  # noqa: E402
@@ -44,28 +47,6 @@ from trainer.ledger.ledger import Ledger, StepInputs, batch_commitment  # noqa: 
 from trainer.ledger.programs import LedgerPrograms  # noqa: E402
 from trainer.program import SGDConfig  # noqa: E402
 from trainer.workloads import keyed_init, mlp_digits  # noqa: E402
-
-
-def paired(ours, baseline, runs: int) -> tuple[float, float]:
-    ours()
-    baseline()
-    a, b = [], []
-    for _ in range(runs):
-        for f, acc in ((baseline, b), (ours, a)):
-            t = time.perf_counter()
-            f()
-            acc.append(time.perf_counter() - t)
-    return statistics.median(a), statistics.median(b)
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def main() -> int:

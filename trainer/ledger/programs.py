@@ -230,14 +230,10 @@ class LedgerPrograms:
         return {n: TensorType.of(state[PARAM + n]) for n in self.param_names}
 
     def gradient_inputs(self, model_state: Mapping[str, Tensor]) -> dict[str, Tensor]:
-        out = {k: v for k, v in model_state.items() if k.startswith((PARAM, BUFFER))}
-        out.update({GRAD + n: torch.zeros(t.shape, dtype=t.dtype) for n, t in self._param_types.items()})
-        return out
+        return _gradient_inputs(self._param_types, model_state)
 
     def block_inputs(self, model_state: Mapping[str, Tensor]) -> dict[str, Tensor]:
-        out = dict(model_state)
-        out.update({ATTR_WEIGHT + n: torch.zeros(t.shape, dtype=t.dtype) for n, t in self._param_types.items()})
-        return out
+        return _block_inputs(self._param_types, model_state)
 
     def contributions_batch(
         self,
@@ -321,15 +317,11 @@ class ProgramPair:
 
     def gradient_inputs(self, model_state: Mapping[str, Tensor]) -> dict[str, Tensor]:
         """The gradient program's state: the model's parameters and buffers, zero gradient slots."""
-        out = {k: v for k, v in model_state.items() if k.startswith((PARAM, BUFFER))}
-        out.update({GRAD + n: torch.zeros(t.shape, dtype=t.dtype) for n, t in self.param_types.items()})
-        return out
+        return _gradient_inputs(self.param_types, model_state)
 
     def block_inputs(self, model_state: Mapping[str, Tensor]) -> dict[str, Tensor]:
         """The block program's state: the model state and zero attribution-weight slots."""
-        out = dict(model_state)
-        out.update({ATTR_WEIGHT + n: torch.zeros(t.shape, dtype=t.dtype) for n, t in self.param_types.items()})
-        return out
+        return _block_inputs(self.param_types, model_state)
 
     def contributions_batch(
         self,
@@ -340,6 +332,18 @@ class ProgramPair:
         """The block program's batch: validation x, y, the contributions stacked (a zero row for each
         None and after the given ones) and `count` (default: the number of contributions given)."""
         return _contributions_batch(self.param_types, self.max_contributors, validation, gradients, count)
+
+
+def _gradient_inputs(param_types: Mapping[str, TensorType], model_state: Mapping[str, Tensor]) -> dict[str, Tensor]:
+    out = {k: v for k, v in model_state.items() if k.startswith((PARAM, BUFFER))}
+    out.update({GRAD + n: torch.zeros(t.shape, dtype=t.dtype) for n, t in param_types.items()})
+    return out
+
+
+def _block_inputs(param_types: Mapping[str, TensorType], model_state: Mapping[str, Tensor]) -> dict[str, Tensor]:
+    out = dict(model_state)
+    out.update({ATTR_WEIGHT + n: torch.zeros(t.shape, dtype=t.dtype) for n, t in param_types.items()})
+    return out
 
 
 def _contributions_batch(

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NewType
 
+from trainer.ledger import did as ledger_did
 from trainer.ledger.errors import LedgerError
 
 Wei = NewType("Wei", int)
@@ -28,8 +28,6 @@ MAX_LEAVES = 1 << 16
 """Most leaves a payout tree may have (`PayoutDistributor.MAX_LEAVES`): proofs have at most 16 steps."""
 MAX_SUM = (1 << 96) - 1
 """Largest amount, sum or pool (`PayoutDistributor.MAX_POOL`, 2^96 - 1 wei)."""
-
-_DID = re.compile(r"did:pkh:eip155:([1-9][0-9]*):0x([0-9a-f]{40})")
 
 
 class PayoutError(LedgerError):
@@ -112,20 +110,23 @@ def split(pool: int, weights: Mapping[str, int], tie_key: Callable[[str], bytes]
 
 
 def parse_did(did: str) -> tuple[int, bytes]:
-    """`did:pkh:eip155:<chainId>:<0x + 40 lowercase hex>` -> (chain id, 20-byte address)."""
-    m = _DID.fullmatch(did)
-    if m is None:
-        raise PayoutTreeError(
-            f"{did!r} is not a DID of the form did:pkh:eip155:<chainId>:<0x lowercase 40-hex address>"
-        )
-    return int(m.group(1)), bytes.fromhex(m.group(2))
+    """`did:pkh:eip155:<chainId>:<0x + 40 lowercase hex>` -> (chain id, 20-byte address), by the
+    ledger's own DID rules (`trainer.ledger.did`)."""
+    try:
+        chain_id, address = ledger_did.parse_did(did)
+    except LedgerError as e:
+        raise PayoutTreeError(str(e)) from None
+    return chain_id, bytes.fromhex(address[2:])
 
 
 def did_of(chain_id: int, account: bytes) -> str:
     """The canonical DID of `account` on `chain_id` (address in lowercase hex)."""
     if len(account) != 20:
         raise PayoutTreeError(f"an account is 20 bytes, got {len(account)}")
-    return f"did:pkh:eip155:{chain_id}:0x{account.hex()}"
+    try:
+        return ledger_did.did_of(chain_id, "0x" + account.hex())
+    except LedgerError as e:
+        raise PayoutTreeError(str(e)) from None
 
 
 # ---------------------------------------------------------------------------- tree

@@ -25,7 +25,7 @@ class RingsMLP(nn.Module):
 
 
 def rings() -> tuple[torch.Tensor, torch.Tensor]:
-    """Points of a 32 x 32 grid over [-1, 1)^2 (exact in fp32) and their ring: 0 inside r = 0.45, 1 inside 0.8, 2 out."""
+    """Points of a 32 x 32 grid over [-1, 1)^2 (exact in fp32) and their ring: 0 inside r = 0.45, 1 inside 0.8, 2."""
     coords = torch.arange(-16, 16, dtype=torch.float32) / 16
     x = torch.cartesian_prod(coords, coords)  # [1024, 2]
     r2 = (x * x).sum(1)
@@ -38,7 +38,7 @@ def main(steps: int = 300) -> float:
     x, y = rings()
     model = RingsMLP()
     opt = torch.optim.SGD(model.parameters(), lr=0.2, momentum=0.9)
-    for step in range(steps):
+    for _ in range(steps):
         idx = torch.randint(0, len(x), (32,))
         loss = F.cross_entropy(model(x[idx]), y[idx])
         opt.zero_grad()

@@ -18,8 +18,8 @@ def workload() -> Workload:
         F.cross_entropy,  # loss_fn(model(x), y)
         SGDConfig(lr=0.2, momentum=0.9),
         Dataset.from_tensors("rings", x=x, y=y),  # example i is {"x": x[i], "y": y[i]}
-        steps=32,
-        checkpoint_interval=8,
+        steps=16,
+        checkpoint_interval=4,
         batch_size=32,
         seed=7,
     )

@@ -531,8 +531,32 @@ def test_a_home_in_use_by_another_process_is_refused(anvil: Any, deployed: Path,
 # -- the Python API ----------------------------------------------------------------------------------
 
 
+def _cumsum_workload() -> Any:
+    """A user's workload whose model uses an operator without a RepOps kernel."""
+    import torch.nn.functional as F
+    from torch import nn
+
+    from trainer.data.dataset import Dataset
+    from trainer.program import SGDConfig
+    from trainer.workloads import Workload
+
+    class Cumsum(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc = nn.Linear(4, 3)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.fc(x).cumsum(1)
+
+    data = Dataset.from_tensors("d", x=torch.ones(8, 4), y=torch.zeros(8, dtype=torch.long))
+    return Workload.of("cumsum", Cumsum(), F.cross_entropy, SGDConfig(lr=0.1), data, steps=4, checkpoint_interval=2,
+                       batch_size=4)  # fmt: skip
+
+
 def _api_cases() -> dict[str, tuple[Callable[[], Any], type[Exception], str]]:
+    from offchain.agents.client import ClientAgent, TaskOrder
     from offchain.agents.home import HomeError, check_home_folder
+    from offchain.agents.task import WorkloadRejected, check_workload
     from offchain.chain.client import ChainClient, check_private_key, check_rpc_url
     from offchain.chain.deploy import Deployment, load_deployment
     from offchain.chain.errors import ChainError, InvalidKeyError, InvalidRpcUrl
@@ -541,6 +565,16 @@ def _api_cases() -> dict[str, tuple[Callable[[], Any], type[Exception], str]]:
 
     tmp = Path(os.environ.get("PYTEST_API_TMP", "/tmp"))
     return {
+        "workload-capture-fails": (
+            lambda: check_workload(_cumsum_workload()),
+            WorkloadRejected,
+            "in forward: return self.fc(x).cumsum(1)",
+        ),
+        "client-agent-refuses-the-workload": (
+            lambda: ClientAgent("c", order=TaskOrder(_cumsum_workload(), reward=1)),
+            WorkloadRejected,
+            "cannot be posted",
+        ),
         "client-no-scheme": (lambda: ChainClient("127.0.0.1:8545"), InvalidRpcUrl, "http://127.0.0.1:8545"),
         "client-ws": (lambda: ChainClient("ws://127.0.0.1:8545"), ChainError, "websocket"),
         "client-port": (lambda: ChainClient("http://127.0.0.1:99999"), ChainError, "65535"),

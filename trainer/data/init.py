@@ -97,7 +97,9 @@ def _norm(p: Param) -> torch.Tensor:
 
 
 def _recurrent(p: Param) -> torch.Tensor:
-    return p.uniform(1.0 / math.sqrt(p.module.hidden_size))
+    hidden = p.module.hidden_size
+    assert isinstance(hidden, int)
+    return p.uniform(1.0 / math.sqrt(hidden))
 
 
 def _out_proj(p: Param) -> torch.Tensor:

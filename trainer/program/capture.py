@@ -31,6 +31,7 @@ import re
 import sys
 from collections import Counter
 from collections.abc import Collection, Mapping
+from types import FrameType
 from typing import Any
 
 import torch
@@ -80,7 +81,7 @@ class _SourceRecorder(TorchDispatchMode):
 
     def _where(self) -> str:
         fallback = None
-        frame = sys._getframe(2)
+        frame: FrameType | None = sys._getframe(2)
         while frame is not None and frame.f_code is not self.boundary:
             path = frame.f_code.co_filename
             if not path.startswith(_LIBRARY_DIRS[0]):

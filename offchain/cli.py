@@ -3,7 +3,8 @@
     refereed devnet [--port 8545]        a local anvil chain, until Ctrl-C
     refereed deploy --rpc URL [--key K]  deploy the protocol, write deployments/<chainId>.json
     refereed commit PATH                 commitment of a tensor or state dict saved with torch.save
-    refereed task post [--steps ...]     post the MLP-on-digits task with its reward; prints the task id
+    refereed task post [--steps ...]     post the MLP-on-digits task (or --workload package.module:function, your
+                                         own model and data) with its reward; prints the task id
                                          (--follow: then verify the results, finalize, withdraw; --challenge:
                                          also train the task and enter it as an outside challenger)
     refereed task show ID                a task's spec, status, groups, entrants and games
@@ -590,10 +591,29 @@ def task_post(
     home: Home = None,
     store: StoreDir = Path(".refereed/public"),
     deployments: Deployments = None,
-    steps: Annotated[int, typer.Option(help="training steps T", min=1, max=2**32)] = 256,
-    interval: Annotated[int, typer.Option(help="checkpoint interval c (divides T)", min=1, max=2**32)] = 16,
-    batch: Annotated[int, typer.Option(help=f"batch size (1..{MAX_BATCH})", min=1)] = 64,
-    seed: Annotated[int, typer.Option(help="the run's seed (batches and initial state)", min=0, max=2**64 - 1)] = 1,
+    workload: Annotated[
+        str | None,
+        typer.Option(
+            help="your own model and data: package.module:function returning a trainer.workloads.Workload "
+            "(docs/bring-your-own-model.md); default the bundled MLP on digits"
+        ),
+    ] = None,
+    steps: Annotated[
+        int | None, typer.Option(help="training steps T (default 256, or the workload's)", min=1, max=2**32)
+    ] = None,
+    interval: Annotated[
+        int | None,
+        typer.Option(help="checkpoint interval c, divides T (default 16, or the workload's)", min=1, max=2**32),
+    ] = None,
+    batch: Annotated[
+        int | None, typer.Option(help=f"batch size (default 64, at most {MAX_BATCH} digits; or the workload's)", min=1)
+    ] = None,
+    seed: Annotated[
+        int | None,
+        typer.Option(
+            help="the run's seed, batches and initial state (default 1, or the workload's)", min=0, max=2**64 - 1
+        ),
+    ] = None,
     reward: Annotated[
         str, typer.Option(help="reward in ETH (a decimal, exact to the wei), escrowed when posting")
     ] = "1",
@@ -622,19 +642,27 @@ def task_post(
     ] = False,
     poll: Poll = 1.0,
 ) -> None:
-    """Post the MLP-on-digits task with its reward in escrow; prints the task id (last line of the post)."""
+    """Post a task with its reward in escrow: the MLP on digits, or your own model and data (--workload); prints the
+    task id (last line of the post)."""
+    import dataclasses
+
     from offchain.agents.client import ClientAgent, TaskOrder
     from offchain.agents.home import HomeError
+    from offchain.agents.task import WorkloadRejected, check_workload
     from offchain.agents.view import RichObserver
     from offchain.chain.errors import ChainError
     from offchain.contracts.task_market import MIN_SUBMIT_TO_DISPUTE
     from offchain.inputs import InputError, parse_eth
-    from trainer.workloads import mlp_digits
+    from trainer.runner.runner import RunConfig, RunError
+    from trainer.workloads import WorkloadError, load_workload, mlp_digits
 
-    if steps % interval:
-        _fail(f"--interval {interval} does not divide --steps {steps}", EXIT_INPUT)
-    if batch > MAX_BATCH:
-        _fail(f"--batch {batch}: a batch proof carries at most 24 KiB, {MAX_BATCH} digits", EXIT_INPUT)
+    if workload is None:
+        steps, interval = (256 if steps is None else steps), (16 if interval is None else interval)
+        batch, seed = (64 if batch is None else batch), (1 if seed is None else seed)
+        if steps % interval:
+            _fail(f"--interval {interval} does not divide --steps {steps}", EXIT_INPUT)
+        if batch > MAX_BATCH:
+            _fail(f"--batch {batch}: a batch proof carries at most 24 KiB, {MAX_BATCH} digits", EXIT_INPUT)
     try:
         reward_wei = parse_eth(reward, "--reward")
     except InputError as e:
@@ -649,10 +677,28 @@ def task_post(
             "hour of disputes)",
             EXIT_INPUT,
         )
+    if workload is None:
+        assert steps is not None and interval is not None and batch is not None and seed is not None
+        chosen = mlp_digits(steps=steps, checkpoint_interval=interval, batch_size=batch, seed=seed)
+    else:
+        # the user's workload: built, captured and checked against the referee's bounds before the chain is asked
+        # anything, so a bad one is an input error that posts nothing
+        try:
+            chosen = load_workload(workload)
+            given = {"steps": steps, "checkpoint_interval": interval, "batch_size": batch, "seed": seed}
+            overrides = {k: v for k, v in given.items() if v is not None}
+            if overrides:
+                config = RunConfig(**{**dataclasses.asdict(chosen.config), **overrides})
+                chosen = dataclasses.replace(chosen, config=config)
+            check_workload(chosen)
+        except (WorkloadError, WorkloadRejected) as e:
+            _fail(" ".join(str(e).split()), EXIT_INPUT)  # one line, also for a multi-line capture error
+        except RunError as e:
+            _fail(f"--workload {workload}: {e}", EXIT_INPUT)
     s = _session("client", rpc, key, account, home, store, deployments, keystore, password_file)
     out = _out()
     order = TaskOrder(
-        mlp_digits(steps=steps, checkpoint_interval=interval, batch_size=batch, seed=seed),
+        chosen,
         reward=reward_wei,
         slots=slots,
         arity=arity,

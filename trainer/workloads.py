@@ -2,14 +2,13 @@
 
 Each is a complete task description (step function, dataset, run config, keyed initial
 state), so a run is a function of (program, dataset, seed, config) alone. Initial
-parameters come from the keyed generator of docs/data.md, with torch's default bounds:
-Linear weight and bias U(-1/sqrt(fan_in), 1/sqrt(fan_in)), Embedding U(-sqrt(3), sqrt(3))
-(unit variance), LayerNorm weight 1 and bias 0.
+parameters come from the keyed generator of docs/data.md by the init rules of
+`trainer.data.init` (torch's default bounds). A client's own model is a `Workload.of(...)`
+(docs/bring-your-own-model.md), loaded by the CLI with `load_workload("package.module:function")`.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -18,46 +17,105 @@ import torch.nn.functional as F
 from torch import nn
 
 from trainer.data.dataset import Dataset, char_sequences, digits, stdlib_text
-from trainer.data.keyed import uniform_symmetric
-from trainer.program import AdamWConfig, Program, SGDConfig, TrainStep, build_step, capture
+from trainer.data.init import DEFAULTS, InitRules
+from trainer.program import AdamWConfig, OptimizerConfig, Program, SGDConfig, TrainStep, build_step, capture
 from trainer.program.models import MLP, CharTransformer, MLPConfig, TransformerConfig, sequence_cross_entropy
 from trainer.program.optim import PARAM
+from trainer.program.step import LossFn
 from trainer.runner.runner import RunConfig
 
 
-def keyed_init(step: TrainStep, seed: int) -> dict[str, torch.Tensor]:
-    """The step's initial state with every parameter drawn from the keyed generator."""
+def keyed_init(step: TrainStep, seed: int, rules: InitRules = DEFAULTS) -> dict[str, torch.Tensor]:
+    """The step's initial state with every parameter drawn from the keyed generator by its init rule
+    (trainer.data.init); buffers and optimizer state as `step.init_state()` gives them."""
     state = step.init_state()
-    modules = dict(step.model.named_modules())
-    for name in step.param_names:
-        owner, _, leaf = name.rpartition(".")
-        module = modules[owner]
-        key = PARAM + name
-        shape = tuple(state[key].shape)
-        if isinstance(module, nn.Linear):
-            state[key] = uniform_symmetric(seed, key, shape, 1.0 / math.sqrt(module.in_features))
-        elif isinstance(module, nn.Embedding):
-            state[key] = uniform_symmetric(seed, key, shape, math.sqrt(3.0))
-        elif isinstance(module, nn.LayerNorm):
-            state[key] = torch.ones(shape) if leaf == "weight" else torch.zeros(shape)
-        else:
-            raise TypeError(f"no keyed init rule for parameter {name!r} of a {type(module).__name__}")
+    for name, value in rules.initial(step.model, seed).items():
+        state[PARAM + name] = value
     return state
+
+
+class WorkloadError(ValueError):
+    """A workload cannot be loaded or built: the message names the input and the fix."""
 
 
 @dataclass(frozen=True)
 class Workload:
+    """A complete task description: the pure step, its dataset, the run config and the init rules.
+
+    Build one from your own model with `Workload.of(...)`; `program` captures the step with RepOps
+    operators (UnsupportedOperatorsError names any operator without a kernel and your line that uses it).
+    """
+
     name: str
     step: TrainStep
     dataset: Dataset
     config: RunConfig
+    init: InitRules = DEFAULTS
+
+    @classmethod
+    def of(
+        cls,
+        name: str,
+        model: nn.Module,
+        loss_fn: LossFn,
+        optimizer: OptimizerConfig,
+        dataset: Dataset,
+        *,
+        steps: int,
+        checkpoint_interval: int,
+        batch_size: int,
+        seed: int = 1,
+        init: InitRules = DEFAULTS,
+    ) -> Workload:
+        """A workload from an ordinary module, a loss `loss_fn(model(x), y)`, an optimizer config and a dataset
+        whose examples hold `x` and `y`."""
+        return cls(name, build_step(model, loss_fn, optimizer), dataset,
+                   RunConfig(steps, checkpoint_interval, batch_size, seed), init)  # fmt: skip
 
     def initial_state(self) -> dict[str, torch.Tensor]:
-        return keyed_init(self.step, self.config.seed)
+        return keyed_init(self.step, self.config.seed, self.init)
 
     @cached_property
     def program(self) -> Program:
         return capture(self.step, self.initial_state(), self.dataset.batch(self.config.seed, 0, self.config.batch_size))
+
+
+def load_workload(spec: str) -> Workload:
+    """The workload returned by `package.module:function` (called with no arguments).
+
+    The current directory is searched first for the module, as `python -m` does. Raises WorkloadError for a
+    malformed spec, a module that does not import, a missing or non-callable function, a call that raises, and
+    a result that is not a Workload.
+    """
+    import importlib
+    import os
+    import sys
+
+    module_name, sep, fn_name = spec.partition(":")
+    if not sep or not module_name or not fn_name or not fn_name.isidentifier():
+        raise WorkloadError(f"--workload {spec!r} is not of the form package.module:function")
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as e:  # an import runs the user's code: anything may come out
+        why = f"{type(e).__name__}: {e}"
+        raise WorkloadError(f"--workload {spec!r}: module {module_name!r} does not import: {why}") from e
+    fn = getattr(module, fn_name, None)
+    if fn is None:
+        raise WorkloadError(f"--workload {spec!r}: module {module_name!r} has no attribute {fn_name!r}")
+    if not callable(fn):
+        raise WorkloadError(f"--workload {spec!r}: {fn_name!r} is a {type(fn).__name__}, not a function")
+    try:
+        workload = fn()
+    except Exception as e:
+        raise WorkloadError(f"--workload {spec!r}: {fn_name}() raised {type(e).__name__}: {e}") from e
+    if not isinstance(workload, Workload):
+        raise WorkloadError(
+            f"--workload {spec!r}: {fn_name}() returned a {type(workload).__name__}, not a trainer.workloads.Workload "
+            "(build one with Workload.of(name, model, loss_fn, optimizer, dataset, steps=..., ...))"
+        )
+    return workload
 
 
 def mlp_digits(steps: int = 300, checkpoint_interval: int = 50, batch_size: int = 64, seed: int = 1) -> Workload:

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from offchain.agents.base import BUSY, DONE, Agent, Tick, idle
-from offchain.agents.task import TaskMaterials, TaskRejected, load_materials
+from offchain.agents.task import TaskMaterials, TaskRejected, check_workload, load_materials
 from offchain.contracts.task_market import MIN_SUBMIT_TO_DISPUTE, TaskSpec, TaskStatus, Wei
 from offchain.store import StoreError
 from trainer.commit import state_root
@@ -78,6 +78,8 @@ class ClientAgent(Agent):
         challenge: bool = False,
         **kwargs: Any,
     ) -> None:
+        if order is not None:
+            check_workload(order.workload)  # WorkloadRejected before anything is published or posted
         super().__init__(name, **kwargs)  # rpc_url, private_key, deployment, artifacts, home, public, observer
         self.order = order
         self.verify = verify

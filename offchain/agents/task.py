@@ -16,8 +16,10 @@ from offchain.errors import OffchainError
 from offchain.game.witness import State
 from offchain.store import Store, StoreError
 from trainer.data.dataset import Dataset
-from trainer.program import Program
+from trainer.data.init import InitRuleError
+from trainer.program import Program, ProgramError
 from trainer.runner.runner import RunConfig, RunError
+from trainer.workloads import Workload
 
 MAX_BATCH_BYTES = 24 * 1024  # BatchVerifier.MAX_BATCH_BYTES: the largest batch tensor a proof may carry
 MAX_STATE_ENTRIES = 1 << 16  # DisputeGame.MAX_STATE_ENTRIES
@@ -67,6 +69,13 @@ def load_materials(spec: TaskSpec, public: Store) -> TaskMaterials:
         raise TaskRejected(f"the program has {len(program.nodes)} nodes, the task says {spec.node_count}")
     if len(dataset) != spec.dataset_size:
         raise TaskRejected(f"the dataset has {len(dataset)} examples, the task says {spec.dataset_size}")
+    check_fits(program, dataset, spec.batch_size, initial)
+    run_config(spec)
+    return TaskMaterials(spec, program, dataset, initial)
+
+
+def check_fits(program: Program, dataset: Dataset, batch_size: int, initial: State) -> None:
+    """TaskRejected unless the program, dataset and initial state fit the referee's bounds (module docstring)."""
     if sorted(initial) != sorted(program.state_names):
         raise TaskRejected("the initial state's names are not the program's state inputs")
     if len(initial) > MAX_STATE_ENTRIES:
@@ -86,11 +95,34 @@ def load_materials(spec: TaskSpec, public: Store) -> TaskMaterials:
     for name in program.batch_names:
         if name not in example:
             raise TaskRejected(f"the program reads batch field {name!r}, which the dataset's examples lack")
-        size = spec.batch_size * example[name].numel() * example[name].element_size()
+        size = batch_size * example[name].numel() * example[name].element_size()
         if size > MAX_BATCH_BYTES:
             raise TaskRejected(
                 f"batch tensor {name!r} is {size} bytes; a batch proof carries at most {MAX_BATCH_BYTES}, "
                 "so a dispute over it could not be decided"
             )
-    run_config(spec)
-    return TaskMaterials(spec, program, dataset, initial)
+
+
+class WorkloadRejected(OffchainError):
+    """A client's workload that cannot be posted: its step does not capture, or it does not fit the referee."""
+
+
+def check_workload(workload: Workload) -> Program:
+    """The workload's program, once it is known to capture and to fit the referee; WorkloadRejected otherwise.
+
+    A client calls this before publishing or posting anything, so a bad workload costs nothing.
+    """
+    try:
+        program = workload.program
+        initial = workload.initial_state()
+    except (ProgramError, InitRuleError) as e:
+        raise WorkloadRejected(f"workload {workload.name!r} cannot be posted: {e}") from e
+    except Exception as e:  # the step runs the user's code while it is traced
+        raise WorkloadRejected(
+            f"workload {workload.name!r} cannot be posted: tracing its step raised {type(e).__name__}: {e}"
+        ) from e
+    try:
+        check_fits(program, workload.dataset, workload.config.batch_size, initial)
+    except TaskRejected as e:
+        raise WorkloadRejected(f"workload {workload.name!r} cannot be posted: {e}") from None
+    return program

@@ -76,6 +76,45 @@ def _sparse(tmp: Path) -> None:
     torch.save(torch.eye(3).to_sparse(), tmp / "x.pt")
 
 
+_WORKLOAD_HEAD = """
+import torch
+import torch.nn.functional as F
+from torch import nn
+from trainer.data.dataset import Dataset
+from trainer.program import SGDConfig
+from trainer.workloads import Workload
+
+
+class Cumsum(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x):
+        return self.fc(x).cumsum(1)
+
+
+class Scaled(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scale = nn.Parameter(torch.ones(3))
+
+    def forward(self, x):
+        return x[:, :3] * self.scale
+
+
+def make(model, width=4, steps=32):
+    data = Dataset.from_tensors("d", x=torch.ones(16, width), y=torch.zeros(16, dtype=torch.long))
+    return Workload.of("w", model, F.cross_entropy, SGDConfig(lr=0.1), data, steps=steps, checkpoint_interval=8,
+                       batch_size=8)
+"""
+
+
+def _workload(module: str, body: str) -> Callable[[Path], None]:
+    """A workload module `module`.py in the working folder (one name per case: imports are cached)."""
+    return _write(f"{module}.py", _WORKLOAD_HEAD + body)
+
+
 # Cases that fail before anything is asked of the chain ({rpc} is a port where nothing listens).
 OFFLINE: dict[str, Case] = {
     # RPC URLs
@@ -89,6 +128,74 @@ OFFLINE: dict[str, Case] = {
     "rpc-no-host": c("task show 1 --rpc http://", 2, "no host"),
     "rpc-deploy-no-scheme": c("deploy --rpc localhost:8545", 2, "no scheme"),
     "rpc-trainer-no-scheme": c("trainer run --rpc localhost:8545", 2, "no scheme"),
+    # --workload: the user's own model and data, built and captured before the chain is asked anything
+    "workload-not-a-spec": c("task post --workload mymodule --rpc {rpc}", 2, "'mymodule'", "package.module:function"),
+    "workload-no-such-module": c(
+        "task post --workload no_such_module_zz:workload --rpc {rpc}",
+        2,
+        "'no_such_module_zz' does not import",
+        "ModuleNotFoundError",
+    ),
+    "workload-import-raises": c(
+        "task post --workload wl_boom:workload --rpc {rpc}",
+        2,
+        "does not import",
+        "RuntimeError: boom at import",
+        prepare=_write("wl_boom.py", "raise RuntimeError('boom at import')\n"),
+    ),
+    "workload-no-function": c(
+        "task post --workload wl_empty:workload --rpc {rpc}",
+        2,
+        "has no attribute 'workload'",
+        prepare=_write("wl_empty.py", "x = 1\n"),
+    ),
+    "workload-not-callable": c(
+        "task post --workload wl_value:workload --rpc {rpc}",
+        2,
+        "'workload' is a int, not a function",
+        prepare=_write("wl_value.py", "workload = 3\n"),
+    ),
+    "workload-wrong-type": c(
+        "task post --workload wl_int:workload --rpc {rpc}",
+        2,
+        "returned a int, not a trainer.workloads.Workload",
+        prepare=_write("wl_int.py", "def workload():\n    return 3\n"),
+    ),
+    "workload-raises": c(
+        "task post --workload wl_raises:workload --rpc {rpc}",
+        2,
+        "workload() raised ValueError: no data",
+        prepare=_write("wl_raises.py", "def workload():\n    raise ValueError('no data')\n"),
+    ),
+    "workload-capture-fails": c(
+        "task post --workload wl_cumsum:workload --rpc {rpc}",
+        2,
+        "cannot be posted",
+        "aten.cumsum.default",
+        "wl_cumsum.py:16 in forward: return self.fc(x).cumsum(1)",
+        "docs/program.md#8-supported-operators",
+        prepare=_workload("wl_cumsum", "def workload():\n    return make(Cumsum())\n"),
+    ),
+    "workload-no-init-rule": c(
+        "task post --workload wl_scaled:workload --rpc {rpc}",
+        2,
+        "no keyed init rule for parameter 'scale'",
+        "InitRules(by_type=",
+        prepare=_workload("wl_scaled", "def workload():\n    return make(Scaled())\n"),
+    ),
+    "workload-batch-too-big": c(
+        "task post --workload wl_wide:workload --rpc {rpc}",
+        2,
+        "batch tensor 'x' is 32768 bytes",
+        "24576",
+        prepare=_workload("wl_wide", "def workload():\n    return make(nn.Linear(1024, 3), width=1024)\n"),
+    ),
+    "workload-interval-override": c(
+        "task post --workload wl_ok:workload --interval 5 --rpc {rpc}",
+        2,
+        "must be a multiple",
+        prepare=_workload("wl_ok", "def workload():\n    return make(nn.Linear(4, 3))\n"),
+    ),
     # ETH amounts
     "reward-nan": c("task post --reward nan --rpc {rpc}", 2, "--reward", "finite"),
     "reward-inf": c("task post --reward inf --rpc {rpc}", 2, "--reward", "finite"),
@@ -424,8 +531,32 @@ def test_a_home_in_use_by_another_process_is_refused(anvil: Any, deployed: Path,
 # -- the Python API ----------------------------------------------------------------------------------
 
 
+def _cumsum_workload() -> Any:
+    """A user's workload whose model uses an operator without a RepOps kernel."""
+    import torch.nn.functional as F
+    from torch import nn
+
+    from trainer.data.dataset import Dataset
+    from trainer.program import SGDConfig
+    from trainer.workloads import Workload
+
+    class Cumsum(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc = nn.Linear(4, 3)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.fc(x).cumsum(1)
+
+    data = Dataset.from_tensors("d", x=torch.ones(8, 4), y=torch.zeros(8, dtype=torch.long))
+    return Workload.of("cumsum", Cumsum(), F.cross_entropy, SGDConfig(lr=0.1), data, steps=4, checkpoint_interval=2,
+                       batch_size=4)  # fmt: skip
+
+
 def _api_cases() -> dict[str, tuple[Callable[[], Any], type[Exception], str]]:
+    from offchain.agents.client import ClientAgent, TaskOrder
     from offchain.agents.home import HomeError, check_home_folder
+    from offchain.agents.task import WorkloadRejected, check_workload
     from offchain.chain.client import ChainClient, check_private_key, check_rpc_url
     from offchain.chain.deploy import Deployment, load_deployment
     from offchain.chain.errors import ChainError, InvalidKeyError, InvalidRpcUrl
@@ -434,6 +565,16 @@ def _api_cases() -> dict[str, tuple[Callable[[], Any], type[Exception], str]]:
 
     tmp = Path(os.environ.get("PYTEST_API_TMP", "/tmp"))
     return {
+        "workload-capture-fails": (
+            lambda: check_workload(_cumsum_workload()),
+            WorkloadRejected,
+            "in forward: return self.fc(x).cumsum(1)",
+        ),
+        "client-agent-refuses-the-workload": (
+            lambda: ClientAgent("c", order=TaskOrder(_cumsum_workload(), reward=1)),
+            WorkloadRejected,
+            "cannot be posted",
+        ),
         "client-no-scheme": (lambda: ChainClient("127.0.0.1:8545"), InvalidRpcUrl, "http://127.0.0.1:8545"),
         "client-ws": (lambda: ChainClient("ws://127.0.0.1:8545"), ChainError, "websocket"),
         "client-port": (lambda: ChainClient("http://127.0.0.1:99999"), ChainError, "65535"),

@@ -19,7 +19,7 @@ from trainer.program import (
     capture,
     trace,
 )
-from trainer.program.ops import PROVISIONAL_SUPPORTED_OPS, supported_ops
+from trainer.program.ops import supported_ops
 from trainer.program.torch_exec import run_eager_decomposed, run_with_aten
 from trainer.repops import UnsupportedOpError
 
@@ -143,15 +143,67 @@ def test_unsupported_ops_are_refused_in_one_error() -> None:
     assert "test_capture.py" in message  # where the first use happened
 
 
+def _line_of(fn: object, text: str) -> str:
+    """`path:line` of the line of `fn`'s source that contains `text`."""
+    import inspect
+
+    lines, start = inspect.getsourcelines(fn)  # type: ignore[arg-type]
+    (k,) = [i for i, line in enumerate(lines) if text in line]
+    return f"{__file__}:{start + k}"
+
+
+def test_a_refusal_points_at_the_users_line_not_torch_internals() -> None:
+    step = build_step(Sorted(), F.cross_entropy, SGDConfig(lr=0.1))
+    batch = {"x": torch.randn(4, 8), "y": torch.randint(0, 4, (4,))}
+    with pytest.raises(UnsupportedOperatorsError) as info:
+        capture(step, step.init_state(), batch)
+    err = info.value
+    assert err.where["aten.cumsum.default"].startswith(_line_of(Sorted.forward, "torch.cumsum") + " in forward: h = ")
+    assert err.where["aten.sort.default"].startswith(_line_of(Sorted.forward, "torch.sort") + " in forward")
+    assert "site-packages" not in err.where["aten.cumsum.default"]
+    assert "docs/program.md#8-supported-operators" in str(err)  # where the supported list is
+
+
+def test_a_backward_node_names_its_forward_operator_and_line() -> None:
+    # aten.mm appears only in the backward of the Linear's addmm: refuse it alone
+    step = build_step(nn.Sequential(nn.Linear(8, 4)), F.cross_entropy, SGDConfig(lr=0.1))
+    batch = {"x": torch.randn(4, 8), "y": torch.randint(0, 4, (4,))}
+    with pytest.raises(UnsupportedOperatorsError) as info:
+        capture(step, step.init_state(), batch, supported=supported_ops() - {"aten.mm.default"})
+    where = info.value.where["aten.mm.default"]
+    assert where.startswith("the backward of aten.addmm.default (AddmmBackward0) at "), where
+
+
+def test_a_loss_functions_line_is_found_outside_forward() -> None:
+    def my_loss(out: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return F.cross_entropy(out, y) + out.cumsum(1).sum() * 0.0
+
+    step = build_step(nn.Linear(8, 4), my_loss, SGDConfig(lr=0.1))
+    batch = {"x": torch.randn(4, 8), "y": torch.randint(0, 4, (4,))}
+    with pytest.raises(UnsupportedOperatorsError) as info:
+        capture(step, step.init_state(), batch)
+    assert info.value.where["aten.cumsum.default"].startswith(_line_of(my_loss, "cumsum") + " in my_loss")
+
+
+def test_recording_sources_does_not_change_the_program(case: Case, monkeypatch: pytest.MonkeyPatch) -> None:
+    import contextlib
+    import importlib
+
+    cap = importlib.import_module("trainer.program.capture")  # the module: the package's `capture` is the function
+    monkeypatch.setattr(cap, "_SourceRecorder", lambda boundary: contextlib.nullcontext())
+    plain = capture(case.step, case.state, case.batch)
+    assert plain.program_hash == case.program.program_hash
+
+
 def test_an_empty_supported_set_lists_every_op(mlp: Case) -> None:
     with pytest.raises(UnsupportedOperatorsError) as info:
         capture(mlp.step, mlp.state, mlp.batch, supported=())
     assert info.value.counts == mlp.program.op_counts()
 
 
-def test_provisional_list_covers_both_models(mlp: Case, transformer: Case) -> None:
+def test_kernels_cover_both_models(mlp: Case, transformer: Case) -> None:
     used = set(mlp.program.op_counts()) | set(transformer.program.op_counts())
-    assert used <= PROVISIONAL_SUPPORTED_OPS
+    assert used <= supported_ops()
 
 
 def test_state_must_match_the_step(mlp: Case) -> None:

@@ -58,6 +58,58 @@ class Dataset:
     def root(self) -> bytes:
         return self.tree.root
 
+    @classmethod
+    def from_tensors(cls, name: str, **fields: torch.Tensor) -> Dataset:
+        """Example i holds `fields[k][i]` for each field k: tensors with the same first dimension (the examples).
+
+        `Dataset.from_tensors("mine", x=x_NF, y=y_N)`: each example is a contiguous copy of its row.
+        """
+        if not fields:
+            raise ValueError(f"dataset {name!r}: give at least one field, e.g. from_tensors(name, x=..., y=...)")
+        sizes = {}
+        for k, v in fields.items():
+            if not isinstance(v, torch.Tensor):
+                raise ValueError(f"dataset {name!r}: field {k!r} is a {type(v).__name__}, not a tensor")
+            if v.dim() == 0:
+                raise ValueError(f"dataset {name!r}: field {k!r} is a 0-d tensor; its first dimension counts examples")
+            sizes[k] = v.shape[0]
+        if len(set(sizes.values())) != 1:
+            raise ValueError(f"dataset {name!r}: the fields hold different numbers of examples: {sizes}")
+        n = next(iter(sizes.values()))
+        return cls(name, [{k: v[i].detach().clone().contiguous() for k, v in fields.items()} for i in range(n)])
+
+    @classmethod
+    def from_folder(cls, folder: str | Path, name: str | None = None) -> Dataset:
+        """One example per `*.pt` file of `folder` (a `torch.save`d dict of field name -> tensor), in the byte
+        order of the file names; `save_folder` writes one. Files are read with `weights_only=True`."""
+        root = Path(folder)
+        if not root.is_dir():
+            raise ValueError(f"dataset folder {str(root)!r} is not a folder")
+        files = sorted(root.glob("*.pt"), key=lambda f: f.name.encode())
+        if not files:
+            raise ValueError(f"dataset folder {str(root)!r} holds no *.pt files (one per example)")
+        examples: list[Example] = []
+        for f in files:
+            try:
+                ex = torch.load(f, weights_only=True, map_location="cpu")
+            except Exception as e:  # a corrupt or foreign file: name it
+                raise ValueError(f"dataset file {str(f)!r} is not a torch.save file of tensors: {e}") from None
+            if (
+                not isinstance(ex, dict)
+                or not ex
+                or not all(isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in ex.items())
+            ):
+                raise ValueError(f"dataset file {str(f)!r} must hold a dict of field name -> tensor (one example)")
+            examples.append({k: v.contiguous() for k, v in ex.items()})
+        return cls(name or root.name, examples)
+
+    def save_folder(self, folder: str | Path) -> None:
+        """Write one `<index, 8 digits>.pt` file per example into `folder` (created), readable by `from_folder`."""
+        root = Path(folder)
+        root.mkdir(parents=True, exist_ok=True)
+        for i, ex in enumerate(self.examples):
+            torch.save(dict(ex), root / f"{i:08d}.pt")
+
     def batch(self, seed: int, step: int, batch_size: int) -> Example:
         """The batch of `step`: examples at the keyed indices, stacked along a new first axis."""
         idx = batch_indices(seed, step, batch_size, len(self))

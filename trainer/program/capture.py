@@ -11,22 +11,37 @@ primitive ATen calls. Capture then
 - resolves `getitem` on multi-output nodes into references to an output slot;
 - records every node's schema arguments (defaults filled in, device/layout/pin_memory
   dropped) and output types;
-- refuses, in one error, every operator that has no RepOps kernel.
+- refuses, in one error, every operator that has no RepOps kernel, each with the line of the
+  user's code that first uses it (for a backward node: the forward operator it is the
+  gradient of, and that operator's line).
+
+Where a node comes from is recorded while tracing by `_SourceRecorder`, a dispatch mode above
+make_fx's: for a forward operator the innermost frame of the step outside torch and `trainer`
+(make_fx's own stack traces keep only frames named `forward`, so a loss function has none),
+and for a backward one the autograd node being run (`torch._C._current_autograd_node`), whose
+sequence number is that of the forward operator that made it.
 """
 
 from __future__ import annotations
 
+import linecache
 import operator
+import os
 import re
+import sys
 from collections import Counter
 from collections.abc import Collection, Mapping
+from types import FrameType
 from typing import Any
 
 import torch
 from torch import fx
 from torch._decomp import core_aten_decompositions
+from torch.fx import traceback as fx_traceback
 from torch.fx.experimental.proxy_tensor import make_fx
+from torch.utils._python_dispatch import TorchDispatchMode
 
+import trainer
 from trainer.commit.records import canonical_names
 from trainer.program._schema import TENSOR_KINDS, ArgKind, ArgSpec, arg_specs
 from trainer.program.errors import CaptureError, ProgramError, UnsupportedOperatorsError
@@ -51,6 +66,45 @@ from trainer.program.step import BATCH_INPUT, BATCH_TARGET, LOSS, TrainStep
 
 Tensor = torch.Tensor
 GRAPH_CONSTANT = "tensor_constant/"
+SOURCE = "refereed_source"  # node.meta["custom"] keys written by _SourceRecorder
+BACKWARD_OF = "refereed_backward_of"
+_LIBRARY_DIRS = tuple(os.path.dirname(m.__file__ or "") + os.sep for m in (torch, trainer))
+
+
+class _SourceRecorder(TorchDispatchMode):
+    """Annotates every node make_fx creates with the user's source line (see the module docstring)."""
+
+    def __init__(self, boundary: Any) -> None:
+        super().__init__()
+        self.boundary = boundary  # the code object of the traced function: frames outside it are the caller's
+        self.forward: dict[int, tuple[str, str]] = {}  # autograd sequence number -> (forward op, where)
+
+    def _where(self) -> str:
+        fallback = None
+        frame: FrameType | None = sys._getframe(2)
+        while frame is not None and frame.f_code is not self.boundary:
+            path = frame.f_code.co_filename
+            if not path.startswith(_LIBRARY_DIRS[0]):
+                line = linecache.getline(path, frame.f_lineno).strip()
+                at = f"{path}:{frame.f_lineno} in {frame.f_code.co_name}" + (f": {line}" if line else "")
+                if not path.startswith(_LIBRARY_DIRS[1]) and not path.startswith("<"):
+                    return at
+                fallback = fallback or at
+            frame = frame.f_back
+        return fallback or "an unknown place"
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        grad_fn = torch._C._current_autograd_node()
+        if grad_fn is None:
+            where = self._where()
+            # an operator that records a gradient made its autograd node just before dispatching here
+            self.forward.setdefault(torch.autograd._get_sequence_nr() - 1, (str(func), where))
+            note = {SOURCE: where}
+        else:
+            op, where = self.forward.get(grad_fn._sequence_nr(), ("an unknown operator", "an unknown place"))
+            note = {SOURCE: where, BACKWARD_OF: f"{op} ({grad_fn.name()})"}
+        with fx_traceback.annotate(note):
+            return func(*args, **(kwargs or {}))
 
 
 def trace(step: TrainStep, state: Mapping[str, Tensor], batch: Mapping[str, Tensor]) -> fx.GraphModule:
@@ -62,14 +116,16 @@ def trace(step: TrainStep, state: Mapping[str, Tensor], batch: Mapping[str, Tens
         s = dict(zip(state_names, tensors[:n_state], strict=True))
         b = dict(zip(batch_names, tensors[n_state : n_state + n_batch], strict=True))
         c = dict(zip(const_names, tensors[n_state + n_batch :], strict=True))
-        new_state, loss = step.fn_with_constants(s, b, c)
+        with _SourceRecorder(flat.__code__):
+            new_state, loss = step.fn_with_constants(s, b, c)
         return [new_state[n] for n in state_names] + [loss]
 
     example = [state[n].detach() for n in state_names] + [batch[n].detach() for n in batch_names]
     example += [step.constants[n] for n in const_names]
     try:
         table: Any = core_aten_decompositions()
-        return make_fx(flat, decomposition_table=table, record_stack_traces=True)(example)
+        with fx_traceback.preserve_node_meta():  # so that make_fx copies _SourceRecorder's notes onto the nodes
+            return make_fx(flat, decomposition_table=table, record_stack_traces=True)(example)
     except ProgramError:
         raise
     except Exception as e:
@@ -120,6 +176,12 @@ def _names(
 
 
 def _where(node: fx.Node) -> str:
+    """The user's source line of a node; for a backward node, also the forward operator it is the gradient of."""
+    note = node.meta.get("custom") or {}
+    if BACKWARD_OF in note:
+        return f"the backward of {note[BACKWARD_OF]} at {note[SOURCE]}"
+    if SOURCE in note:
+        return str(note[SOURCE])
     trace_text = node.meta.get("stack_trace") or ""
     frames = re.findall(r'File "([^"]+)", line (\d+), in (\S+)\n\s*(.*)', trace_text)
     if not frames:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from trainer.program.ops import SUPPORTED_OPS_DOC
 from trainer.repops import UnsupportedOpError
 
 
@@ -28,7 +29,8 @@ class UnsupportedOperatorsError(CaptureError, UnsupportedOpError):
         total = len(self.counts)
         super().__init__(
             f"the training step uses {total} operator{'s' if total != 1 else ''} without a RepOps kernel "
-            "(rewrite the model or loss to avoid them, or add kernels to trainer.repops):\n" + "\n".join(lines)
+            f"(rewrite those lines with the supported operators listed in {SUPPORTED_OPS_DOC}, or add kernels "
+            "to trainer.repops):\n" + "\n".join(lines)
         )
 
 

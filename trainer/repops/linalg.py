@@ -394,7 +394,7 @@ def int8_form(nb: int, m: int, k: int, n: int) -> Int8Form:
     return "wide" if nb > 1 or m * n * k < _WIDE_MAX else "split"
 
 
-_WIDE_MAX = 1 << 21  # M * N * K below this: the one-call "wide" form, also for a single product
+_WIDE_MAX = 1 << 25  # M * N * K below this (about 320^3): the one-call "wide" form, also for a single product
 
 
 def _matmul_int8_native(a: torch.Tensor, b: torch.Tensor, p: int, form: Int8Form | None = None) -> torch.Tensor:

@@ -405,6 +405,36 @@ def test_addmm_and_weight_gradient_shapes(isa: str) -> None:
     )
 
 
+@pytest.mark.parametrize("engine", L.ENGINES)
+def test_addmm_and_weight_gradients_take_the_native_passes_without_copies(
+    engine: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """addmm's product and the weight-gradient product x^T @ g (K >> M, N, A a transposed view)
+    run the native quantizer on the operands' own memory (no contiguous copy) and one combine."""
+    lib = _native.linalg_library()
+    assert lib is not None
+    seen: list[tuple[str, int]] = []
+    quant = "quant_f64" if engine == "f64" else "quant_int8x2"
+    comb = "combine_f64" if engine == "f64" else "combine_int8x2"
+    for fn in (quant, comb):
+        orig = getattr(lib, fn)
+        monkeypatch.setattr(lib, fn, lambda *args, _o=orig, _n=fn: seen.append((_n, args[0])) or _o(*args))
+    monkeypatch.setenv("REFEREED_MM_ENGINE", engine)
+    x = sample((4096, 24), "normal", 70)  # activations: K = 4096 rows
+    g = sample((4096, 16), "spread", 71)  # output gradient
+    grad_w = L.mm(x.t(), g)
+    assert [n for n, _ in seen] == [quant, quant, comb]
+    assert seen[0][1] == x.data_ptr() and seen[1][1] == g.data_ptr()
+    seen.clear()
+    w, bias = sample((24, 16), "normal", 72), sample((16,), "edge", 73)
+    out = L.addmm(bias, x, w)
+    assert [n for n, _ in seen] == [quant, quant, comb]
+    assert seen[0][1] == x.data_ptr() and seen[1][1] == w.data_ptr()
+    monkeypatch.undo()
+    assert_same_bits(grad_w, L.mm_reference(x.t().contiguous(), g))
+    assert_same_bits(out, L.addmm_reference(bias, x, w))
+
+
 def test_thread_count_does_not_matter(isa: str) -> None:
     """Large enough that every pass splits over 2 threads (>= 2^18 values per thread)."""
     lib = _native.linalg_library()

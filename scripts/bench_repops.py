@@ -40,6 +40,7 @@ from trainer.repops._fixed import grid_magic, grid_max, p_dot, quantize  # noqa:
 THREADS = 2
 # glibc returns freed blocks above these sizes to the OS, so every large tensor is page-faulted
 # in afresh; keeping them in the heap removes that cost (for ours and torch's alike).
+ISA_ENVS = ("MKL_ENABLE_INSTRUCTIONS", "ATEN_CPU_CAPABILITY", linalg.ISA_ENV, "REFEREED_MM_ENGINE")
 HEAP_ENV = {"MALLOC_MMAP_THRESHOLD_": "4294967296", "MALLOC_TRIM_THRESHOLD_": "4294967296"}
 
 
@@ -89,6 +90,7 @@ MATMUL_SHAPES: list[tuple[str, int, int, int, int]] = [  # name, batch, M, K, N
     ("mm 512x8192 @ 8192x512 (weight grad)", 1, 512, 8192, 512),
     ("mm (8192x512)^T @ 8192x512 (weight grad, transposed A)", 1, 512, 8192, 512),
     ("bmm 16 x 256x64 @ 64x256 (attention scores)", 16, 256, 64, 256),
+    ("bmm 8 x 512^3", 8, 512, 512, 512),
 ]
 SPLIT_SHAPES = ("mm 512^3", "mm 1024^3", "mm 2048^3", "mm 512x8192 @ 8192x512 (weight grad)")
 
@@ -174,20 +176,71 @@ def _f64_stages(a: torch.Tensor, b: torch.Tensor) -> dict[str, Callable[[], obje
     }
 
 
-def matmul_split(runs: int) -> list[dict[str, Any]]:
-    """Where the f64 engine's time goes: each stage timed alone, paired with fp32 torch.mm."""
+def _int8_stages(a: torch.Tensor, b: torch.Tensor) -> dict[str, Callable[[], object]]:
+    """The native int8 engine's stages ("split" form: three _int_mm calls), as it runs them."""
+    lib = _native.linalg_library()
+    assert lib is not None
+    m, k = a.shape
+    n = b.shape[1]
+    p = p_dot(k)
+    isa = _native.ISAS.index(linalg.native_isa())
+    wa = torch.empty(m, 2 * k, dtype=torch.int8)
+    wb = torch.empty(2 * k, n, dtype=torch.int8)
+    ua, ub = torch.empty(m, dtype=torch.float64), torch.empty(n, dtype=torch.float64)
+    fa, fb = torch.empty(m, dtype=torch.uint8), torch.empty(n, dtype=torch.uint8)
+    t = torch.empty(3, m, n, dtype=torch.int32)
+    xa, _, _, _, sba, sra, sla = linalg._lines(a.unsqueeze(0))
+    xb, _, _, _, sbb, srb, slb = linalg._lines(b.unsqueeze(0).transpose(1, 2))
+
+    def quant_a() -> None:
+        lib.quant_int8x2(xa.data_ptr(), 1, m, k, sba, sra, sla, p, wa.data_ptr(), wa.data_ptr() + k, None, None,
+                         0, 2 * k, 1, fa.data_ptr(), ua.data_ptr(), isa, THREADS)  # fmt: skip
+
+    def quant_b() -> None:
+        lib.quant_int8x2(xb.data_ptr(), 1, n, k, sbb, srb, slb, p, wb.data_ptr() + k * n, wb.data_ptr(), None, None,
+                         0, 1, n, fb.data_ptr(), ub.data_ptr(), isa, THREADS)  # fmt: skip
+
+    def gemm() -> None:
+        torch._int_mm(wa[:, :k], wb[k:], out=t[0])
+        torch._int_mm(wa, wb, out=t[1])
+        torch._int_mm(wa[:, k:], wb[:k], out=t[2])
+
+    def combine() -> None:
+        out = torch.empty(m, n)
+        lib.combine_int8x2(t[0].data_ptr(), t[1].data_ptr(), t[2].data_ptr(), 1, m, n, 0, n, ua.data_ptr(),
+                           ub.data_ptr(), fa.data_ptr(), fb.data_ptr(), 0, out.data_ptr(), isa, THREADS)  # fmt: skip
+
+    quant_a()
+    quant_b()
+    return {
+        "quantize A (native int8)": quant_a,
+        "quantize B (native int8)": quant_b,
+        "GEMM (3 _int_mm into reused buffers)": gemm,
+        "combine (native, fresh fp32 output)": combine,
+    }
+
+
+def matmul_split(runs: int, engines: list[str]) -> list[dict[str, Any]]:
+    """Where each engine's time goes: each stage timed alone, paired with fp32 torch.mm. The
+    int8 engine is profiled where its GEMM is fast (VNNI/AMX) or when it is asked for."""
+    profiled = ["f64"]
+    if _native.linalg_library() is not None and (linalg._cpu_has_fast_int8() or "int8" in engines):
+        profiled.append("int8")
     rows = []
     for name, _, m, k, n in MATMUL_SHAPES:
         if name not in SPLIT_SHAPES:
             continue
         a, b = _operands(m, k, n)
-        stages: dict[str, Callable[[], object]] = {
-            **_f64_stages(a, b),
-            "whole kernel": lambda a=a, b=b: linalg.matmul_exact(a, b, "f64"),  # type: ignore[misc]
-        }
-        for stage, f in stages.items():
-            t, base = paired_medians(f, lambda a=a, b=b: torch.mm(a, b), runs)  # type: ignore[misc]
-            rows.append({"case": name, "stage": stage, "seconds": t, "fp32_mm_s": base, "ratio": t / base})
+        for engine in profiled:
+            stages: dict[str, Callable[[], object]] = {
+                **(_f64_stages(a, b) if engine == "f64" else _int8_stages(a, b)),
+                "whole kernel": lambda a=a, b=b, e=engine: linalg.matmul_exact(a, b, e),  # type: ignore[misc]
+            }
+            for stage, f in stages.items():
+                t, base = paired_medians(f, lambda a=a, b=b: torch.mm(a, b), runs)  # type: ignore[misc]
+                rows.append(
+                    {"case": name, "engine": engine, "stage": stage, "seconds": t, "fp32_mm_s": base, "ratio": t / base}
+                )
     return rows
 
 
@@ -274,7 +327,7 @@ def main() -> int:
             console.print(
                 f"  {case.name}: {t_ours * 1e3:.2f} ms vs {t_base * 1e3:.2f} ms", highlight=False, markup=False
             )
-    splits = matmul_split(runs) if "matmul" in (args.suite or list(SUITES)) else []
+    splits = matmul_split(runs, engines) if "matmul" in (args.suite or list(SUITES)) else []
 
     machine = {
         "platform": platform.platform(),
@@ -290,6 +343,8 @@ def main() -> int:
         "runs": runs,
         "load_average": os.getloadavg(),
         "malloc_env": {k: v for k, v in os.environ.items() if k.startswith("MALLOC_")},
+        # instruction-set limits in force (e.g. MKL_ENABLE_INSTRUCTIONS=AVX2 to time an AVX2-only BLAS)
+        "isa_env": {k: os.environ[k] for k in ISA_ENVS if k in os.environ},
     }
     table = Table(title=f"RepOps against torch, {args.threads} threads (medians of {runs}, alternating)")
     for col in ("case", "ours (ms)", "torch (ms)", "ratio"):
@@ -300,13 +355,14 @@ def main() -> int:
         )
     console.print(table)
     if splits:
-        split_table = Table(title="f64 engine: time per stage (medians, each stage timed alone, / fp32 torch.mm)")
-        for col in ("case", "stage", "ms", "fp32 mm (ms)", "/ fp32 mm"):
-            split_table.add_column(col, justify="left" if col in ("case", "stage") else "right")
+        split_table = Table(title="time per stage (medians, each stage timed alone, / fp32 torch.mm)")
+        for col in ("case", "engine", "stage", "ms", "fp32 mm (ms)", "/ fp32 mm"):
+            split_table.add_column(col, justify="left" if col in ("case", "engine", "stage") else "right")
         for s in splits:
             split_table.add_row(
-                s["case"], s["stage"], f"{s['seconds'] * 1e3:.2f}", f"{s['fp32_mm_s'] * 1e3:.2f}", f"{s['ratio']:.3f}"
-            )
+                escape(s["case"]), s["engine"], s["stage"], f"{s['seconds'] * 1e3:.2f}", f"{s['fp32_mm_s'] * 1e3:.2f}",
+                f"{s['ratio']:.3f}",
+            )  # fmt: skip
         console.print(split_table)
     console.print(
         f"{machine['cpu']}, {machine['cpu_count']} CPUs, {machine['cpu_capability']}, int8 VNNI/AMX: {int8_fast}, "

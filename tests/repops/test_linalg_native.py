@@ -154,21 +154,27 @@ def test_f64_quantizer_equals_the_scalar_definition(isa: str, kind: str, order: 
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("order", ["rows", "cols"])
 @pytest.mark.parametrize("p", [7, 10, 14])
-def test_int8_quantizer_equals_the_scalar_definition(isa: str, kind: str, order: str, p: int) -> None:
+@pytest.mark.parametrize("copies", [1, 2])
+def test_int8_quantizer_equals_the_scalar_definition(isa: str, kind: str, order: str, p: int, copies: int) -> None:
+    """copies = 2: the slices also written a second time (the wide layout of the batched product)."""
     lib = _native.linalg_library()
     assert lib is not None
     x = sample((19, 37), kind, seed=p)
     nr, nl = x.shape
     xs = x if order == "rows" else x.t().contiguous().t()
     xv, nb, _, _, sb, sr, sl = L._lines(xs.unsqueeze(0))
-    lo = torch.full((nr, nl), 99, dtype=torch.int8)
-    hi = torch.full((nr, nl), 99, dtype=torch.int8)
+    lo, hi, lo2, hi2 = (torch.full((nr, nl), 99, dtype=torch.int8) for _ in range(4))
     bad = torch.empty(nr, dtype=torch.uint8)
     ulp = torch.empty(nr, dtype=torch.float64)
+    second = (lo2.data_ptr(), hi2.data_ptr()) if copies == 2 else (None, None)
     n = lib.quant_int8x2(
-        xv.data_ptr(), nb, nr, nl, sb, sr, sl, p, lo.data_ptr(), hi.data_ptr(),
+        xv.data_ptr(), nb, nr, nl, sb, sr, sl, p, lo.data_ptr(), hi.data_ptr(), *second,
         0, nl, 1, bad.data_ptr(), ulp.data_ptr(), ISAS.index(isa), 2,
     )  # fmt: skip
+    if copies == 2:
+        assert torch.equal(lo2, lo) and torch.equal(hi2, hi)
+    else:
+        assert bool((lo2 == 99).all()) and bool((hi2 == 99).all())
     _, want_bad, qs, ulps = _lines_ref(x, p)
     assert n == sum(want_bad)
     assert [bool(v) for v in bad.tolist()] == want_bad
@@ -187,7 +193,7 @@ def test_int8_quantizer_refuses_grids_it_cannot_split() -> None:
     buf = torch.empty(64, dtype=torch.int8)
     aux = torch.empty(8, dtype=torch.float64)
     for p in (6, 15):
-        n = lib.quant_int8x2(x.data_ptr(), 1, 4, 4, 0, 4, 1, p, buf.data_ptr(), buf.data_ptr() + 16,
+        n = lib.quant_int8x2(x.data_ptr(), 1, 4, 4, 0, 4, 1, p, buf.data_ptr(), buf.data_ptr() + 16, None, None,
                              0, 4, 1, aux.data_ptr(), aux.data_ptr(), 0, 1)  # fmt: skip
         assert n == -1
 
@@ -275,6 +281,118 @@ def test_f64_bmm_is_one_batched_gemm(monkeypatch: pytest.MonkeyPatch) -> None:
     assert_same_bits(out, L.matmul_exact(a, b, "f64", "torch"))
 
 
+FORMS = ("split", "wide")
+
+
+@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize("kind", KINDS)
+def test_int8_forms_equal_reference(isa: str, form: str, kind: str) -> None:
+    """Both GEMM layouts of the native int8 engine (three calls, or one call on the wide W_B),
+    batched and not, contiguous and transposed operands: the scalar definition's bits."""
+    for i, (nb, m, k, n) in enumerate([(1, 1, 1, 1), (1, 9, 33, 17), (3, 20, 7, 40), (4, 5, 64, 3)]):
+        a = sample((nb, m, k), kind, seed=40 + i)
+        b = sample((nb, k, n), kind, seed=50 + i)
+        want = L.bmm_reference(a, b)
+        p = L.p_dot(k)
+        at = a.transpose(1, 2).contiguous().transpose(1, 2)
+        bt = b.transpose(1, 2).contiguous().transpose(1, 2)
+        for aa, bb in ((a, b), (at, b), (a, bt), (at, bt)):
+            assert_same_bits(L._matmul_int8_native(aa, bb, p, form), want)  # type: ignore[arg-type]
+        for t in range(nb):
+            assert_same_bits(L._matmul_int8_native(a[t], b[t], p, form), want[t])  # type: ignore[arg-type]
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    nb=st.integers(1, 4),
+    m=st.integers(1, 10),
+    k=st.integers(1, 30),
+    n=st.integers(1, 10),
+    ta=st.booleans(),
+    tb=st.booleans(),
+    data=st.data(),
+)
+def test_bmm_bit_patterns_layouts_and_batch_invariance(
+    nb: int, m: int, k: int, n: int, ta: bool, tb: bool, data: st.DataObject
+) -> None:
+    """bmm of arbitrary fp32 bit patterns (+-0, subnormals, +-inf, NaN payloads) in either memory
+    order: every engine, int8 form and instruction path equals the scalar definition, and entry t
+    of the batch equals the mm of that entry alone, bit for bit."""
+    lib = _native.linalg_library()
+    assert lib is not None
+    words = st.one_of(st.integers(0, (1 << 32) - 1), st.sampled_from(EDGE_BITS))
+    a = from_bits(data.draw(st.lists(words, min_size=nb * m * k, max_size=nb * m * k)), (nb, m, k))
+    b = from_bits(data.draw(st.lists(words, min_size=nb * k * n, max_size=nb * k * n)), (nb, k, n))
+    if data.draw(st.booleans()):
+        a = torch.nan_to_num(a, nan=1.0, posinf=2.0, neginf=-2.0)
+        b = torch.nan_to_num(b, nan=1.0, posinf=2.0, neginf=-2.0)
+    want = L.bmm_reference(a, b)
+    if ta:
+        a = a.transpose(1, 2).contiguous().transpose(1, 2)
+    if tb:
+        b = b.transpose(1, 2).contiguous().transpose(1, 2)
+    p = L.p_dot(k)
+    for name in ISAS:
+        if not lib.supported(name):
+            continue
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv(L.ISA_ENV, name)
+            for engine in L.ENGINES:
+                out = L.matmul_exact(a, b, engine, "native")
+                assert_same_bits(out, want)
+                for t in range(nb):
+                    assert_same_bits(L.matmul_exact(a[t], b[t], engine, "native"), out[t])
+            for form in FORMS:
+                assert_same_bits(L._matmul_int8_native(a, b, p, form), want)  # type: ignore[arg-type]
+
+
+def test_int8_bmm_is_one_gemm_call_per_entry(monkeypatch: pytest.MonkeyPatch) -> None:
+    """torch has no batched int8 GEMM: the batch costs one _int_mm call per entry (the wide
+    layout), not three; quantizer and combine are one native call each for the whole batch."""
+    calls: list[tuple[int, ...]] = []
+    real = torch._int_mm
+
+    def counting(x: torch.Tensor, y: torch.Tensor, **kw: object) -> torch.Tensor:
+        calls.append((*x.shape, *y.shape))
+        return real(x, y, **kw)  # type: ignore[arg-type]
+
+    lib = _native.linalg_library()
+    assert lib is not None
+    native_calls: list[str] = []
+    for fn in ("quant_int8x2", "combine_int8x2"):
+        orig = getattr(lib, fn)
+        monkeypatch.setattr(lib, fn, lambda *args, _o=orig, _n=fn: native_calls.append(_n) or _o(*args))
+    monkeypatch.setattr(torch, "_int_mm", counting)
+    a, b = sample((6, 20, 32), "normal", 60), sample((6, 32, 24), "edge", 61)
+    out = L.matmul_exact(a, b, "int8", "native")
+    assert calls == [(20, 64, 64, 72)] * 6  # W_A (M x 2K) @ wide W_B (2K x 3N)
+    assert native_calls == ["quant_int8x2", "quant_int8x2", "combine_int8x2"]
+    monkeypatch.undo()
+    assert_same_bits(out, L.bmm_reference(a, b))
+
+
+@pytest.mark.parametrize("engine", L.ENGINES)
+def test_bmm_thread_count_and_batch_invariance(isa: str, engine: str) -> None:
+    """A batch large enough that the quantizer and combine split over 2 threads: 1 and 2
+    threads give the same bits, equal to the torch-op path, and each entry equals its mm."""
+    a, b = sample((8, 256, 256), "spread", 62), sample((8, 256, 256), "edge", 63)
+    a[3, 5, 7] = math.inf
+    saved = torch.get_num_threads()
+    try:
+        outs = []
+        for t in (1, 2):
+            torch.set_num_threads(t)
+            outs.append(L.matmul_exact(a, b, engine, "native"))  # type: ignore[arg-type]
+            outs.append(L.matmul_exact(a.transpose(1, 2).contiguous().transpose(1, 2), b, engine, "native"))  # type: ignore[arg-type]
+    finally:
+        torch.set_num_threads(saved)
+    want = L.matmul_exact(a, b, "f64", "torch")
+    for out in outs:
+        assert_same_bits(out, want)
+    for t in (0, 3, 7):
+        assert_same_bits(L.matmul_exact(a[t], b[t], engine, "native"), want[t])  # type: ignore[arg-type]
+
+
 def test_addmm_and_weight_gradient_shapes(isa: str) -> None:
     """addmm's product and the tall-skinny weight-gradient product (K >> M, N, A transposed)
     go through the native passes with the reference's bits."""
@@ -285,6 +403,36 @@ def test_addmm_and_weight_gradient_shapes(isa: str) -> None:
     assert_same_bits(
         L.addmm(bias, x, sample((6, 5), "normal", 10)), L.addmm_reference(bias, x, sample((6, 5), "normal", 10))
     )
+
+
+@pytest.mark.parametrize("engine", L.ENGINES)
+def test_addmm_and_weight_gradients_take_the_native_passes_without_copies(
+    engine: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """addmm's product and the weight-gradient product x^T @ g (K >> M, N, A a transposed view)
+    run the native quantizer on the operands' own memory (no contiguous copy) and one combine."""
+    lib = _native.linalg_library()
+    assert lib is not None
+    seen: list[tuple[str, int]] = []
+    quant = "quant_f64" if engine == "f64" else "quant_int8x2"
+    comb = "combine_f64" if engine == "f64" else "combine_int8x2"
+    for fn in (quant, comb):
+        orig = getattr(lib, fn)
+        monkeypatch.setattr(lib, fn, lambda *args, _o=orig, _n=fn: seen.append((_n, args[0])) or _o(*args))
+    monkeypatch.setenv("REFEREED_MM_ENGINE", engine)
+    x = sample((4096, 24), "normal", 70)  # activations: K = 4096 rows
+    g = sample((4096, 16), "spread", 71)  # output gradient
+    grad_w = L.mm(x.t(), g)
+    assert [n for n, _ in seen] == [quant, quant, comb]
+    assert seen[0][1] == x.data_ptr() and seen[1][1] == g.data_ptr()
+    seen.clear()
+    w, bias = sample((24, 16), "normal", 72), sample((16,), "edge", 73)
+    out = L.addmm(bias, x, w)
+    assert [n for n, _ in seen] == [quant, quant, comb]
+    assert seen[0][1] == x.data_ptr() and seen[1][1] == w.data_ptr()
+    monkeypatch.undo()
+    assert_same_bits(grad_w, L.mm_reference(x.t().contiguous(), g))
+    assert_same_bits(out, L.addmm_reference(bias, x, w))
 
 
 def test_thread_count_does_not_matter(isa: str) -> None:
@@ -311,7 +459,7 @@ def test_thread_count_does_not_matter(isa: str) -> None:
     for threads in (1, 2):
         lo, hi = torch.empty(1024, 600, dtype=torch.int8), torch.empty(1024, 600, dtype=torch.int8)
         bad, ulp = torch.empty(1024, dtype=torch.uint8), torch.empty(1024, dtype=torch.float64)
-        n = lib.quant_int8x2(x.data_ptr(), 1, 1024, 600, 0, 600, 1, 14, lo.data_ptr(), hi.data_ptr(),
+        n = lib.quant_int8x2(x.data_ptr(), 1, 1024, 600, 0, 600, 1, 14, lo.data_ptr(), hi.data_ptr(), None, None,
                              0, 600, 1, bad.data_ptr(), ulp.data_ptr(), ISAS.index(isa), threads)  # fmt: skip
         g = torch.Generator().manual_seed(14)
         t3 = [torch.randint(-(1 << 30), 1 << 30, (768, 768), generator=g, dtype=torch.int32) for _ in range(3)]

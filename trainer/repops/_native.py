@@ -71,7 +71,7 @@ Kernel = Callable[[int, int, int], None]  # (x pointer, out pointer, element cou
 LINALG_SOURCE = SOURCE.with_name("linalg.c")
 LINALG_LIBRARY = SOURCE.with_name("liblinalg.so")
 LINALG_FLAGS = FLAGS
-LINALG_VERSION = 1  # must equal RT_VERSION in linalg.c (an older build is not loaded)
+LINALG_VERSION = 2  # must equal RT_VERSION in linalg.c (an older build is not loaded)
 ISAS = ("portable", "avx2", "avx512")  # the instruction paths of linalg.c, by their C index
 
 # A call with fewer elements runs on the calling thread alone (starting a thread costs about as
@@ -133,7 +133,7 @@ class Linalg:
         self.quant_f64.restype = i64
         self.quant_int8x2 = lib.rt_quant_int8x2
         self.quant_int8x2.argtypes = [
-            *(ptr, i64, i64, i64, i64, i64, i64, cint, ptr, ptr, i64, i64, i64, ptr, ptr, cint, cint)
+            *(ptr, i64, i64, i64, i64, i64, i64, cint, ptr, ptr, ptr, ptr, i64, i64, i64, ptr, ptr, cint, cint)
         ]
         self.quant_int8x2.restype = i64
         self.gridsum_f64 = lib.rt_gridsum_f64

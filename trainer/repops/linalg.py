@@ -383,19 +383,36 @@ def _matmul_f64_native(a: torch.Tensor, b: torch.Tensor, p: int) -> torch.Tensor
     return out.reshape(*batch, m, n)
 
 
-def _matmul_int8_native(a: torch.Tensor, b: torch.Tensor, p: int) -> torch.Tensor:
+Int8Form = Literal["split", "wide"]
+
+
+def int8_form(nb: int, m: int, k: int, n: int) -> Int8Form:
+    """The GEMM layout of the native int8 engine: "split" (three _int_mm calls per product, 4
+    units of int8 work) or "wide" (one call on W_B = [[lo, hi, 0], [0, lo, hi]], 6 units).
+    torch has no batched int8 GEMM, so a batch costs one call per entry either way; "wide" is
+    used for batches and for small products, where the calls' fixed cost outweighs the work."""
+    return "wide" if nb > 1 or m * n * k < _WIDE_MAX else "split"
+
+
+_WIDE_MAX = 1 << 25  # M * N * K below this (about 320^3): the one-call "wide" form, also for a single product
+
+
+def _matmul_int8_native(a: torch.Tensor, b: torch.Tensor, p: int, form: Int8Form | None = None) -> torch.Tensor:
     """The int8 engine with the native passes: each operand quantized in one pass straight into
-    the int8 layout the GEMMs read, W_A = [lo_A | hi_A] (M x 2K) and W_B = [hi_B ; lo_B] (2K x N),
-    so T0 = W_A[:, :K] @ W_B[K:], T1 = W_A @ W_B, T2 = W_A[:, K:] @ W_B[:K] need no copies;
-    then one fused combine (T0 + 2^8 T1 + 2^16 T2, the scales, f32, +0, NaN)."""
+    the int8 layout the GEMMs read, then one fused combine (T0 + 2^8 T1 + 2^16 T2, the scales,
+    f32, +0, NaN). W_A = [lo_A | hi_A] (M x 2K) in both forms; W_B is
+    - "split": [hi_B ; lo_B] (2K x N), T0 = W_A[:, :K] @ W_B[K:], T1 = W_A @ W_B,
+      T2 = W_A[:, K:] @ W_B[:K]: three _int_mm calls on views, no copies;
+    - "wide": [[lo_B, hi_B, 0], [0, lo_B, hi_B]] (2K x 3N, the quantizer writes each slice
+      twice), W_A @ W_B = [T0 | T1 | T2]: one _int_mm call per batch entry."""
     lib = _linalg_lib()
     assert lib is not None
     isa = _native.ISAS.index(native_isa())
     a3, b3, batch = _as3d(a, b)
     nb, m, k = a3.shape
     n = b3.shape[2]
+    form = form or int8_form(nb, m, k, n)
     wa = _workspace.get("wa", (nb, m, 2 * k), torch.int8)
-    wb = _workspace.get("wb", (nb, 2 * k, n), torch.int8)
     ua = torch.empty(nb * m, dtype=torch.float64)
     ub = torch.empty(nb * n, dtype=torch.float64)
     bad_a = torch.empty(nb * m, dtype=torch.uint8)
@@ -403,24 +420,44 @@ def _matmul_int8_native(a: torch.Tensor, b: torch.Tensor, p: int) -> torch.Tenso
     threads = _threads()
     xa, _, _, _, sb, sr, sl = _lines(a3)
     na = lib.quant_int8x2(
-        xa.data_ptr(), nb, m, k, sb, sr, sl, p, wa.data_ptr(), wa.data_ptr() + k,
+        xa.data_ptr(), nb, m, k, sb, sr, sl, p, wa.data_ptr(), wa.data_ptr() + k, None, None,
         m * 2 * k, 2 * k, 1, bad_a.data_ptr(), ua.data_ptr(), isa, threads,
     )  # fmt: skip
     xb, _, _, _, sb, sr, sl = _lines(b3.transpose(1, 2))
-    nbb = lib.quant_int8x2(
-        xb.data_ptr(), nb, n, k, sb, sr, sl, p, wb.data_ptr() + k * n, wb.data_ptr(),
-        2 * k * n, 1, n, bad_b.data_ptr(), ub.data_ptr(), isa, threads,
-    )  # fmt: skip
+    if form == "wide":
+        wb = _workspace.get("wb3", (nb, 2 * k, 3 * n), torch.int8)
+        wb[:, :k, 2 * n :].zero_()
+        wb[:, k:, :n].zero_()
+        base = wb.data_ptr()
+        nbb = lib.quant_int8x2(
+            xb.data_ptr(), nb, n, k, sb, sr, sl, p, base, base + n, base + 3 * k * n + n, base + 3 * k * n + 2 * n,
+            2 * k * 3 * n, 1, 3 * n, bad_b.data_ptr(), ub.data_ptr(), isa, threads,
+        )  # fmt: skip
+    else:
+        wb = _workspace.get("wb", (nb, 2 * k, n), torch.int8)
+        nbb = lib.quant_int8x2(
+            xb.data_ptr(), nb, n, k, sb, sr, sl, p, wb.data_ptr() + k * n, wb.data_ptr(), None, None,
+            2 * k * n, 1, n, bad_b.data_ptr(), ub.data_ptr(), isa, threads,
+        )  # fmt: skip
     if na < 0 or nbb < 0:
         raise RepOpsError("native quantizer refused its arguments")
-    t = _workspace.get("t", (3, nb, m, n), torch.int32)
-    for i in range(nb):  # torch has no batched int8 GEMM; each call writes into t in place
-        torch._int_mm(wa[i, :, :k], wb[i, k:], out=t[0, i])
-        torch._int_mm(wa[i], wb[i], out=t[1, i])
-        torch._int_mm(wa[i, :, k:], wb[i, :k], out=t[2, i])
+    if form == "wide":
+        t = _workspace.get("t3", (nb, m, 3 * n), torch.int32)
+        for i in range(nb):  # torch has no batched int8 GEMM: one call per entry, into t in place
+            torch._int_mm(wa[i], wb[i], out=t[i])
+        t0, t1, t2 = (t.data_ptr() + 4 * n * i for i in range(3))
+        isb, ism = 3 * m * n, 3 * n
+    else:
+        t = _workspace.get("t", (3, nb, m, n), torch.int32)
+        for i in range(nb):
+            torch._int_mm(wa[i, :, :k], wb[i, k:], out=t[0, i])
+            torch._int_mm(wa[i], wb[i], out=t[1, i])
+            torch._int_mm(wa[i, :, k:], wb[i, :k], out=t[2, i])
+        t0, t1, t2 = t[0].data_ptr(), t[1].data_ptr(), t[2].data_ptr()
+        isb, ism = m * n, n
     out = torch.empty((nb, m, n), dtype=torch.float32)
     rc = lib.combine_int8x2(
-        t[0].data_ptr(), t[1].data_ptr(), t[2].data_ptr(), nb, m, n, m * n, n, ua.data_ptr(), ub.data_ptr(),
+        t0, t1, t2, nb, m, n, isb, ism, ua.data_ptr(), ub.data_ptr(),
         bad_a.data_ptr(), bad_b.data_ptr(), int(na + nbb > 0), out.data_ptr(), isa, threads,
     )  # fmt: skip
     if rc != 0:

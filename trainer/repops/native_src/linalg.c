@@ -51,7 +51,7 @@
 #define RT_X86 0
 #endif
 
-#define RT_VERSION 1
+#define RT_VERSION 2
 #define MAX_THREADS 64
 #define ABS_MASK 0x7fffffffu
 #define NONFINITE 0x7f800000u
@@ -143,6 +143,8 @@ typedef struct {
     double *of;      /* mode 0 output */
     int8_t *olo;     /* mode 1 outputs */
     int8_t *ohi;
+    int8_t *olo2;    /* mode 1: optional second copies (same strides), NULL for none */
+    int8_t *ohi2;
     int64_t osb, osr, osl;
     uint8_t *bad;    /* nb * nr flags */
     double *ulp;     /* mode 1: nb * nr scales 2^(e - p); mode 2: nb * nr sums */
@@ -162,6 +164,10 @@ static inline void store_one(const qjob *j, int64_t ob, int64_t r, int64_t l, fl
         j->of[o] = quant_f64(x, c);
     } else {
         split2(quant_int(x, c), &j->olo[o], &j->ohi[o]);
+        if (j->olo2) {
+            j->olo2[o] = j->olo[o];
+            j->ohi2[o] = j->ohi[o];
+        }
     }
 }
 
@@ -276,6 +282,12 @@ RT_AVX2 static inline void avx2_store8(const qjob *j, int64_t o, int64_t step, _
     for (int k = 0; k < 8; k++) {
         j->olo[o + k * step] = (int8_t)tl[k];
         j->ohi[o + k * step] = (int8_t)th[k];
+    }
+    if (j->olo2) {
+        for (int k = 0; k < 8; k++) {
+            j->olo2[o + k * step] = (int8_t)tl[k];
+            j->ohi2[o + k * step] = (int8_t)th[k];
+        }
     }
 }
 
@@ -395,8 +407,13 @@ RT_AVX512 static inline void avx512_store16(const qjob *j, int64_t o, int64_t st
     __m512i lo = _mm512_sub_epi32(_mm512_and_si512(_mm512_add_epi32(q, k128), k255), k128);
     __m512i hi = _mm512_srai_epi32(_mm512_sub_epi32(q, lo), 8);
     if (step == 1) {
-        _mm_storeu_si128((__m128i *)(j->olo + o), _mm512_cvtepi32_epi8(lo));
-        _mm_storeu_si128((__m128i *)(j->ohi + o), _mm512_cvtepi32_epi8(hi));
+        __m128i l8 = _mm512_cvtepi32_epi8(lo), h8 = _mm512_cvtepi32_epi8(hi);
+        _mm_storeu_si128((__m128i *)(j->olo + o), l8);
+        _mm_storeu_si128((__m128i *)(j->ohi + o), h8);
+        if (j->olo2) {
+            _mm_storeu_si128((__m128i *)(j->olo2 + o), l8);
+            _mm_storeu_si128((__m128i *)(j->ohi2 + o), h8);
+        }
     } else {
         int32_t tl[16], th[16];
         _mm512_storeu_si512(tl, lo);
@@ -404,6 +421,10 @@ RT_AVX512 static inline void avx512_store16(const qjob *j, int64_t o, int64_t st
         for (int k = 0; k < 16; k++) {
             j->olo[o + k * step] = (int8_t)tl[k];
             j->ohi[o + k * step] = (int8_t)th[k];
+            if (j->olo2) {
+                j->olo2[o + k * step] = (int8_t)tl[k];
+                j->ohi2[o + k * step] = (int8_t)th[k];
+            }
         }
     }
 }
@@ -693,14 +714,18 @@ int64_t rt_gridsum_f64(const float *x, int64_t nb, int64_t nr, int64_t nl, int64
     return quantize(&j, threads);
 }
 
+/* lo2 and hi2 (both or neither NULL): second copies of the slices at the same strides, for
+ * the wide layout of the batched int8 product, W_B = [[lo, hi, 0], [0, lo, hi]] (2K x 3N). */
 int64_t rt_quant_int8x2(const float *x, int64_t nb, int64_t nr, int64_t nl, int64_t sb, int64_t sr, int64_t sl,
-                        int p, int8_t *lo, int8_t *hi, int64_t osb, int64_t osr, int64_t osl, uint8_t *bad,
-                        double *ulp, int isa, int threads) {
+                        int p, int8_t *lo, int8_t *hi, int8_t *lo2, int8_t *hi2, int64_t osb, int64_t osr,
+                        int64_t osl, uint8_t *bad, double *ulp, int isa, int threads) {
     if (p < 7 || p > 14) return -1; /* two slices: hi in [-2^(p-8), 2^(p-8)] must fit int8 */
+    if ((lo2 == NULL) != (hi2 == NULL)) return -1;
     qjob j;
     memset(&j, 0, sizeof j);
     j.x = x; j.nb = nb; j.nr = nr; j.nl = nl; j.sb = sb; j.sr = sr; j.sl = sl; j.p = p;
-    j.mode = 1; j.olo = lo; j.ohi = hi; j.osb = osb; j.osr = osr; j.osl = osl; j.bad = bad; j.ulp = ulp;
+    j.mode = 1; j.olo = lo; j.ohi = hi; j.olo2 = lo2; j.ohi2 = hi2;
+    j.osb = osb; j.osr = osr; j.osl = osl; j.bad = bad; j.ulp = ulp;
     j.isa = isa;
     return quantize(&j, threads);
 }

@@ -25,6 +25,7 @@ import random
 import struct
 import sys
 from collections.abc import Callable, Iterable
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -329,6 +330,15 @@ def binary32_vectors() -> Json:
             assert got == check, (hex(a), n)
             recs.append((a, i64(n), 0, got))
         groups.append(_group("ldexp", recs))
+    recs = []
+    for n, k in _scaled_args("b32/scaled"):
+        got = _rn_scaled32(n, k)
+        wide = _exact64(n, k)
+        if math.isfinite(wide) and Fraction(wide) == Fraction(n) * Fraction(2) ** k:  # exact: f32 of it rounds once
+            with np.errstate(over="ignore"):
+                assert got == f32b(np.float32(wide)), (n, k)
+        recs.append((i64(n), i64(k), 0, got))
+    groups.append(_group("fromScaledInt", recs))
     return {"version": 1, "format": "binary32", "groups": groups}
 
 
@@ -341,6 +351,43 @@ def _ref_int_to_f32(n: int) -> float:
         q += 1
     v = math.ldexp(float(q), shift)
     return -v if n < 0 else v
+
+
+def _scaled_args(seed: str) -> list[tuple[int, int]]:
+    """(S, k) pairs for RN(S * 2^k): the integer edges and random S of up to 63 bits, at scales
+    that give normal, subnormal, underflowing and overflowing results."""
+    rng = random.Random(seed)
+    ks = [0, -1, -24, -60, -149, -160, -1074, -1100, 64, 127, 1000]
+    out = [(n, k) for n in INT_EDGES[:12] for k in ks]
+    for _ in range(RANDOM_PER_GROUP * 2):
+        s = rng.getrandbits(rng.randrange(1, 64)) * rng.choice((1, -1))
+        out.append((s, rng.randrange(-1200, 1100)))
+    return out
+
+
+def _exact64(s: int, k: int) -> float:
+    """RN64(s * 2^k) by CPython's correctly rounded Fraction -> float (subnormals kept)."""
+    try:
+        return float(Fraction(s) * Fraction(2) ** k)
+    except OverflowError:
+        return math.copysign(math.inf, s)
+
+
+def _rn_scaled32(s: int, k: int) -> int:
+    """RN32(s * 2^k) by exact integer rounding; the fp32 pattern."""
+    if s == 0:
+        return 0
+    sign = 0x80000000 if s < 0 else 0
+    m = abs(s)
+    q = max(k + m.bit_length() - 24, -149)
+    if q > k:
+        r, rem = divmod(m, 1 << (q - k))
+        half = 1 << (q - k - 1)
+        if rem > half or (rem == half and r & 1):
+            r += 1
+    else:
+        r = m << (k - q)
+    return sign | min(((q + 149) << 23) + r, 0x7F800000)
 
 
 def _ldexp64(x: float, n: int) -> float:
@@ -401,6 +448,9 @@ def binary64_vectors() -> Json:
                 for a, n in _ldexp_args(ss, "b64/ldexp", True)
             ],
         )
+    )
+    groups.append(
+        _group("fromScaledInt", [(i64(n), i64(k), 0, f64b(_exact64(n, k))) for n, k in _scaled_args("b64/scaled")])
     )
     # log's split of a positive normal x: c = k (int64 pattern), out = m's pattern; x = m * 2^k.
     recs = []

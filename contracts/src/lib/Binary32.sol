@@ -100,6 +100,17 @@ library Binary32 {
         return uint32(FloatCore.fromInt(n, FRAC, EXP));
     }
 
+    /// @notice RN(s * 2^k) for the exact integer `s`, one rounding: the last step of an exact dot
+    ///         product or sum (docs/repops/linalg.md, `f32(S * 2^(e - p))`).
+    function fromScaledInt(int256 s, int256 k) internal pure returns (uint32) {
+        if (s == 0) return 0; // +0, as linalg.md's rule for S = 0
+        // Beyond +-4096 every nonzero s over- or underflows: clamp so the exponent stays small.
+        if (k > 4096) k = 4096;
+        if (k < -4096) k = -4096;
+        uint256 mag = s > 0 ? uint256(s) : s == type(int256).min ? 1 << 255 : uint256(-s);
+        return uint32(FloatCore.round(s < 0 ? 1 : 0, k, mag, FRAC, EXP));
+    }
+
     /// @notice `x` truncated toward zero and saturated to [lo, hi] (an integer dtype's range, lo <= 0
     ///         <= hi); NaN gives 0, +inf gives hi, -inf gives lo.
     function toInt(uint32 x, int256 lo, int256 hi) internal pure returns (int256) {

@@ -42,6 +42,7 @@ contract Binary32Test is Test {
         if (name == "toInt_i8") return _pattern(Binary32.toInt(x, type(int8).min, type(int8).max));
         if (name == "toInt_u8") return _pattern(Binary32.toInt(x, 0, 255));
         if (name == "fromInt") return Binary32.fromInt(int64(uint64(a)));
+        if (name == "fromScaledInt") return Binary32.fromScaledInt(int64(uint64(a)), int64(uint64(b)));
         if (name == "ldexp") return Binary32.ldexp(x, int64(uint64(b)));
         revert(string.concat("no function for group ", string(abi.encodePacked(name))));
     }
@@ -75,7 +76,7 @@ contract Binary32Test is Test {
     }
 
     function test_vectors_everyGroupChecked_succeeds() public view {
-        string[21] memory names = [
+        string[22] memory names = [
             "add",
             "sub",
             "mul",
@@ -96,7 +97,8 @@ contract Binary32Test is Test {
             "toInt_i8",
             "toInt_u8",
             "fromInt",
-            "ldexp"
+            "ldexp",
+            "fromScaledInt"
         ];
         string memory json = _json();
         assertEq(FloatVectors.groupCount(json), names.length, "a group of ieee_binary32.json has no test");
@@ -148,12 +150,13 @@ contract Binary32Test is Test {
         _check("toInt_u8");
         _check("fromInt");
         _check("ldexp");
+        _check("fromScaledInt");
     }
 
     /// @notice Most gas each function takes over its vectors (snapshot group `Binary32Gas`); every
     ///         one must stay far below the 100k a game move may spend.
     function test_gas_everyFunction_succeeds() public {
-        string[21] memory names = [
+        string[22] memory names = [
             "add",
             "sub",
             "mul",
@@ -174,7 +177,8 @@ contract Binary32Test is Test {
             "toInt_i8",
             "toInt_u8",
             "fromInt",
-            "ldexp"
+            "ldexp",
+            "fromScaledInt"
         ];
         for (uint256 i; i < names.length; ++i) {
             // One external call per group, so each group's memory is freed before the next.

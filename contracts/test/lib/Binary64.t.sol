@@ -39,6 +39,7 @@ contract Binary64Test is Test {
         if (name == "toInt_i64") return _pattern(Binary64.toInt(x, type(int64).min, type(int64).max));
         if (name == "toInt_i32") return _pattern(Binary64.toInt(x, type(int32).min, type(int32).max));
         if (name == "fromInt") return Binary64.fromInt(int64(x));
+        if (name == "fromScaledInt") return Binary64.fromScaledInt(int64(uint64(a)), int64(uint64(b)));
         if (name == "ldexp") return Binary64.ldexp(x, int64(y));
         if (name == "pow2OfShifted") return Binary64.pow2OfShifted(x);
         revert(string.concat("no function for group ", string(abi.encodePacked(name))));
@@ -73,7 +74,7 @@ contract Binary64Test is Test {
     }
 
     function test_vectors_everyGroupChecked_succeeds() public view {
-        string[20] memory names = [
+        string[21] memory names = [
             "add",
             "sub",
             "mul",
@@ -92,6 +93,7 @@ contract Binary64Test is Test {
             "toInt_i32",
             "fromInt",
             "ldexp",
+            "fromScaledInt",
             "logSplit",
             "pow2OfShifted"
         ];
@@ -143,6 +145,7 @@ contract Binary64Test is Test {
         _check("fromInt");
         _check("ldexp");
         _check("pow2OfShifted");
+        _check("fromScaledInt");
     }
 
     function test_logSplit_vectors_succeeds() public view {
@@ -169,7 +172,7 @@ contract Binary64Test is Test {
     /// @notice Most gas each function takes over its vectors (snapshot group `Binary64Gas`); every
     ///         one must stay far below the 100k a game move may spend.
     function test_gas_everyFunction_succeeds() public {
-        string[20] memory names = [
+        string[21] memory names = [
             "add",
             "sub",
             "mul",
@@ -188,6 +191,7 @@ contract Binary64Test is Test {
             "toInt_i32",
             "fromInt",
             "ldexp",
+            "fromScaledInt",
             "logSplit",
             "pow2OfShifted"
         ];

@@ -11,6 +11,8 @@ are what this writes now. Everything derives from fixed seeds: a second run writ
   and one rounding, binary64 division through numpy), then the canonical-NaN rule applied.
 - ieee_element.json: one group per `RepOpsElement` operator code, expected bits from the RepOps
   kernel itself (`KERNELS[name].fast` on a 1-D tensor), checked equal to its scalar reference.
+- ieee_mathfn.json: exp, log, tanh and sigmoid from the kernels, for the test-side sequences of
+  contracts/test/utils/MathFnSequences.sol.
 
 A group's `data` is its records concatenated, each the big-endian words of the argument columns
 `args` (0 = a, 1 = b, 2 = c; columns that are 0 throughout are left out) and then `out`, every word
@@ -635,6 +637,23 @@ def element_vectors() -> Json:
     return {"version": 1, "groups": groups}
 
 
+MATHFN = ("exp", "log", "tanh", "sigmoid")
+
+
+def mathfn_vectors() -> Json:
+    """Whole transcendental functions (the kernels' outputs) for MathFnSequences.sol, the test-side
+    check that every step of their binary64 sequences is a library function."""
+    rng = random.Random("mathfn")
+    edges = [0x42B17218, 0x42B17217, 0xC2CFF1B4, 0xC2CFF1B5, 0x41200000, 0xC1200000, 0x41A00000]
+    vals = SMALL32 + edges + [(rng.randrange(0x3000, 0x4300) << 16) | rng.getrandbits(16) for _ in range(150)]
+    vals += [v | 0x80000000 for v in vals[-150:]]
+    groups = []
+    for name in MATHFN:
+        out = _kernel(f"aten.{name}.default", _t32(vals))
+        groups.append(_group(name, [(a, 0, 0, o) for a, o in zip(vals, out, strict=True)]))
+    return {"version": 1, "groups": groups}
+
+
 def write_all(out_dir: Path = DEFAULT_OUT) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
@@ -642,6 +661,7 @@ def write_all(out_dir: Path = DEFAULT_OUT) -> list[Path]:
         ("ieee_binary32.json", binary32_vectors()),
         ("ieee_binary64.json", binary64_vectors()),
         ("ieee_element.json", element_vectors()),
+        ("ieee_mathfn.json", mathfn_vectors()),
     ):
         path = out_dir / name
         path.write_text(json.dumps(data, indent=1) + "\n")

@@ -21,7 +21,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 VECTORS = ROOT / "contracts" / "test" / "vectors"
-FILES = ("ieee_binary32.json", "ieee_binary64.json", "ieee_element.json")
 
 
 def _writer() -> ModuleType:

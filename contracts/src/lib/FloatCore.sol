@@ -210,7 +210,7 @@ library FloatCore {
         int256 qmin = _qmin(frac, expBits);
         int256 q = e + int256(n) - int256(frac + 1);
         if (q < qmin) q = qmin;
-        uint256 r;
+        uint256 r = 0;
         if (q > e) {
             uint256 sh = uint256(q - e);
             if (sh <= n) {

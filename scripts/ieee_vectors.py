@@ -11,7 +11,7 @@ are what this writes now. Everything derives from fixed seeds: a second run writ
   and one rounding, binary64 division through numpy), then the canonical-NaN rule applied.
 - ieee_element.json: one group per `RepOpsElement` operator code, expected bits from the RepOps
   kernel itself (`KERNELS[name].fast` on a 1-D tensor), checked equal to its scalar reference.
-- ieee_mathfn.json: exp, log, tanh and sigmoid from the kernels, for the test-side sequences of
+- ieee_mathfn.json: exp, log, tanh, sigmoid, erf and GELU (both forms) from the kernels, for the test-side sequences of
   contracts/test/utils/MathFnSequences.sol.
 
 A group's `data` is its records concatenated, each the big-endian words of the argument columns
@@ -637,7 +637,7 @@ def element_vectors() -> Json:
     return {"version": 1, "groups": groups}
 
 
-MATHFN = ("exp", "log", "tanh", "sigmoid")
+MATHFN = ("exp", "log", "tanh", "sigmoid", "erf", "gelu", "gelu_tanh")
 
 
 def mathfn_vectors() -> Json:
@@ -645,11 +645,15 @@ def mathfn_vectors() -> Json:
     check that every step of their binary64 sequences is a library function."""
     rng = random.Random("mathfn")
     edges = [0x42B17218, 0x42B17217, 0xC2CFF1B4, 0xC2CFF1B5, 0x41200000, 0xC1200000, 0x41A00000]
+    edges += [0x3F400000, 0xBF400000, 0x3F3FFFFF, 0x3F870A3D, 0x412A0000, 0xC1700000, 0xC1700001, 0xC1100000]
     vals = SMALL32 + edges + [(rng.randrange(0x3000, 0x4300) << 16) | rng.getrandbits(16) for _ in range(150)]
     vals += [v | 0x80000000 for v in vals[-150:]]
     groups = []
     for name in MATHFN:
-        out = _kernel(f"aten.{name}.default", _t32(vals))
+        if name.startswith("gelu"):
+            out = _kernel("aten.gelu.default", _t32(vals), approximate="tanh" if name == "gelu_tanh" else "none")
+        else:
+            out = _kernel(f"aten.{name}.default", _t32(vals))
         groups.append(_group(name, [(a, 0, 0, o) for a, o in zip(vals, out, strict=True)]))
     return {"version": 1, "groups": groups}
 

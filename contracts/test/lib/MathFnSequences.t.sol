@@ -6,7 +6,7 @@ import {Test} from "forge-std/Test.sol";
 import {FloatVectors} from "../utils/FloatVectors.sol";
 import {MathFnSequences} from "../utils/MathFnSequences.sol";
 
-/// @notice exp, log, tanh and sigmoid run step by step on Binary64 give the RepOps kernels' bits
+/// @notice exp, log, tanh, sigmoid, erf and GELU (both forms) run step by step on Binary64 give the RepOps kernels' bits
 ///         (ieee_mathfn.json): the libraries hold every operation those sequences use.
 contract MathFnSequencesTest is Test {
     using FloatVectors for FloatVectors.Group;
@@ -16,6 +16,9 @@ contract MathFnSequencesTest is Test {
         if (name == "log") return MathFnSequences.log(x);
         if (name == "tanh") return MathFnSequences.tanh(x);
         if (name == "sigmoid") return MathFnSequences.sigmoid(x);
+        if (name == "erf") return MathFnSequences.erf(x);
+        if (name == "gelu") return MathFnSequences.gelu(x);
+        if (name == "gelu_tanh") return MathFnSequences.geluTanh(x);
         revert("no such function");
     }
 
@@ -50,10 +53,22 @@ contract MathFnSequencesTest is Test {
         checkGroup("sigmoid");
     }
 
+    function test_erf_matchesKernel_succeeds() public view {
+        checkGroup("erf");
+    }
+
+    function test_gelu_matchesKernel_succeeds() public view {
+        checkGroup("gelu");
+    }
+
+    function test_geluTanh_matchesKernel_succeeds() public view {
+        checkGroup("gelu_tanh");
+    }
+
     /// @notice Gas of a whole function evaluated on chain (snapshot `MathFnSequencesGas`): the
     ///         reason the element phase bisects a sequence to one step rather than running it.
     function test_gas_wholeFunctions_succeeds() public {
-        string[4] memory names = ["exp", "log", "tanh", "sigmoid"];
+        string[7] memory names = ["exp", "log", "tanh", "sigmoid", "erf", "gelu", "gelu_tanh"];
         for (uint256 i; i < names.length; ++i) {
             uint256 gas = this.checkGroup(names[i]);
             vm.snapshotValue("MathFnSequencesGas", names[i], gas);

@@ -4,7 +4,7 @@ pragma solidity ^0.8.28;
 import {Binary32} from "../../src/lib/Binary32.sol";
 import {Binary64} from "../../src/lib/Binary64.sol";
 
-/// @notice exp, log, tanh and sigmoid of docs/repops/elementwise.md written as their fixed binary64
+/// @notice exp, log, tanh, sigmoid, erf and GELU (both forms) of docs/repops/elementwise.md written as their fixed binary64
 ///         sequences, one Binary64 call per step. A test-side check that the libraries hold every
 ///         operation the sequences use (docs/repops/ieee.md); the element phase bisects a sequence
 ///         to one step instead of running it whole.
@@ -21,6 +21,86 @@ library MathFnSequences {
     uint64 private constant EXP_HI = 0x4085E00000000000; // 700
     uint64 private constant TANH_LO = 0xC024000000000000; // -10
     uint64 private constant TANH_HI = 0x4024000000000000; // 10
+    uint64 private constant HALF = 0x3FE0000000000000;
+    uint64 private constant ERF_SPLIT = 0x3FE8000000000000; // 0.75
+    uint64 private constant ERF_YMAX = 0x4025400000000000; // 10.625
+    uint64 private constant SQRTH = 0x3FE6A09E667F3BCD;
+    uint64 private constant GELU_XMIN = 0xC02E000000000000; // -15
+    uint64 private constant GELU_K0 = 0x3FF9884533D43651;
+    uint64 private constant GELU_K1 = 0x3FB2444F2A4D8B4B;
+
+    function _s() private pure returns (uint64[] memory c) {
+        c = new uint64[](8);
+        (c[0], c[1], c[2], c[3]) =
+        (0x3FF20DD75042946D, 0xBFD812746AEA7F01, 0x3FBCE2F20B5FC719, 0xBF9B82CAEACB9445);
+        (c[4], c[5], c[6], c[7]) =
+        (0x3F7565607F1C675E, 0xBF4BF7C3D8F275AA, 0x3F1EDB7E28907697, 0xBEE87B01C2E69041);
+    }
+
+    function _p() private pure returns (uint64[] memory c) {
+        c = new uint64[](7);
+        (c[0], c[1], c[2], c[3]) =
+        (0x3FF0000037CC608C, 0x3FFBB2AB740BC900, 0x3FF7634AF3CC425F, 0x3FE7E5BA632AC4DE);
+        (c[4], c[5], c[6]) = (0x3FCF04E8DBE12989, 0x3FA87E67031ABAC2, 0x3F7338EE4637E6D1);
+    }
+
+    function _q() private pure returns (uint64[] memory c) {
+        c = new uint64[](8);
+        (c[0], c[1], c[2], c[3]) =
+        (0x3FF0000000000000, 0x4006E04282BF90EC, 0x400D81B4D4811C2B, 0x4006694C49394F5B);
+        (c[4], c[5], c[6], c[7]) =
+        (0x3FF5DB5EF9E2590D, 0x3FDBC195D9A0E060, 0x3FB5B4FFFDFC8469, 0x3F81090FAF974B11);
+    }
+
+    /// @dev The constants halved (exact: all are normal), GELU's `Sk/2`, `Pk/2`.
+    function _halved(uint64[] memory c) private pure returns (uint64[] memory) {
+        for (uint256 i; i < c.length; ++i) {
+            c[i] = c[i].ldexp(-1);
+        }
+        return c;
+    }
+
+    /// @dev horner(r; c0..cd): p = cd; p = p * r + c(d-1); ...; p = p * r + c0.
+    function _horner(uint64 r, uint64[] memory c) private pure returns (uint64 p) {
+        p = c[c.length - 1];
+        for (uint256 i = c.length - 1; i > 0; --i) {
+            p = p.mul(r).add(c[i - 1]);
+        }
+    }
+
+    /// @dev erfc_big(y) = horner(y; P) / horner(y; Q) * exp64(-(y * y)).
+    function _erfcBig(uint64 y, uint64[] memory p) private pure returns (uint64) {
+        return _horner(y, p).div(_horner(y, _q())).mul(exp64(y.mul(y).neg()));
+    }
+
+    function erf(uint32 x) internal pure returns (uint32) {
+        if (Binary32.isNaN(x)) return Binary32.NAN;
+        uint64 xd = Binary32.toBinary64(x);
+        if (xd.abs().lt(ERF_SPLIT)) return xd.mul(_horner(xd.mul(xd), _s())).toBinary32();
+        uint64 y = xd.abs().min(ERF_YMAX);
+        return ONE.sub(_erfcBig(y, _p())).copysign(xd).toBinary32();
+    }
+
+    function gelu(uint32 x) internal pure returns (uint32) {
+        if (Binary32.isNaN(x)) return Binary32.NAN;
+        uint64 xc = Binary32.toBinary64(x).max(GELU_XMIN);
+        uint64 y = xc.mul(SQRTH);
+        uint64 phi;
+        if (y.abs().lt(ERF_SPLIT)) {
+            phi = y.mul(_horner(y.mul(y), _halved(_s()))).add(HALF);
+        } else {
+            uint64 c = _erfcBig(y.abs().min(ERF_YMAX), _halved(_p()));
+            phi = y.lt(0) ? c : ONE.sub(c);
+        }
+        return xc.mul(phi).toBinary32();
+    }
+
+    function geluTanh(uint32 x) internal pure returns (uint32) {
+        if (Binary32.isNaN(x)) return Binary32.NAN;
+        uint64 xc = Binary32.toBinary64(x).max(GELU_XMIN);
+        uint64 a = xc.mul(xc).mul(GELU_K1).add(GELU_K0).mul(xc);
+        return xc.div(ONE.add(exp64(a.neg()))).toBinary32();
+    }
 
     function _g() private pure returns (uint64[8] memory) {
         return [

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 from collections.abc import Iterator
 
@@ -9,6 +10,32 @@ import pytest
 
 from offchain.chain.anvil import Anvil
 from offchain.chain.build import Artifact, compile_contracts
+
+
+EXHAUSTIVE_ENV = "REFEREED_EXHAUSTIVE"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--exhaustive",
+        action="store_true",
+        default=False,
+        help=f"also run the tests marked `exhaustive` (repeats and long sweeps; or set {EXHAUSTIVE_ENV}=1)",
+    )
+
+
+def exhaustive(config: pytest.Config) -> bool:
+    """Whether this run includes the `exhaustive` tests (`--exhaustive` or REFEREED_EXHAUSTIVE=1)."""
+    return bool(config.getoption("--exhaustive")) or os.environ.get(EXHAUSTIVE_ENV, "") not in ("", "0")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if exhaustive(config):
+        return
+    skip = pytest.mark.skip(reason=f"exhaustive: run with ./scripts/test --exhaustive (or {EXHAUSTIVE_ENV}=1)")
+    for item in items:
+        if "exhaustive" in item.keywords:
+            item.add_marker(skip)
 
 
 def free_port() -> int:

@@ -16,10 +16,15 @@ from typing import Any
 
 import torch
 
-from trainer.repops._spec import OpSpec, UnsupportedOpError
+from trainer.repops._spec import OpSpec, RepOpsError, UnsupportedOpError
 
 Tensor = torch.Tensor
 aten = torch.ops.aten
+_INDEX_DTYPES = (torch.int64, torch.int32)
+
+
+class IndexRangeError(RepOpsError, IndexError):
+    """An index (or a slice bound, or a dimension) lies outside the tensor it addresses."""
 
 
 # -- scalar helpers ------------------------------------------------------------------------
@@ -158,7 +163,8 @@ def embedding_ref(
 
 
 def gather_ref(self: Tensor, dim: int, index: Tensor, sparse_grad: bool = False) -> Tensor:
-    d = _dim(dim, self.dim())
+    d = check_dim(dim, self.dim(), "aten.gather.default")
+    check_index_tensor(index, self.shape[d] if self.dim() else 1, "aten.gather.default", d, allow_negative=False)
     src, st = _flat(self), _strides(list(self.shape))
     ix = _flat(index)
     out = []
@@ -170,7 +176,8 @@ def gather_ref(self: Tensor, dim: int, index: Tensor, sparse_grad: bool = False)
 
 
 def scatter_value_ref(self: Tensor, dim: int, index: Tensor, value: float) -> Tensor:
-    d = _dim(dim, self.dim())
+    d = check_dim(dim, self.dim(), "aten.scatter.value")
+    check_scatter(self, d, index, None, "aten.scatter.value")
     out, st = _flat(self), _strides(list(self.shape))
     v = torch.tensor(value, dtype=self.dtype).item()  # the scalar in the tensor's dtype, as torch does
     ix = _flat(index)
@@ -181,11 +188,527 @@ def scatter_value_ref(self: Tensor, dim: int, index: Tensor, value: float) -> Te
     return _make(out, list(self.shape), self.dtype)
 
 
+# -- slicing, indexing and reordering: shared rules -------------------------------------------
+
+
+def check_dim(dim: int, ndim: int, op: str) -> int:
+    """dim wrapped into [0, ndim); a 0-D tensor counts as 1-D for dims, as in torch."""
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexRangeError(f"{op}: dimension {dim} is out of range for a {ndim}-D tensor")
+    return dim % n
+
+
+def _slice_range(size: int, start: int | None, end: int | None, step: int, op: str) -> range:
+    """The positions slice(start, end, step) selects along an axis of `size` (Python's clamping)."""
+    if step < 1:
+        raise UnsupportedOpError(f"{op}: step {step}; slices need a step >= 1")
+    lo = 0 if start is None else (start + size if start < 0 else start)
+    hi = size if end is None else (end + size if end < 0 else end)
+    lo, hi = min(max(lo, 0), size), min(max(hi, 0), size)
+    return range(lo, max(lo, hi), step)
+
+
+def _wrap_index(i: int, size: int, op: str, dim: int) -> int:
+    if not -size <= i < size:
+        raise IndexRangeError(f"{op}: index {i} is out of range for dimension {dim} of size {size}")
+    return i + size if i < 0 else i
+
+
+def check_index_tensor(index: Tensor, size: int, op: str, dim: int, *, allow_negative: bool) -> None:
+    """Refuses float/bool index tensors and indices outside [-size, size) (or [0, size))."""
+    if index.dtype not in _INDEX_DTYPES:
+        raise UnsupportedOpError(f"{op}: index of dtype {index.dtype}; RepOps takes int64 or int32 indices")
+    if index.numel() == 0:
+        return
+    lo, hi = int(index.min()), int(index.max())
+    low = -size if allow_negative else 0
+    if lo < low or hi >= size:
+        bad = lo if lo < low else hi
+        span = f"[{low}, {size})"
+        raise IndexRangeError(f"{op}: index {bad} is out of range {span} for dimension {dim} of size {size}")
+
+
+def _moved_ref(self: Tensor, out_shape: Sequence[int], source: Any) -> Tensor:
+    """The tensor of out_shape whose element at i is self's element at source(i) (a tuple)."""
+    src, st = _flat(self), _strides(list(self.shape))
+    out = [src[_offset(source(idx), st)] for idx in _indices(out_shape)]
+    return _make(out, out_shape, self.dtype)
+
+
+def index_shapes(
+    shape: Sequence[int], indices: Sequence[Tensor | None], op: str
+) -> tuple[list[int], list[int], list[int], int, list[Tensor]]:
+    """For advanced indexing: (tensor dims, other dims, broadcast index shape, where the index
+    block sits in the result, the index tensors broadcast and wrapped to int64)."""
+    if len(indices) > len(shape):
+        raise IndexRangeError(f"{op}: {len(indices)} indices for a {len(shape)}-D tensor")
+    tdims = [k for k, t in enumerate(indices) if t is not None]
+    if not tdims:
+        raise UnsupportedOpError(f"{op} without an index tensor")
+    for k in tdims:
+        t = indices[k]
+        assert t is not None
+        if t.dtype in (torch.bool, torch.uint8):
+            raise UnsupportedOpError(f"{op}: a boolean mask index has a data-dependent shape; index with integers")
+        check_index_tensor(t, shape[k], op, k, allow_negative=True)
+    try:
+        ts = torch.broadcast_tensors(*[indices[k] for k in tdims])  # type: ignore[misc]
+    except RuntimeError:
+        shapes = [list(indices[k].shape) for k in tdims]  # type: ignore[union-attr]
+        raise RepOpsError(f"{op}: index shapes {shapes} do not broadcast together") from None
+    wrapped = [torch.where(t < 0, t + shape[k], t).to(torch.int64) for t, k in zip(ts, tdims, strict=True)]
+    others = [k for k in range(len(shape)) if k not in tdims]
+    adjacent = tdims == list(range(tdims[0], tdims[-1] + 1))
+    at = tdims[0] if adjacent else 0
+    return tdims, others, list(ts[0].shape), at, wrapped
+
+
+def _index_out_shape(shape: Sequence[int], others: list[int], ishape: list[int], at: int) -> list[int]:
+    rest = [shape[k] for k in others]
+    return rest[:at] + ishape + rest[at:]
+
+
+def slice_ref(self: Tensor, dim: int = 0, start: int | None = None, end: int | None = None, step: int = 1) -> Tensor:
+    d = check_dim(dim, self.dim(), "aten.slice.Tensor")
+    pos = _slice_range(self.shape[d], start, end, step, "aten.slice.Tensor")
+    out_shape = list(self.shape)
+    out_shape[d] = len(pos)
+    return _moved_ref(self, out_shape, lambda i: (*i[:d], pos[i[d]], *i[d + 1 :]))
+
+
+def select_ref(self: Tensor, dim: int, index: int) -> Tensor:
+    d = check_dim(dim, self.dim(), "aten.select.int")
+    j = _wrap_index(index, self.shape[d], "aten.select.int", d)
+    out_shape = [n for k, n in enumerate(self.shape) if k != d]
+    return _moved_ref(self, out_shape, lambda i: (*i[:d], j, *i[d:]))
+
+
+def _scatter_region_ref(self: Tensor, src: Tensor, d: int, pos: Sequence[int], op: str, keep_dim: bool) -> Tensor:
+    """self with positions pos along d replaced by src (src lacks axis d when not keep_dim)."""
+    want = list(self.shape)
+    if keep_dim:
+        want[d] = len(pos)
+    else:
+        del want[d]
+    if list(src.shape) != want or src.dtype != self.dtype:
+        raise RepOpsError(f"{op}: src is {src.dtype}{list(src.shape)}, the region is {self.dtype}{want}")
+    out, st = _flat(self), _strides(list(self.shape))
+    vals = _flat(src)
+    for k, idx in enumerate(_indices(want)):
+        j = list(idx)
+        if keep_dim:
+            j[d] = pos[j[d]]
+        else:
+            j.insert(d, pos[0])
+        out[_offset(j, st)] = vals[k]
+    return _make(out, list(self.shape), self.dtype)
+
+
+def slice_scatter_ref(
+    self: Tensor, src: Tensor, dim: int = 0, start: int | None = None, end: int | None = None, step: int = 1
+) -> Tensor:
+    op = "aten.slice_scatter.default"
+    d = check_dim(dim, self.dim(), op)
+    return _scatter_region_ref(self, src, d, _slice_range(self.shape[d], start, end, step, op), op, True)
+
+
+def select_scatter_ref(self: Tensor, src: Tensor, dim: int, index: int) -> Tensor:
+    op = "aten.select_scatter.default"
+    d = check_dim(dim, self.dim(), op)
+    return _scatter_region_ref(self, src, d, [_wrap_index(index, self.shape[d], op, d)], op, False)
+
+
+def index_ref(self: Tensor, indices: Sequence[Tensor | None]) -> Tensor:
+    shape = list(self.shape)
+    tdims, others, ishape, at, ts = index_shapes(shape, indices, "aten.index.Tensor")
+    flat_ix = [_flat(t) for t in ts]
+    ist = _strides(ishape)
+    ni = len(ishape)
+
+    def source(i: tuple[int, ...]) -> tuple[int, ...]:
+        n = _offset(i[at : at + ni], ist)
+        rest = i[:at] + i[at + ni :]
+        j = [0] * len(shape)
+        for k, r in zip(others, rest, strict=True):
+            j[k] = r
+        for k, ix in zip(tdims, flat_ix, strict=True):
+            j[k] = ix[n]
+        return tuple(j)
+
+    return _moved_ref(self, _index_out_shape(shape, others, ishape, at), source)
+
+
+def index_select_ref(self: Tensor, dim: int, index: Tensor) -> Tensor:
+    op = "aten.index_select.default"
+    d = check_dim(dim, self.dim(), op)
+    if index.dim() > 1:
+        raise RepOpsError(f"{op}: the index must be 0-D or 1-D, got {index.dim()}-D")
+    size = self.shape[d] if self.dim() else 1
+    check_index_tensor(index, size, op, d, allow_negative=False)
+    ix = _flat(index)
+    if self.dim() == 0:
+        return _make([_flat(self)[0] for _ in ix], [] if index.dim() == 0 else [len(ix)], self.dtype)
+    out_shape = list(self.shape)
+    out_shape[d] = len(ix)
+    return _moved_ref(self, out_shape, lambda i: (*i[:d], ix[i[d]], *i[d + 1 :]))
+
+
+def check_scatter(self: Tensor, d: int, index: Tensor, src: Tensor | None, op: str) -> None:
+    if index.dim() != self.dim() or (src is not None and src.dim() != self.dim()):
+        raise RepOpsError(f"{op}: self, index and src must have the same number of dimensions")
+    for k, n in enumerate(index.shape):
+        if (src is not None and n > src.shape[k]) or (k != d and n > self.shape[k]):
+            raise RepOpsError(f"{op}: index shape {list(index.shape)} exceeds src or self on dimension {k}")
+    if src is not None and src.dtype != self.dtype:
+        raise UnsupportedOpError(f"{op}: src is {src.dtype} and self {self.dtype}; RepOps needs one dtype")
+    check_index_tensor(index, self.shape[d] if self.dim() else 1, op, d, allow_negative=False)
+
+
+def scatter_src_ref(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    op = "aten.scatter.src"
+    d = check_dim(dim, self.dim(), op)
+    check_scatter(self, d, index, src, op)
+    out, st = _flat(self), _strides(list(self.shape))
+    vals, sst = _flat(src), _strides(list(src.shape))
+    ix = _flat(index)
+    for k, idx in enumerate(_indices(list(index.shape))):  # row-major order: the last write wins
+        j = list(idx)
+        j[d] = ix[k]
+        out[_offset(j, st)] = vals[_offset(idx, sst)]
+    return _make(out, list(self.shape), self.dtype)
+
+
+def _check_stack(tensors: Sequence[Tensor]) -> Tensor:
+    if not tensors:
+        raise RepOpsError("aten.stack.default of no tensors")
+    first = tensors[0]
+    if any(t.shape != first.shape or t.dtype != first.dtype for t in tensors):
+        want = f"{first.dtype}{list(first.shape)}"
+        raise RepOpsError(f"aten.stack.default: every tensor must have the shape and dtype of the first, {want}")
+    return first
+
+
+def stack_ref(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    op = "aten.stack.default"
+    first = _check_stack(tensors)
+    d = check_dim(dim, first.dim() + 1, op)
+    srcs = [(_flat(t), _strides(list(first.shape))) for t in tensors]
+    out_shape = list(first.shape)
+    out_shape.insert(d, len(tensors))
+    out = []
+    for idx in _indices(out_shape):
+        src, st = srcs[idx[d]]
+        out.append(src[_offset(idx[:d] + idx[d + 1 :], st)])
+    return _make(out, out_shape, first.dtype)
+
+
+def split_ref(self: Tensor, split_size: int, dim: int = 0) -> list[Tensor]:
+    op = "aten.split.Tensor"
+    d = check_dim(dim, self.dim(), op)
+    n = self.shape[d]
+    if split_size < 0 or (split_size == 0 and n > 0):
+        raise RepOpsError(f"{op}: split size {split_size} for a dimension of size {n}")
+    chunks = max(1, -(-n // split_size)) if split_size else 1
+    sizes = [min(split_size, n - k * split_size) for k in range(chunks)]
+    return split_with_sizes_ref(self, sizes, d)
+
+
+def unbind_ref(self: Tensor, dim: int = 0) -> list[Tensor]:
+    d = check_dim(dim, self.dim(), "aten.unbind.int")
+    return [select_ref(self, d, k) for k in range(self.shape[d])]
+
+
+def flip_ref(self: Tensor, dims: Sequence[int]) -> Tensor:
+    ds = [check_dim(d, self.dim(), "aten.flip.default") for d in dims]
+    if len(set(ds)) != len(ds):
+        raise RepOpsError(f"aten.flip.default: dimension repeated in {list(dims)}")
+    shape = list(self.shape)
+    return _moved_ref(self, shape, lambda i: tuple(shape[k] - 1 - v if k in ds else v for k, v in enumerate(i)))
+
+
+def roll_ref(self: Tensor, shifts: Sequence[int], dims: Sequence[int] = ()) -> Tensor:
+    op = "aten.roll.default"
+    if not dims:
+        if len(shifts) != 1:
+            raise RepOpsError(f"{op}: without dims it takes one shift, got {list(shifts)}")
+        return roll_ref(self.reshape(-1), shifts, [0]).reshape(self.shape)
+    if len(shifts) != len(dims):
+        raise RepOpsError(f"{op}: {len(shifts)} shifts for {len(dims)} dims")
+    shape = list(self.shape)
+    total = [0] * len(shape)
+    for s, d in zip(shifts, dims, strict=True):
+        total[check_dim(d, self.dim(), op)] += s
+    return _moved_ref(self, shape, lambda i: tuple((v - total[k]) % shape[k] for k, v in enumerate(i)))
+
+
+def repeat_ref(self: Tensor, repeats: Sequence[int]) -> Tensor:
+    if len(repeats) < self.dim() or any(r < 0 for r in repeats):
+        raise RepOpsError(f"aten.repeat.default: repeats {list(repeats)} for a {self.dim()}-D tensor")
+    padded = [1] * (len(repeats) - self.dim()) + list(self.shape)
+    base = self.reshape(padded)
+    out_shape = [n * r for n, r in zip(padded, repeats, strict=True)]
+    return _moved_ref(base, out_shape, lambda i: tuple(v % padded[k] for k, v in enumerate(i)))
+
+
+def squeeze_dim_ref(self: Tensor, dim: int) -> Tensor:
+    return squeeze_dims_ref(self, [check_dim(dim, self.dim(), "aten.squeeze.dim")])
+
+
+def squeeze_ref(self: Tensor) -> Tensor:
+    return squeeze_dims_ref(self, list(range(self.dim())))
+
+
+def transpose_ref(self: Tensor, dim0: int, dim1: int) -> Tensor:
+    dims = list(range(self.dim()))
+    a, b = check_dim(dim0, self.dim(), "aten.transpose.int"), check_dim(dim1, self.dim(), "aten.transpose.int")
+    if self.dim() == 0:
+        return view_ref(self, [])
+    dims[a], dims[b] = dims[b], dims[a]
+    return permute_ref(self, dims)
+
+
+def t_ref(self: Tensor) -> Tensor:
+    if self.dim() > 2:
+        raise RepOpsError(f"aten.t.default: the input is {self.dim()}-D; t takes at most 2 dimensions")
+    return transpose_ref(self, 0, 1) if self.dim() == 2 else view_ref(self, list(self.shape))
+
+
+def narrow_ref(self: Tensor, dim: int, start: int, length: int) -> Tensor:
+    op = "aten.narrow.default"
+    d = check_dim(dim, self.dim(), op)
+    n = self.shape[d]
+    s = start + n if start < 0 else start
+    if not 0 <= s <= n or length < 0 or s + length > n:
+        raise IndexRangeError(f"{op}: [{start}, {start} + {length}) does not lie in dimension {d} of size {n}")
+    return slice_ref(self, d, s, s + length, 1)
+
+
+def fmod_scalar_ref(self: Tensor, other: int) -> Tensor:
+    _check_int_fmod(self, other)
+    out = []
+    for a in _flat(self):
+        r = abs(a) % abs(other)
+        out.append(-r if a < 0 else r)  # C's remainder: truncated quotient, sign of the dividend
+    return _make(out, list(self.shape), self.dtype)
+
+
+def _check_int_fmod(self: Tensor, other: Any) -> None:
+    op = "aten.fmod.Scalar"
+    if self.dtype not in (torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8) or type(other) is not int:
+        raise UnsupportedOpError(
+            f"{op} on {self.dtype} by {type(other).__name__}: RepOps defines fmod only for integer tensors and "
+            "integer divisors (index arithmetic, as in torch's roll decomposition)"
+        )
+    if other == 0:
+        raise RepOpsError(f"{op}: integer division by zero")
+
+
 # -- fast kernels --------------------------------------------------------------------------
 
 
 def split_with_sizes(self: Tensor, split_sizes: Sequence[int], dim: int = 0) -> list[Tensor]:
     return list(aten.split_with_sizes.default(self, list(split_sizes), dim))
+
+
+def gather(self: Tensor, dim: int, index: Tensor, sparse_grad: bool = False) -> Tensor:
+    d = check_dim(dim, self.dim(), "aten.gather.default")
+    check_index_tensor(index, self.shape[d] if self.dim() else 1, "aten.gather.default", d, allow_negative=False)
+    return aten.gather.default(self, dim, index)
+
+
+def scatter_value(self: Tensor, dim: int, index: Tensor, value: float) -> Tensor:
+    op = "aten.scatter.value"
+    d = check_dim(dim, self.dim(), op)
+    check_scatter(self, d, index, None, op)
+    return aten.scatter.value(self, dim, index, value)
+
+
+def slice_tensor(self: Tensor, dim: int = 0, start: int | None = None, end: int | None = None, step: int = 1) -> Tensor:
+    d = check_dim(dim, self.dim(), "aten.slice.Tensor")
+    _slice_range(self.shape[d], start, end, step, "aten.slice.Tensor")  # checks the step
+    return aten.slice.Tensor(self, d, start, end, step)
+
+
+def select_int(self: Tensor, dim: int, index: int) -> Tensor:
+    d = check_dim(dim, self.dim(), "aten.select.int")
+    return aten.select.int(self, d, _wrap_index(index, self.shape[d], "aten.select.int", d))
+
+
+def _check_region(self: Tensor, src: Tensor, want: list[int], op: str) -> None:
+    if list(src.shape) != want or src.dtype != self.dtype:
+        raise RepOpsError(f"{op}: src is {src.dtype}{list(src.shape)}, the region is {self.dtype}{want}")
+
+
+def slice_scatter(
+    self: Tensor, src: Tensor, dim: int = 0, start: int | None = None, end: int | None = None, step: int = 1
+) -> Tensor:
+    op = "aten.slice_scatter.default"
+    d = check_dim(dim, self.dim(), op)
+    want = list(self.shape)
+    want[d] = len(_slice_range(self.shape[d], start, end, step, op))
+    _check_region(self, src, want, op)
+    return aten.slice_scatter.default(self, src, d, start, end, step)
+
+
+def select_scatter(self: Tensor, src: Tensor, dim: int, index: int) -> Tensor:
+    op = "aten.select_scatter.default"
+    d = check_dim(dim, self.dim(), op)
+    j = _wrap_index(index, self.shape[d], op, d)
+    _check_region(self, src, [n for k, n in enumerate(self.shape) if k != d], op)
+    return aten.select_scatter.default(self, src, d, j)
+
+
+def index_tensor(self: Tensor, indices: Sequence[Tensor | None]) -> Tensor:
+    index_shapes(list(self.shape), indices, "aten.index.Tensor")  # dtypes, ranges, broadcasting
+    return aten.index.Tensor(self, list(indices))
+
+
+def index_select(self: Tensor, dim: int, index: Tensor) -> Tensor:
+    op = "aten.index_select.default"
+    d = check_dim(dim, self.dim(), op)
+    if index.dim() > 1:
+        raise RepOpsError(f"{op}: the index must be 0-D or 1-D, got {index.dim()}-D")
+    check_index_tensor(index, self.shape[d] if self.dim() else 1, op, d, allow_negative=False)
+    return aten.index_select.default(self, d, index)
+
+
+def scatter_offsets(shape: Sequence[int], index: Tensor, d: int) -> Tensor:
+    """int64 tensor of index's shape: the row-major offset in a tensor of `shape` of the position
+    that entry i of a scatter along d names (i with axis d replaced by index[i])."""
+    st = _strides(list(shape))
+    dest = index.to(torch.int64) * st[d]
+    for k, n in enumerate(index.shape):
+        if k != d:
+            view = [1] * index.dim()
+            view[k] = n
+            dest = dest + torch.arange(n, device=index.device).reshape(view) * st[k]
+    return dest
+
+
+def index_offsets(
+    shape: Sequence[int], indices: Sequence[Tensor | None], op: str
+) -> tuple[Tensor, list[int], int, int]:
+    """For advanced indexing of a tensor of `shape`: (offsets (N, C) int64, the result shape,
+    where the index block sits in it, its number of dims). Row n is the n-th entry of the broadcast index tensors
+    (row-major), column c the c-th position of the other dims (row-major); offsets are row-major
+    offsets into the indexed tensor."""
+    tdims, others, ishape, at, ts = index_shapes(shape, indices, op)
+    st = _strides(list(shape))
+    device = ts[0].device
+    rows = torch.zeros(math.prod(ishape), dtype=torch.int64, device=device)
+    for k, t in zip(tdims, ts, strict=True):
+        rows = rows + t.reshape(-1) * st[k]
+    cols = torch.zeros((), dtype=torch.int64, device=device)
+    for k in others:
+        cols = cols.unsqueeze(-1) + torch.arange(shape[k], device=device) * st[k]
+    return rows.unsqueeze(1) + cols.reshape(1, -1), _index_out_shape(shape, others, ishape, at), at, len(ishape)
+
+
+def index_values(values: Tensor, out_shape: Sequence[int], at: int, n_index_dims: int, op: str) -> Tensor:
+    """values broadcast to the indexing result's shape, as the (N, C) matrix index_offsets uses."""
+    try:
+        v = values.expand(list(out_shape))
+    except RuntimeError:
+        raise RepOpsError(f"{op}: values of shape {list(values.shape)} do not broadcast to {list(out_shape)}") from None
+    ni = n_index_dims
+    v = v.movedim(list(range(at, at + ni)), list(range(ni)))
+    n = math.prod(v.shape[:ni])
+    return v.reshape(n, -1) if n else v.reshape(0, math.prod(v.shape[ni:]))
+
+
+def scatter_src(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    """aten.scatter.src; where entries of one column name the same position, the last in
+    row-major order of index wins (found by an exact int64 amax, so no write order matters)."""
+    op = "aten.scatter.src"
+    d = check_dim(dim, self.dim(), op)
+    check_scatter(self, d, index, src, op)
+    if index.numel() == 0:
+        return self.clone()
+    if self.dim() == 0 or index.shape[d] == 1:  # one entry per column: no position is named twice
+        return aten.scatter.src(self, dim, index, src)
+    dest = scatter_offsets(list(self.shape), index, d)
+    order = torch.arange(index.numel(), device=self.device)
+    last = torch.full((self.numel(),), -1, dtype=torch.int64, device=self.device)
+    last.scatter_reduce_(0, dest.reshape(-1), order, "amax")
+    vals = src[tuple(slice(0, n) for n in index.shape)].reshape(-1)
+    picked = vals[last.clamp(min=0)]
+    return torch.where(last >= 0, picked, self.reshape(-1)).reshape(self.shape)
+
+
+def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    op = "aten.stack.default"
+    first = _check_stack(tensors)
+    return aten.stack.default(list(tensors), check_dim(dim, first.dim() + 1, op))
+
+
+def split_tensor(self: Tensor, split_size: int, dim: int = 0) -> list[Tensor]:
+    op = "aten.split.Tensor"
+    d = check_dim(dim, self.dim(), op)
+    n = self.shape[d]
+    if split_size < 0 or (split_size == 0 and n > 0):
+        raise RepOpsError(f"{op}: split size {split_size} for a dimension of size {n}")
+    return list(aten.split.Tensor(self, split_size, d))
+
+
+def unbind_int(self: Tensor, dim: int = 0) -> list[Tensor]:
+    return list(aten.unbind.int(self, check_dim(dim, self.dim(), "aten.unbind.int")))
+
+
+def flip(self: Tensor, dims: Sequence[int]) -> Tensor:
+    ds = [check_dim(d, self.dim(), "aten.flip.default") for d in dims]
+    if len(set(ds)) != len(ds):
+        raise RepOpsError(f"aten.flip.default: dimension repeated in {list(dims)}")
+    return aten.flip.default(self, ds)
+
+
+def roll(self: Tensor, shifts: Sequence[int], dims: Sequence[int] = ()) -> Tensor:
+    op = "aten.roll.default"
+    if (not dims and len(shifts) != 1) or (dims and len(shifts) != len(dims)):
+        raise RepOpsError(f"{op}: shifts {list(shifts)} do not match dims {list(dims)}")
+    ds = [check_dim(d, self.dim(), op) for d in dims]
+    return aten.roll.default(self, list(shifts), ds)
+
+
+def repeat(self: Tensor, repeats: Sequence[int]) -> Tensor:
+    if len(repeats) < self.dim() or any(r < 0 for r in repeats):
+        raise RepOpsError(f"aten.repeat.default: repeats {list(repeats)} for a {self.dim()}-D tensor")
+    return aten.repeat.default(self, list(repeats))
+
+
+def unsafe_view(self: Tensor, size: Sequence[int]) -> Tensor:
+    _infer_shape(size, self.numel())
+    return self.reshape(list(size))
+
+
+def transpose_int(self: Tensor, dim0: int, dim1: int) -> Tensor:
+    a, b = check_dim(dim0, self.dim(), "aten.transpose.int"), check_dim(dim1, self.dim(), "aten.transpose.int")
+    return aten.transpose.int(self, a, b)
+
+
+def t_default(self: Tensor) -> Tensor:
+    if self.dim() > 2:
+        raise RepOpsError(f"aten.t.default: the input is {self.dim()}-D; t takes at most 2 dimensions")
+    return aten.t.default(self)
+
+
+def narrow(self: Tensor, dim: int, start: int, length: int) -> Tensor:
+    op = "aten.narrow.default"
+    d = check_dim(dim, self.dim(), op)
+    n = self.shape[d]
+    s = start + n if start < 0 else start
+    if not 0 <= s <= n or length < 0 or s + length > n:
+        raise IndexRangeError(f"{op}: [{start}, {start} + {length}) does not lie in dimension {d} of size {n}")
+    return aten.narrow.default(self, d, s, length)
+
+
+def squeeze_dim(self: Tensor, dim: int) -> Tensor:
+    return aten.squeeze.dim(self, check_dim(dim, self.dim(), "aten.squeeze.dim"))
+
+
+def fmod_scalar(self: Tensor, other: int) -> Tensor:
+    _check_int_fmod(self, other)
+    return aten.fmod.Scalar(self, other)
 
 
 def _spec(name: str, fast: Any, reference: Any) -> OpSpec:
@@ -196,14 +719,34 @@ OPS: dict[str, OpSpec] = {
     s.name: s
     for s in (
         _spec("aten.view.default", aten.view.default, view_ref),
+        _spec("aten._unsafe_view.default", unsafe_view, view_ref),
         _spec("aten.permute.default", aten.permute.default, permute_ref),
+        _spec("aten.transpose.int", transpose_int, transpose_ref),
+        _spec("aten.t.default", t_default, t_ref),
         _spec("aten.expand.default", aten.expand.default, expand_ref),
         _spec("aten.unsqueeze.default", aten.unsqueeze.default, unsqueeze_ref),
         _spec("aten.squeeze.dims", aten.squeeze.dims, squeeze_dims_ref),
+        _spec("aten.squeeze.dim", squeeze_dim, squeeze_dim_ref),
+        _spec("aten.squeeze.default", aten.squeeze.default, squeeze_ref),
+        _spec("aten.slice.Tensor", slice_tensor, slice_ref),
+        _spec("aten.narrow.default", narrow, narrow_ref),
+        _spec("aten.select.int", select_int, select_ref),
+        _spec("aten.slice_scatter.default", slice_scatter, slice_scatter_ref),
+        _spec("aten.select_scatter.default", select_scatter, select_scatter_ref),
         _spec("aten.cat.default", aten.cat.default, cat_ref),
+        _spec("aten.stack.default", stack, stack_ref),
         _spec("aten.split_with_sizes.default", split_with_sizes, split_with_sizes_ref),
+        _spec("aten.split.Tensor", split_tensor, split_ref),
+        _spec("aten.unbind.int", unbind_int, unbind_ref),
+        _spec("aten.flip.default", flip, flip_ref),
+        _spec("aten.roll.default", roll, roll_ref),
+        _spec("aten.repeat.default", repeat, repeat_ref),
         _spec("aten.embedding.default", aten.embedding.default, embedding_ref),
-        _spec("aten.gather.default", aten.gather.default, gather_ref),
-        _spec("aten.scatter.value", aten.scatter.value, scatter_value_ref),
+        _spec("aten.gather.default", gather, gather_ref),
+        _spec("aten.index.Tensor", index_tensor, index_ref),
+        _spec("aten.index_select.default", index_select, index_select_ref),
+        _spec("aten.scatter.value", scatter_value, scatter_value_ref),
+        _spec("aten.scatter.src", scatter_src, scatter_src_ref),
+        _spec("aten.fmod.Scalar", fmod_scalar, fmod_scalar_ref),
     )
 }

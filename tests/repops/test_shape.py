@@ -7,8 +7,10 @@ from collections.abc import Iterator
 
 import pytest
 import torch
+import torch.nn.functional as F
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from torch import nn
 
 from trainer.repops import UnsupportedOpError
 from trainer.repops import reduce as R
@@ -377,3 +379,110 @@ def test_accumulation_rejects_bad_arguments() -> None:
         R.scatter_add(t.double(), 0, torch.tensor([[0]]), torch.ones(1, 1).double())
     with pytest.raises(Exception, match="do not broadcast"):
         R.index_put(t, [torch.tensor([0, 1])], torch.ones(3, 4), True)
+
+
+# -- the rewrites a user tries capture and run: fast kernels = scalar references, bit for bit ---
+
+
+class MaxDimPool(nn.Module):
+    """2x2 max pooling written with reshape, permute and .max(dim) (its backward is scatter.src)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.head = nn.Linear(4, 3)
+
+    def forward(self, x_BHW: torch.Tensor) -> torch.Tensor:
+        h = self.lin(x_BHW)
+        b = h.shape[0]
+        h = h.reshape(b, 2, 2, 2, 2).permute(0, 1, 3, 2, 4).reshape(b, 2, 2, 4)
+        return self.head(h.max(dim=-1).values.reshape(b, 4))
+
+
+class IndexIm2col(nn.Module):
+    """A 3x3 convolution as im2col by advanced indexing (index.Tensor, backward index_put) and matmul."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.kernel = nn.Linear(9, 2)
+        self.head = nn.Linear(2 * 4, 3)
+        rows = (torch.arange(2).reshape(2, 1) + torch.arange(3).reshape(1, 3)).reshape(2, 1, 3, 1)
+        cols = (torch.arange(2).reshape(2, 1) + torch.arange(3).reshape(1, 3)).reshape(1, 2, 1, 3)
+        self.register_buffer("rows", rows, persistent=False)
+        self.register_buffer("cols", cols, persistent=False)
+
+    def forward(self, x_BHW: torch.Tensor) -> torch.Tensor:
+        b = x_BHW.shape[0]
+        patches = x_BHW[:, self.rows, self.cols].reshape(b, 4, 9)  # B, 2x2 positions, 3x3 window
+        return self.head(torch.relu(self.kernel(patches)).reshape(b, 8))
+
+
+class GRULoop(nn.Module):
+    """A GRU written by hand: Linear + sigmoid/tanh + chunk over time steps, stacked."""
+
+    def __init__(self, d: int = 3, h: int = 4) -> None:
+        super().__init__()
+        self.h = h
+        self.x2h, self.h2h, self.head = nn.Linear(d, 3 * h), nn.Linear(h, 3 * h), nn.Linear(h, 3)
+
+    def forward(self, x_BTD: torch.Tensor) -> torch.Tensor:
+        h = x_BTD.new_zeros(x_BTD.shape[0], self.h)
+        outs = []
+        for t in range(x_BTD.shape[1]):
+            xr, xz, xn = self.x2h(x_BTD[:, t]).chunk(3, dim=1)
+            hr, hz, hn = self.h2h(h).chunk(3, dim=1)
+            r, z = torch.sigmoid(xr + hr), torch.sigmoid(xz + hz)
+            h = (1 - z) * torch.tanh(xn + r * hn) + z * h
+            outs.append(h)
+        return self.head(torch.stack(outs, dim=1)[:, -1])
+
+
+class LSTMLoop(nn.Module):
+    """An LSTM written by hand: one Linear over cat([x_t, h]), gates by slicing."""
+
+    def __init__(self, d: int = 3, h: int = 4) -> None:
+        super().__init__()
+        self.h = h
+        self.gates, self.head = nn.Linear(d + h, 4 * h), nn.Linear(h, 3)
+
+    def forward(self, x_BTD: torch.Tensor) -> torch.Tensor:
+        b, n, h_ = x_BTD.shape[0], x_BTD.shape[1], self.h
+        h, c = x_BTD.new_zeros(b, h_), x_BTD.new_zeros(b, h_)
+        outs = []
+        for t in range(n):
+            g = self.gates(torch.cat([x_BTD[:, t], h], dim=1))
+            i, f, o, u = g[:, :h_], g[:, h_ : 2 * h_], g[:, 2 * h_ : 3 * h_], g[:, 3 * h_ :]
+            c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(u)
+            h = torch.sigmoid(o) * torch.tanh(c)
+            outs.append(h)
+        return self.head(torch.stack(outs, 1).flip(1)[:, 0])
+
+
+@pytest.mark.parametrize(
+    ("model", "x_shape"),
+    [(MaxDimPool, (2, 4, 4)), (IndexIm2col, (2, 4, 4)), (GRULoop, (2, 3, 3)), (LSTMLoop, (2, 3, 3))],
+    ids=["maxdim_pool", "index_im2col", "gru_loop", "lstm_loop"],
+)
+def test_user_rewrites_capture_and_their_reference_run_gives_the_fast_bits(
+    model: type[nn.Module], x_shape: tuple[int, ...], restore_threads: None
+) -> None:
+    from trainer.commit import state_root
+    from trainer.interp import Interpreter
+    from trainer.program import AdamWConfig, build_step, capture
+
+    torch.manual_seed(0)
+    step = build_step(model(), F.cross_entropy, AdamWConfig(lr=1e-2, clip_grad_norm=1.0))
+    state = step.init_state()
+    batch = {"x": torch.randn(x_shape), "y": torch.tensor([0, 2])}
+    program = capture(step, state, batch)
+    fast_state, fast_loss, fast_trace = Interpreter(program).trace(state, batch)
+    ref_state, _, ref_trace = Interpreter(program, use="reference").trace(state, batch)
+    mismatched = [
+        program.nodes[a.index].op for a, b in zip(fast_trace.records, ref_trace.records, strict=True) if a != b
+    ]
+    assert not mismatched, f"reference and fast kernels differ at: {mismatched[:5]}"
+    assert state_root(fast_state) == state_root(ref_state)
+    torch.set_num_threads(1)
+    assert Interpreter(program).trace(state, batch)[2].root == fast_trace.root
+    _, eager_loss = step.fn(state, batch)
+    assert abs(float(fast_loss) - float(eager_loss)) < 1e-5

@@ -12,6 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch import nn
 
+from trainer.commit import state_root
+from trainer.interp import Interpreter
+from trainer.program import AdamWConfig, build_step, capture
+from trainer.program.onnx_io import from_onnx, to_onnx
 from trainer.repops import UnsupportedOpError
 from trainer.repops import reduce as R
 from trainer.repops.shape import OPS, IndexRangeError
@@ -466,15 +470,12 @@ class LSTMLoop(nn.Module):
 def test_user_rewrites_capture_and_their_reference_run_gives_the_fast_bits(
     model: type[nn.Module], x_shape: tuple[int, ...], restore_threads: None
 ) -> None:
-    from trainer.commit import state_root
-    from trainer.interp import Interpreter
-    from trainer.program import AdamWConfig, build_step, capture
-
     torch.manual_seed(0)
     step = build_step(model(), F.cross_entropy, AdamWConfig(lr=1e-2, clip_grad_norm=1.0))
     state = step.init_state()
     batch = {"x": torch.randn(x_shape), "y": torch.tensor([0, 2])}
     program = capture(step, state, batch)
+    assert from_onnx(to_onnx(program)).program_hash == program.program_hash  # the new ops survive the artifact
     fast_state, fast_loss, fast_trace = Interpreter(program).trace(state, batch)
     ref_state, _, ref_trace = Interpreter(program, use="reference").trace(state, batch)
     mismatched = [

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 import torch
@@ -462,13 +462,33 @@ class LSTMLoop(nn.Module):
         return self.head(torch.stack(outs, 1).flip(1)[:, 0])
 
 
+class TorchRNN(nn.Module):
+    """nn.GRU / nn.LSTM themselves: capture functionalizes their in-place cells (mkldnn off)."""
+
+    def __init__(self, kind: str) -> None:
+        super().__init__()
+        self.rnn = getattr(nn, kind)(3, 4, batch_first=True)
+        self.head = nn.Linear(4, 3)
+
+    def forward(self, x_BTD: torch.Tensor) -> torch.Tensor:
+        out, _ = self.rnn(x_BTD)
+        return self.head(out[:, -1])
+
+
 @pytest.mark.parametrize(
     ("model", "x_shape"),
-    [(MaxDimPool, (2, 4, 4)), (IndexIm2col, (2, 4, 4)), (GRULoop, (2, 3, 3)), (LSTMLoop, (2, 3, 3))],
-    ids=["maxdim_pool", "index_im2col", "gru_loop", "lstm_loop"],
+    [
+        (MaxDimPool, (2, 4, 4)),
+        (IndexIm2col, (2, 4, 4)),
+        (GRULoop, (2, 3, 3)),
+        (LSTMLoop, (2, 3, 3)),
+        (lambda: TorchRNN("GRU"), (2, 3, 3)),
+        (lambda: TorchRNN("LSTM"), (2, 3, 3)),
+    ],
+    ids=["maxdim_pool", "index_im2col", "gru_loop", "lstm_loop", "nn_gru", "nn_lstm"],
 )
 def test_user_rewrites_capture_and_their_reference_run_gives_the_fast_bits(
-    model: type[nn.Module], x_shape: tuple[int, ...], restore_threads: None
+    model: Callable[[], nn.Module], x_shape: tuple[int, ...], restore_threads: None
 ) -> None:
     torch.manual_seed(0)
     step = build_step(model(), F.cross_entropy, AdamWConfig(lr=1e-2, clip_grad_norm=1.0))

@@ -18,7 +18,11 @@ from trainer.program import AdamWConfig, build_step, capture
 from trainer.program.onnx_io import from_onnx, to_onnx
 from trainer.repops import UnsupportedOpError
 from trainer.repops import reduce as R
-from trainer.repops.shape import OPS, IndexRangeError
+from trainer.repops.indexing import OPS as INDEXING_OPS
+from trainer.repops.shape import OPS as SHAPE_OPS
+from trainer.repops.shape import IndexRangeError
+
+OPS = {**SHAPE_OPS, **INDEXING_OPS}
 
 PAYLOAD_NAN = torch.tensor([0x7FC12345, 0xFFC00001 - 2**32], dtype=torch.int32).view(
     torch.float32

@@ -32,15 +32,15 @@ from trainer.repops._fixed import (
     round_f32_dyadic,
 )
 from trainer.repops._spec import OpSpec, RepOpsError, UnsupportedOpError
-from trainer.repops.linalg import native_isa
-from trainer.repops.shape import (
-    check_dim,
+from trainer.repops.indexing import (
     check_scatter,
     index_offsets,
     index_shapes,
     index_values,
     scatter_offsets,
 )
+from trainer.repops.linalg import native_isa
+from trainer.repops.shape import check_dim
 
 SEC_SUM = "Sums and means"
 SEC_MAX = "Maximum"

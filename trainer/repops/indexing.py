@@ -20,6 +20,7 @@ import torch
 
 from trainer.repops._spec import OpSpec, RepOpsError, UnsupportedOpError
 from trainer.repops.shape import (
+    SECTIONS,
     IndexRangeError,
     _flat,
     _indices,
@@ -297,7 +298,7 @@ def fmod_scalar(self: Tensor, other: int) -> Tensor:
 
 
 def _spec(name: str, fast: Any, reference: Any) -> OpSpec:
-    return OpSpec(name, fast, reference, "Data movement")
+    return OpSpec(name, fast, reference, SECTIONS.get(name, "Data movement"))
 
 
 OPS: dict[str, OpSpec] = {

@@ -450,8 +450,43 @@ def squeeze_dim(self: Tensor, dim: int) -> Tensor:
     return aten.squeeze.dim(self, check_dim(dim, self.dim(), "aten.squeeze.dim"))
 
 
+_DOC = "docs/repops/shape.md"
+SECTIONS: dict[str, str] = {  # operators specified under their own heading of shape.md
+    **dict.fromkeys(
+        [
+            "aten._unsafe_view.default",
+            "aten.transpose.int",
+            "aten.t.default",
+            "aten.squeeze.dim",
+            "aten.squeeze.default",
+        ],
+        f"{_DOC}: Views",
+    ),
+    **dict.fromkeys(
+        [
+            "aten.slice.Tensor",
+            "aten.narrow.default",
+            "aten.select.int",
+            "aten.slice_scatter.default",
+            "aten.select_scatter.default",
+            "aten.unbind.int",
+            "aten.split.Tensor",
+        ],
+        f"{_DOC}: Slices and selections",
+    ),
+    **dict.fromkeys(
+        ["aten.stack.default", "aten.flip.default", "aten.roll.default", "aten.repeat.default"],
+        f"{_DOC}: Reordering and repetition",
+    ),
+    **dict.fromkeys(
+        ["aten.index.Tensor", "aten.index_select.default", "aten.scatter.src"], f"{_DOC}: Advanced indexing"
+    ),
+    "aten.fmod.Scalar": f"{_DOC}: Index arithmetic",
+}
+
+
 def _spec(name: str, fast: Any, reference: Any) -> OpSpec:
-    return OpSpec(name, fast, reference, "Data movement")
+    return OpSpec(name, fast, reference, SECTIONS.get(name, "Data movement"))
 
 
 OPS: dict[str, OpSpec] = {

@@ -281,8 +281,8 @@ def indexing_cases(engines: list[str]) -> list[Case]:
     """The exact accumulations (scatter_add, index_put accumulate=True: the backwards of gather,
     advanced indexing and embedding) and the last-entry-wins scatter.src against torch's own
     (order-dependent fp32) kernels, at the sizes of a batch-64 step."""
+    from trainer.repops import indexing as S
     from trainer.repops import reduce as R
-    from trainer.repops import shape as S
 
     g = torch.Generator().manual_seed(0)
     cases = []

@@ -7,6 +7,8 @@ Every case is timed as medians of --runs timings after warm-up, ours and the bas
 alternating. The matmul suite also times the engine's GEMM alone against fp32 torch.mm (the
 floor of an exact product on this machine) and reports where the time of each product goes
 (quantize A, quantize B, GEMM, combine, each stage timed alone, paired with fp32 torch.mm).
+The indexing suite times the exact scatter_add / index_put accumulations and scatter.src
+against torch's own kernels.
 Prints tables and writes out/bench/repops.json:
 {"machine": {...}, "rows": [{"case", "ours_s", "baseline_s", "ratio", ...}], "splits": [...]}
 with ratio = ours_s / baseline_s. Run with the project's venv python.
@@ -275,7 +277,72 @@ def step_cases(engines: list[str]) -> list[Case]:
     return cases
 
 
-SUITES: dict[str, Callable[[list[str]], list[Case]]] = {"matmul": matmul_cases, "step": step_cases}
+def indexing_cases(engines: list[str]) -> list[Case]:
+    """The exact accumulations (scatter_add, index_put accumulate=True: the backwards of gather,
+    advanced indexing and embedding) and the last-entry-wins scatter.src against torch's own
+    (order-dependent fp32) kernels, at the sizes of a batch-64 step."""
+    from trainer.repops import indexing as S
+    from trainer.repops import reduce as R
+
+    g = torch.Generator().manual_seed(0)
+    cases = []
+    base = torch.zeros(64, 10)
+    index = torch.randint(0, 10, (64, 10), generator=g)
+    src = torch.randn(64, 10, generator=g)
+    cases.append(
+        Case(
+            "scatter_add 64x10 (cross-entropy's gather backward)",
+            lambda: R.scatter_add(base, 1, index, src),
+            lambda: torch.scatter_add(base, 1, index, src),
+        )
+    )
+    rows = torch.randint(0, 4096, (64 * 128,), generator=g)
+    grads = torch.randn(64 * 128, 128, generator=g)
+    table = torch.zeros(4096, 128)
+    cases.append(
+        Case(
+            "index_put acc 8192 rows into 4096x128 (embedding backward)",
+            lambda: R.index_put(table, [rows], grads, True),
+            lambda: torch.ops.aten.index_put.default(table, [rows], grads, True),
+        )
+    )
+    img = torch.randn(64, 16, 10, 10, generator=g)
+    hw = (torch.arange(8).reshape(8, 1) + torch.arange(3).reshape(1, 3)).reshape(8, 1, 3, 1)
+    ww = (torch.arange(8).reshape(8, 1) + torch.arange(3).reshape(1, 3)).reshape(1, 8, 1, 3)
+    patches_grad = torch.randn(64, 16, 8, 8, 3, 3, generator=g)
+    cases.append(
+        Case(
+            "index_put acc 64x16x8x8x3x3 into 64x16x10x10 (im2col backward)",
+            lambda: R.index_put(torch.zeros_like(img), [None, None, hw, ww], patches_grad, True),
+            lambda: torch.ops.aten.index_put.default(torch.zeros_like(img), [None, None, hw, ww], patches_grad, True),
+        )
+    )
+    pooled = torch.randn(64, 16, 8, 8, 4, generator=g)
+    arg = pooled.argmax(-1, keepdim=True)
+    grad = torch.randn(64, 16, 8, 8, 1, generator=g)
+    cases.append(
+        Case(
+            "scatter.src 64x16x8x8x4 (max(dim) backward)",
+            lambda: S.scatter_src(torch.zeros_like(pooled), 4, arg, grad),
+            lambda: torch.scatter(torch.zeros_like(pooled), 4, arg, grad),
+        )
+    )
+    dup = torch.randint(0, 8, (64, 16, 8, 8, 4), generator=g)
+    cases.append(
+        Case(
+            "scatter.src with duplicates 64x16x8x8x4 (last entry wins)",
+            lambda: S.scatter_src(torch.zeros_like(pooled), 4, dup % 4, pooled),
+            lambda: torch.scatter(torch.zeros_like(pooled), 4, dup % 4, pooled),
+        )
+    )
+    return cases
+
+
+SUITES: dict[str, Callable[[list[str]], list[Case]]] = {
+    "matmul": matmul_cases,
+    "step": step_cases,
+    "indexing": indexing_cases,
+}
 
 
 def cpu_model() -> str:

@@ -49,8 +49,13 @@ ACCUMULATES: Final[Mapping[tuple[str, str], str]] = {
     ("repops/linalg.md", "Maximum"): NO,
     ("repops/linalg.md", "Softmax and log-softmax"): EXACT,
     ("repops/linalg.md", "Layer norm"): EXACT,
-    ("repops/linalg.md", "Accumulating index_put"): EXACT,
+    ("repops/linalg.md", "Exact accumulation into indexed positions"): EXACT,
     ("repops/shape.md", "RepOps: data movement"): NO,
+    ("repops/shape.md", "Views"): NO,
+    ("repops/shape.md", "Slices and selections"): NO,
+    ("repops/shape.md", "Advanced indexing"): NO,
+    ("repops/shape.md", "Reordering and repetition"): NO,
+    ("repops/shape.md", "Index arithmetic"): NO,
 }
 
 

@@ -252,8 +252,8 @@ def test_unsupported_arguments_are_refused() -> None:
         R.sum_dim_intlist(x, [1], dtype=torch.float64)
     with pytest.raises(UnsupportedOpError, match="half_to_float=True"):
         R.softmax(x, 1, True)
-    with pytest.raises(UnsupportedOpError, match="accumulate=False"):
-        R.index_put(torch.zeros(3, 4), [torch.tensor([0])], torch.ones(1, 4), False)
+    with pytest.raises(UnsupportedOpError, match="boolean mask"):
+        R.index_put(torch.zeros(3, 4), [torch.tensor([True, False, True])], torch.ones(1, 4), True)
     with pytest.raises(UnsupportedOpError, match="float64"):
         R.mean_dim(x.double(), [1])
 

@@ -1,7 +1,8 @@
 """Capture a training step into a `Program`: trace with make_fx, normalize, check, record.
 
-`make_fx` over the pure step with torch's core ATen decompositions yields a graph of
-primitive ATen calls. Capture then
+`make_fx` over the functionalized step with torch's core ATen decompositions (and mkldnn
+off, so recurrent layers decompose into ordinary ops) yields a graph of primitive,
+out-of-place ATen calls. Capture then
 
 - names the graph inputs: state entries (canonical order), batch entries (canonical
   order); the step's constants (non-persistent buffers) and any tensor the graph holds
@@ -124,8 +125,17 @@ def trace(step: TrainStep, state: Mapping[str, Tensor], batch: Mapping[str, Tens
     example += [step.constants[n] for n in const_names]
     try:
         table: Any = core_aten_decompositions()
-        with fx_traceback.preserve_node_meta():  # so that make_fx copies _SourceRecorder's notes onto the nodes
-            return make_fx(flat, decomposition_table=table, record_stack_traces=True)(example)
+        # Functionalized, so the in-place ops of torch's own RNN cells (add_, sigmoid_, ...) become
+        # their out-of-place forms; with mkldnn off, nn.LSTM decomposes into matmuls and gates
+        # instead of the opaque mkldnn_rnn_layer (the graphs of steps without either are unchanged).
+        mkldnn = torch._C._get_mkldnn_enabled()
+        torch._C._set_mkldnn_enabled(False)
+        try:
+            pure = torch.func.functionalize(flat, remove="mutations")
+            with fx_traceback.preserve_node_meta():  # so that make_fx copies _SourceRecorder's notes onto the nodes
+                return make_fx(pure, decomposition_table=table, record_stack_traces=True)(example)
+        finally:
+            torch._C._set_mkldnn_enabled(mkldnn)
     except ProgramError:
         raise
     except Exception as e:

@@ -9,6 +9,7 @@ exp, log and rsqrt of trainer.repops.mathfn. Every NaN returned is the canonical
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Sequence
 
@@ -31,13 +32,21 @@ from trainer.repops._fixed import (
     round_f32_dyadic,
 )
 from trainer.repops._spec import OpSpec, RepOpsError, UnsupportedOpError
+from trainer.repops.indexing import (
+    check_scatter,
+    index_offsets,
+    index_shapes,
+    index_values,
+    scatter_offsets,
+)
 from trainer.repops.linalg import native_isa
+from trainer.repops.shape import check_dim
 
 SEC_SUM = "Sums and means"
 SEC_MAX = "Maximum"
 SEC_SOFTMAX = "Softmax and log-softmax"
 SEC_LAYER_NORM = "Layer norm"
-SEC_INDEX_PUT = "Accumulating index_put"
+SEC_INDEX_PUT = "Exact accumulation into indexed positions"
 
 _INTEGRAL = (torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
 
@@ -310,69 +319,6 @@ def native_layer_norm(
     return canonicalize_nan(out), mean, rstd
 
 
-def _index_put_args(
-    self: torch.Tensor, indices: Sequence[torch.Tensor | None], values: torch.Tensor, accumulate: bool
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """(idx (N,), values (N, D), self (V, D)) for the one supported form, else UnsupportedOpError."""
-    op = "aten.index_put.default"
-    if not accumulate:
-        raise UnsupportedOpError(f"{op} with accumulate=False: RepOps supports only accumulate=True")
-    if len(indices) != 1 or indices[0] is None:
-        raise UnsupportedOpError(f"{op}: RepOps supports one index tensor on the first dimension, got {len(indices)}")
-    idx = indices[0]
-    if idx.dtype not in (torch.int64, torch.int32):
-        raise UnsupportedOpError(f"{op}: index of dtype {idx.dtype}; RepOps supports int64 and int32 indices")
-    _check_float(self, op)
-    _check_float(values, op)
-    if self.dim() == 0:
-        raise RepOpsError(f"{op}: cannot index a 0-D tensor")
-    rows = self.shape[0]
-    flat = idx.reshape(-1).to(torch.int64)
-    if flat.numel() and bool(((flat < -rows) | (flat >= rows)).any()):
-        raise RepOpsError(f"{op}: an index lies outside [-{rows}, {rows})")
-    flat = torch.where(flat < 0, flat + rows, flat)
-    width = math.prod(self.shape[1:])
-    vals = values.expand(*idx.shape, *self.shape[1:]).reshape(flat.numel(), width)
-    return flat, vals, self.reshape(rows, width)
-
-
-def index_put(
-    self: torch.Tensor, indices: Sequence[torch.Tensor | None], values: torch.Tensor, accumulate: bool = False
-) -> torch.Tensor:
-    """aten.index_put.default with accumulate=True and one index tensor: out[r] = self[r] + G[r] for
-    every row r that some index names (other rows keep self's bits), G[r, c] the exact grid sum of
-    the values sent to (r, c), on column c's grid of p_sum(N) bits."""
-    idx, vals, base = _index_put_args(self, indices, values, accumulate)
-    n = idx.numel()
-    if n == 0:
-        return self.clone()
-    m = grid_max(vals, [0])
-    finite = all_finite(m)
-    v = (
-        vals
-        if finite
-        else torch.where(vals.abs() < math.inf, vals, torch.zeros((), dtype=vals.dtype, device=vals.device))
-    )
-    if not finite:
-        m = grid_max(v, [0])  # the column's largest finite |value|
-    q = quantize(v, grid_magic(m, p_sum(n)))  # float64, exact multiples of the column's step
-    acc = torch.zeros(base.shape, dtype=torch.float64, device=base.device).index_add_(0, idx, q)
-    g = acc.to(torch.float32)
-    if not finite:
-
-        def count(mask: torch.Tensor) -> torch.Tensor:
-            z = torch.zeros(base.shape, dtype=torch.int64, device=base.device)
-            return z.index_add_(0, idx, mask.to(torch.int64)) > 0
-
-        has_nan, has_pos, has_neg = count(torch.isnan(vals)), count(vals == math.inf), count(vals == -math.inf)
-        inf = torch.full((), math.inf, dtype=torch.float32, device=base.device)
-        g = torch.where(has_pos, inf, torch.where(has_neg, -inf, g))
-        g = torch.where(has_nan | (has_pos & has_neg), canonical_nan(base.device), g)
-    touched = torch.zeros(base.shape[0], dtype=torch.int64, device=base.device).index_add_(0, idx, torch.ones_like(idx))
-    out = torch.where((touched > 0).unsqueeze(1), torch.add(base, g), base)
-    return canonicalize_nan(out).reshape(self.shape)
-
-
 # --- scalar references ------------------------------------------------------------------------
 
 
@@ -546,36 +492,6 @@ def native_layer_norm_reference(
     )
 
 
-def index_put_reference(
-    self: torch.Tensor, indices: Sequence[torch.Tensor | None], values: torch.Tensor, accumulate: bool = False
-) -> torch.Tensor:
-    idx_t, vals_t, base_t = _index_put_args(self, indices, values, accumulate)
-    idx = idx_t.tolist()
-    vals = vals_t.tolist()
-    out = base_t.tolist()
-    n = len(idx)
-    if n == 0:
-        return self.clone()
-    p = p_sum(n)
-    width = base_t.shape[1]
-    for c in range(width):
-        col = [vals[i][c] for i in range(n)]
-        finite = [v for v in col if not (math.isnan(v) or math.isinf(v))]
-        e = exponent_ref(max((abs(v) for v in finite), default=0.0))
-        groups: dict[int, list[float]] = {}
-        for i, r in enumerate(idx):
-            groups.setdefault(r, []).append(col[i])
-        for r, terms in groups.items():
-            special = nonfinite_sum_ref(terms)
-            if special is None:
-                s = sum(round(math.ldexp(v, p - e)) for v in terms)
-                g = round_f32_dyadic(s, e - p)
-            else:
-                g = special
-            out[r][c] = round_f32(out[r][c] + g)
-    return torch.tensor(out, dtype=torch.float32).reshape(self.shape)
-
-
 OPS: dict[str, OpSpec] = {
     spec.name: spec
     for spec in (
@@ -587,6 +503,219 @@ OPS: dict[str, OpSpec] = {
         OpSpec("aten._softmax.default", softmax, softmax_reference, SEC_SOFTMAX),
         OpSpec("aten._log_softmax.default", log_softmax, log_softmax_reference, SEC_SOFTMAX),
         OpSpec("aten.native_layer_norm.default", native_layer_norm, native_layer_norm_reference, SEC_LAYER_NORM),
-        OpSpec("aten.index_put.default", index_put, index_put_reference, SEC_INDEX_PUT),
     )
 }
+
+
+# --- exact accumulation into indexed positions: index_put, index_add, scatter_add -------------
+#
+# Every one is "out = self, then position t gets f32(self[t] + G[t]) where G[t] is the exact grid
+# sum of the values sent to t" (linalg.md, Exact accumulation into indexed positions). The terms
+# form an (N, C) matrix: N entries per column, column c's grid from its largest finite |value|
+# with p_sum(N) bits, and every position receives terms of one column only.
+
+
+def _add_exact(base: torch.Tensor, dest: torch.Tensor, vals: torch.Tensor) -> torch.Tensor:
+    """base (flat, float32) with the exact column-grid sums of vals (N, C) added at dest (N, C)."""
+    n = vals.shape[0]
+    flat = base.reshape(-1)
+    if vals.numel() == 0:
+        return flat.clone()
+    m = grid_max(vals, [0])
+    finite = all_finite(m)
+    v = (
+        vals
+        if finite
+        else torch.where(vals.abs() < math.inf, vals, torch.zeros((), dtype=vals.dtype, device=vals.device))
+    )
+    if not finite:
+        m = grid_max(v, [0])  # the column's largest finite |value|
+    q = quantize(v, grid_magic(m, p_sum(n)))  # float64, exact multiples of the column's step
+    where = dest.reshape(-1)
+    acc = torch.zeros(flat.shape, dtype=torch.float64, device=flat.device).index_add_(0, where, q.reshape(-1))
+    g = acc.to(torch.float32)
+
+    def hit(mask: torch.Tensor) -> torch.Tensor:
+        z = torch.zeros(flat.shape, dtype=torch.int64, device=flat.device)
+        return z.index_add_(0, where, mask.reshape(-1).to(torch.int64)) > 0
+
+    if not finite:
+        has_nan, has_pos, has_neg = hit(torch.isnan(vals)), hit(vals == math.inf), hit(vals == -math.inf)
+        inf = torch.full((), math.inf, dtype=torch.float32, device=flat.device)
+        g = torch.where(has_pos, inf, torch.where(has_neg, -inf, g))
+        g = torch.where(has_nan | (has_pos & has_neg), canonical_nan(flat.device), g)
+    touched = hit(torch.ones_like(where, dtype=torch.bool))
+    return torch.where(touched, canonicalize_nan(torch.add(flat, g)), flat)
+
+
+def _add_exact_ref(base: list[float], terms: Sequence[tuple[int, object, float]], n: int) -> list[float]:
+    """The spec, by loops: terms (position, column, value), n entries per column."""
+    if not terms:
+        return list(base)
+    p = p_sum(n)
+    maxima: dict[object, float] = {}
+    groups: dict[int, list[float]] = {}
+    column: dict[int, object] = {}
+    for t, c, v in terms:
+        if not (math.isnan(v) or math.isinf(v)):
+            maxima[c] = max(maxima.get(c, 0.0), abs(v))
+        groups.setdefault(t, []).append(v)
+        column[t] = c
+    out = list(base)
+    for t, vs in groups.items():
+        special = nonfinite_sum_ref(vs)
+        if special is None:
+            e = exponent_ref(maxima.get(column[t], 0.0))
+            g = round_f32_dyadic(sum(round(math.ldexp(v, p - e)) for v in vs), e - p)
+        else:
+            g = special
+        out[t] = round_f32(out[t] + g)
+    return out
+
+
+def _index_put_check(self: torch.Tensor, values: torch.Tensor, accumulate: bool) -> None:
+    op = "aten.index_put.default"
+    if accumulate:
+        _check_float(self, op)
+        _check_float(values, op)
+    elif values.dtype != self.dtype:
+        raise UnsupportedOpError(f"{op}: values are {values.dtype} and self {self.dtype}; RepOps needs one dtype")
+    if self.dim() == 0:
+        raise RepOpsError(f"{op}: cannot index a 0-D tensor")
+
+
+def index_put(
+    self: torch.Tensor, indices: Sequence[torch.Tensor | None], values: torch.Tensor, accumulate: bool = False
+) -> torch.Tensor:
+    """aten.index_put.default. accumulate=True: exact sums of the values sent to each position;
+    accumulate=False: a copy, where two entries name one position the last (row-major) wins."""
+    op = "aten.index_put.default"
+    _index_put_check(self, values, accumulate)
+    dest, out_shape, at, ni = index_offsets(list(self.shape), indices, op)
+    vals = index_values(values, out_shape, at, ni, op)
+    if accumulate:
+        return _add_exact(self.contiguous(), dest, vals).reshape(self.shape)
+    flat = self.reshape(-1)
+    last = torch.full(flat.shape, -1, dtype=torch.int64, device=flat.device)
+    last.scatter_reduce_(0, dest.reshape(-1), torch.arange(dest.numel(), device=flat.device), "amax")
+    picked = vals.reshape(-1)[last.clamp(min=0)] if vals.numel() else flat
+    return torch.where(last >= 0, picked, flat).reshape(self.shape)
+
+
+def index_put_reference(
+    self: torch.Tensor, indices: Sequence[torch.Tensor | None], values: torch.Tensor, accumulate: bool = False
+) -> torch.Tensor:
+    op = "aten.index_put.default"
+    _index_put_check(self, values, accumulate)
+    shape = list(self.shape)
+    tdims, others, ishape, at, ts = index_shapes(shape, indices, op)
+    out_shape = [shape[k] for k in others]
+    out_shape[at:at] = ishape
+    try:
+        vals = values.expand(out_shape).contiguous().reshape(-1).tolist()
+    except RuntimeError:
+        raise RepOpsError(f"{op}: values of shape {list(values.shape)} do not broadcast to {out_shape}") from None
+    ix = [t.reshape(-1).tolist() for t in ts]
+    strides = [math.prod(shape[k + 1 :]) for k in range(len(shape))]
+    istrides = [math.prod(ishape[k + 1 :]) for k in range(len(ishape))]
+    terms = []
+    for pos, i in enumerate(itertools.product(*(range(n) for n in out_shape))):
+        block, rest = i[at : at + len(ishape)], i[:at] + i[at + len(ishape) :]
+        n = sum(a * b for a, b in zip(block, istrides, strict=True))
+        t = sum(ix[j][n] * strides[k] for j, k in enumerate(tdims))
+        t += sum(r * strides[k] for r, k in zip(rest, others, strict=True))
+        terms.append((t, rest, vals[pos]))
+    base = self.contiguous().reshape(-1).tolist()
+    if accumulate:
+        out = _add_exact_ref(base, terms, math.prod(ishape))
+        return torch.tensor(out, dtype=torch.float32).reshape(self.shape)
+    for t, _, v in terms:  # row-major order: the last write wins
+        base[t] = v
+    return torch.tensor(base, dtype=self.dtype).reshape(self.shape)
+
+
+def _index_add_args(self: torch.Tensor, dim: int, index: torch.Tensor, alpha: object) -> list[torch.Tensor | None]:
+    op = "aten.index_add.default"
+    if alpha != 1:
+        raise UnsupportedOpError(f"{op} with alpha={alpha}: RepOps supports only alpha=1 (multiply the source first)")
+    if index.dim() > 1:
+        raise RepOpsError(f"{op}: the index must be 0-D or 1-D, got {index.dim()}-D")
+    nd = max(self.dim(), 1)
+    if not -nd <= dim < nd:
+        raise RepOpsError(f"{op}: dimension {dim} out of range for a {self.dim()}-D tensor")
+    return [None] * (dim % nd) + [index.reshape(-1)]
+
+
+def _index_add_source(self: torch.Tensor, dim: int, index: torch.Tensor, source: torch.Tensor) -> None:
+    want = list(self.shape)
+    want[dim % max(self.dim(), 1)] = index.numel()
+    if list(source.shape) != want:
+        raise RepOpsError(f"aten.index_add.default: source has shape {list(source.shape)}, expected {want}")
+
+
+def index_add(
+    self: torch.Tensor, dim: int, index: torch.Tensor, source: torch.Tensor, *, alpha: object = 1
+) -> torch.Tensor:
+    """aten.index_add.default (alpha=1): index_put(self, [None] * dim + [index], source, True)."""
+    indices = _index_add_args(self, dim, index, alpha)
+    _index_add_source(self, dim, index, source)
+    return index_put(self, indices, source, True)
+
+
+def index_add_reference(
+    self: torch.Tensor, dim: int, index: torch.Tensor, source: torch.Tensor, *, alpha: object = 1
+) -> torch.Tensor:
+    indices = _index_add_args(self, dim, index, alpha)
+    _index_add_source(self, dim, index, source)
+    return index_put_reference(self, indices, source, True)
+
+
+def _scatter_add_check(self: torch.Tensor, dim: int, index: torch.Tensor, src: torch.Tensor) -> int:
+    op = "aten.scatter_add.default"
+    _check_float(self, op)
+    _check_float(src, op)
+    if self.dim() == 0:
+        raise UnsupportedOpError(f"{op} of a 0-D tensor")
+    d = check_dim(dim, self.dim(), op)
+    check_scatter(self, d, index, src, op)
+    return d
+
+
+def scatter_add(self: torch.Tensor, dim: int, index: torch.Tensor, src: torch.Tensor) -> torch.Tensor:
+    """aten.scatter_add.default: entry i adds src[i] at i with axis dim replaced by index[i]; the
+    N = index.shape[dim] entries of each column (the other coordinates of i) share one grid."""
+    d = _scatter_add_check(self, dim, index, src)
+    if index.numel() == 0:
+        return self.clone()
+    dest = scatter_offsets(list(self.shape), index, d).movedim(d, 0)
+    vals = src[tuple(slice(0, n) for n in index.shape)].movedim(d, 0)
+    n = index.shape[d]
+    return _add_exact(self.contiguous(), dest.reshape(n, -1), vals.reshape(n, -1)).reshape(self.shape)
+
+
+def scatter_add_reference(self: torch.Tensor, dim: int, index: torch.Tensor, src: torch.Tensor) -> torch.Tensor:
+    d = _scatter_add_check(self, dim, index, src)
+    shape, ishape = list(self.shape), list(index.shape)
+    strides = [math.prod(shape[k + 1 :]) for k in range(len(shape))]
+    sstrides = [math.prod(src.shape[k + 1 :]) for k in range(src.dim())]
+    ix, sv = index.contiguous().reshape(-1).tolist(), src.contiguous().reshape(-1).tolist()
+    terms = []
+    for k, i in enumerate(itertools.product(*(range(n) for n in ishape))):
+        j = list(i)
+        j[d] = ix[k]
+        value = sv[sum(a * b for a, b in zip(i, sstrides, strict=True))]
+        terms.append((sum(a * b for a, b in zip(j, strides, strict=True)), i[:d] + i[d + 1 :], value))
+    out = _add_exact_ref(self.contiguous().reshape(-1).tolist(), terms, ishape[d])
+    return torch.tensor(out, dtype=torch.float32).reshape(self.shape)
+
+
+OPS.update(
+    {
+        spec.name: spec
+        for spec in (
+            OpSpec("aten.index_put.default", index_put, index_put_reference, SEC_INDEX_PUT),
+            OpSpec("aten.index_add.default", index_add, index_add_reference, SEC_INDEX_PUT),
+            OpSpec("aten.scatter_add.default", scatter_add, scatter_add_reference, SEC_INDEX_PUT),
+        )
+    }
+)

@@ -515,8 +515,8 @@ class _MaxGeom:
         d = _pair(op, "dilation", dilation, 2)
         if min(k) < 1 or min(s) < 1 or min(d) < 1 or min(p) < 0:
             raise RepOpsError(f"{op}: kernel {k}, stride {s}, dilation {d} must be positive, padding {p} >= 0")
-        if any(pp * 2 > (kk - 1) * dd + 1 for pp, kk, dd in zip(p, k, d, strict=True)):
-            raise RepOpsError(f"{op}: padding {p} exceeds half the dilated kernel {k} (dilation {d})")
+        if any(pp > kk // 2 for pp, kk in zip(p, k, strict=True)):
+            raise RepOpsError(f"{op}: padding {p} exceeds half the kernel {k}")
         self.size = list(shape[-2:])
         self.out = [_pool_out(op, *a, ceil_mode) for a in zip(self.size, k, s, p, d, strict=True)]
         self.k, self.s, self.p, self.d = k, s, p, d
@@ -915,8 +915,8 @@ def _pad_args(self: Tensor, pad: Sequence[int], value: float | int | bool) -> li
     for i in range(len(pad) // 2):
         pairs[self.dim() - 1 - i] = (pad[2 * i], pad[2 * i + 1])
     for d, (a, b) in enumerate(pairs):
-        if self.shape[d] + a + b < 0:
-            raise RepOpsError(f"{OP_PAD}: padding {a, b} leaves dimension {d} of size {self.shape[d]} negative")
+        if self.shape[d] + min(a, 0) + min(b, 0) < 0:  # torch crops first, then pads
+            raise RepOpsError(f"{OP_PAD}: padding {a, b} crops more than dimension {d} of size {self.shape[d]} holds")
     return pairs
 
 

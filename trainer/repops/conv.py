@@ -24,7 +24,6 @@ from trainer.repops._fixed import (
     _exponent_field,
     canonical_nan,
     canonicalize_nan,
-    ceil_log2,
     exponent_ref,
     f32_bits,
     nonfinite_sum_ref,
@@ -260,7 +259,8 @@ def convolution_backward(
     if output_mask[1]:
         gw = g.back(_grad_weight(dy, g.as2d(input), g))
     if output_mask[2]:
-        gb = exact_sum(dy, [0, 2, 3], keepdim=False)
+        # the Sums rule over dy[:, o]; channel-major first so the native grid sum reads it in one pass
+        gb = exact_sum(dy.transpose(0, 1).contiguous(), [1, 2, 3], keepdim=False)
     return gi, gw, gb
 
 
@@ -458,9 +458,27 @@ def _gather_windows(planes: Tensor, idx: Tensor, valid: Tensor, fill: float) -> 
     return torch.where(valid, win, torch.tensor(fill, dtype=planes.dtype, device=planes.device))
 
 
-def _route_sum(terms: Tensor, dest: Tensor, size: int) -> Tensor:
+def _p_sum_of(count: Tensor) -> Tensor:
+    """p_sum(count) = min(50, 53 - ceil(log2 count)) elementwise (int64; 50 for a count of 0 or 1).
+
+    ceil(log2 c) is the bit length of c - 1, which frexp's exponent gives exactly (c < 2^53)."""
+    bitlen = torch.frexp((count - 1).clamp(min=0).to(torch.float64))[1].to(torch.int64)
+    return (53 - bitlen).clamp_(max=50)
+
+
+def _scatter_single(terms: Tensor, dest: Tensor, size: int) -> Tensor:
+    """_route_sum where no two terms share a destination: the Sums rule of one value is the value
+    itself (its grid has p_sum(1) = 50 bits), with -0 as +0 and NaN canonical."""
+    out = torch.zeros((terms.shape[0], size), dtype=torch.float32, device=terms.device)
+    return canonicalize_nan(out.scatter_(1, dest, terms.reshape(dest.shape) + 0.0))
+
+
+def _route_sum(terms: Tensor, dest: Tensor, size: int, disjoint: bool = False) -> Tensor:
     """out (B, size): out[b, d] = the Sums rule (linalg.md) over {terms[b, m] : dest[b, m] = d},
-    +0 where nothing lands. terms (B, M) fp32, dest (B, M) int64 in [0, size)."""
+    +0 where nothing lands. terms (B, M) fp32, dest (B, M) int64 in [0, size). `disjoint`: the
+    caller knows that no two terms of a row share a destination."""
+    if disjoint:
+        return _scatter_single(terms, dest, size)
     b = terms.shape[0]
     flat = (dest + torch.arange(b, device=dest.device).unsqueeze(1) * size).reshape(-1)
     t = terms.reshape(-1)
@@ -469,12 +487,7 @@ def _route_sum(terms: Tensor, dest: Tensor, size: int) -> Tensor:
     n = b * size
     count = torch.zeros(n, dtype=torch.int64, device=t.device).index_add_(0, flat, torch.ones_like(flat))
     m = torch.zeros(n, dtype=torch.float32, device=t.device).scatter_reduce_(0, flat, tf.abs(), "amax")
-    # p = p_sum(count) per destination: min(50, 53 - ceil(log2 count)); ceil(log2 c) = bit length of c - 1
-    c1 = (count - 1).clamp_(min=0)
-    bitlen = torch.zeros_like(c1)
-    for k in range(63):
-        bitlen += (c1 >> k) > 0
-    p = (53 - bitlen).clamp_(max=50)
+    p = _p_sum_of(count)  # per destination
     magic = (_exponent_field(m) + ((53 - p) << 52) + (1 << 51)).view(torch.float64)[flat]
     q = tf.to(torch.float64).add_(magic).sub_(magic)  # each term on its destination's grid (see _fixed.quantize)
     out = torch.zeros(n, dtype=torch.float64, device=t.device).index_add_(0, flat, q).to(torch.float32)
@@ -568,7 +581,8 @@ def max_pool2d_with_indices_backward(
     dest = _check_indices(grad_output, self, indices, g.out)
     size = g.size[0] * g.size[1]
     b = dest.shape[0]
-    return _route_sum(grad_output.reshape(b, -1), dest, size).reshape(self.shape)
+    disjoint = all(s >= (k - 1) * d + 1 for s, k, d in zip(g.s, g.k, g.d, strict=True))  # windows do not overlap
+    return _route_sum(grad_output.reshape(b, -1), dest, size, disjoint).reshape(self.shape)
 
 
 def _check_indices(grad_output: Tensor, self: Tensor, indices: Tensor, out: Sequence[int]) -> Tensor:
@@ -669,6 +683,15 @@ class _AvgGeom:
     starts: list[list[int]]  # per axis, each window's first position (may lie in the padding)
     lens: list[list[int]]  # per axis, each window's length
 
+    @property
+    def disjoint(self) -> bool:
+        """Whether no two windows share an input position (along both axes)."""
+        return all(
+            a + n <= b
+            for st, ln in zip(self.starts, self.lens, strict=True)
+            for a, n, b in zip(st, ln, st[1:], strict=False)
+        )
+
     @classmethod
     def pool(cls, op: str, shape: Sequence[int], kernel_size: Sequence[int], stride: Sequence[int],
              padding: Sequence[int], ceil_mode: bool, count_include_pad: bool,
@@ -732,9 +755,7 @@ def _avg_forward(x: Tensor, g: _AvgGeom, op: str) -> Tensor:
     finite = torch.isfinite(win)
     wf = torch.where(finite, win, torch.zeros((), dtype=win.dtype, device=win.device))
     count = valid.sum(1)  # (L,)
-    p = (53 - torch.tensor([ceil_log2(int(c)) for c in count.tolist()], dtype=torch.int64, device=x.device)).clamp_(
-        max=50
-    )
+    p = _p_sum_of(count)
     m = wf.abs().amax(2, keepdim=True)
     magic = (_exponent_field(m) + ((53 - p) << 52).reshape(1, -1, 1) + (1 << 51)).view(torch.float64)
     v = wf.to(torch.float64).add_(magic).sub_(magic).sum(2)  # exact (see _fixed.quantize)
@@ -763,7 +784,7 @@ def _avg_backward(grad_output: Tensor, x: Tensor, g: _AvgGeom, op: str) -> Tenso
     dest = idx[valid]  # (M,) the valid (window, position) pairs, window-major
     src = valid.nonzero()[:, 0]  # their window
     terms = t[:, src]
-    return _route_sum(terms, dest.unsqueeze(0).expand(b, -1), g.size[0] * g.size[1]).reshape(x.shape)
+    return _route_sum(terms, dest.unsqueeze(0).expand(b, -1), g.size[0] * g.size[1], g.disjoint).reshape(x.shape)
 
 
 def _windows_ref(g: _AvgGeom) -> list[list[int]]:

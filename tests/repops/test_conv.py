@@ -17,8 +17,8 @@ import torch
 import torch.nn.functional as F
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from torch import nn
 
+from trainer.program.models import DigitsCNN
 from trainer.repops import KERNELS, RepOpsError, UnsupportedOpError
 from trainer.repops import conv as C
 from trainer.repops._fixed import CANONICAL_NAN_BITS
@@ -338,6 +338,31 @@ def test_overlapping_windows_accumulate_exactly() -> None:
     )  # order of the terms does not matter
 
 
+@pytest.mark.parametrize("kind", ["special", "zeros", "ties"])
+def test_torchs_max_pool_plus_the_redone_windows_is_the_rule_everywhere(kind: str) -> None:
+    """The fast forward takes torch's kernel and redoes windows whose maximum is a zero or a NaN;
+    the result equals the rule applied to every window (many zeros, -0, NaN, ties here)."""
+    x = sample((4, 5, 9, 8), kind, 40)
+    x = torch.where(torch.rand(x.shape, generator=torch.Generator().manual_seed(1)) < 0.5, -x.abs() * 0, x)
+    for args in (([2, 2], [], [0, 0], [1, 1], False), ([3, 2], [2, 1], [1, 1], [2, 1], True)):
+        g = C._MaxGeom("test", x.shape, *args)
+        v, i = C._max_pool_generic(x.reshape(20, -1), g)
+        fv, fi = C.max_pool2d_with_indices(x, *args)
+        assert_same_bits(fv.reshape(20, -1), v)
+        assert torch.equal(fi.reshape(20, -1), i)
+
+
+def test_max_pool_backward_with_repeated_indices_sums_them() -> None:
+    """Indices are an input like any other: disjoint windows do not make them distinct. Indices that
+    all name position 0 get the Sums rule of every gradient there, not torch's (or a scatter's) result."""
+    x = torch.zeros(1, 1, 4, 4)
+    g = torch.tensor([[[[1.0, 2.0**-30], [-1.0, 0.0]]]])  # in order in fp32: 0
+    idx = torch.zeros(1, 1, 2, 2, dtype=torch.int64)
+    got = C.max_pool2d_with_indices_backward(g, x, [2, 2], [], [0, 0], [1, 1], False, idx)
+    assert_same_bits(got, C.max_pool2d_with_indices_backward_reference(g, x, [2, 2], [], [0, 0], [1, 1], False, idx))
+    assert got[0, 0, 0, 0].item() == 2.0**-30 and bool((got.reshape(-1)[1:] == 0).all())
+
+
 @pytest.mark.parametrize("kind", KINDS)
 def test_the_disjoint_window_shortcut_is_the_sums_rule(kind: str) -> None:
     """Where no two terms share a destination the backward scatters the values (-0 as +0, NaN
@@ -509,23 +534,6 @@ def test_ops_export_names_and_sections() -> None:
         assert str(getattr(getattr(aten, op), overload)) == name
         assert KERNELS[name] is spec
         assert spec.section in headings, spec.section
-
-
-class DigitsCNN(nn.Module):
-    """The issue's CNN: two 3x3 convolutions with padding 1, ReLU, 2x2 max pooling, tanh, two linears."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.conv1 = nn.Conv2d(1, 8, 3, padding=1)
-        self.conv2 = nn.Conv2d(8, 16, 3, padding=1)
-        self.fc1 = nn.Linear(16 * 2 * 2, 32)
-        self.fc2 = nn.Linear(32, 10)
-
-    def forward(self, x_B64: torch.Tensor) -> torch.Tensor:
-        x = x_B64.view(-1, 1, 8, 8)
-        x = F.max_pool2d(F.relu(self.conv1(x)), 2)
-        x = F.max_pool2d(F.relu(self.conv2(x)), 2)
-        return self.fc2(torch.tanh(self.fc1(x.flatten(1))))
 
 
 def test_a_small_cnn_trains_reproducibly_in_the_interpreter() -> None:

@@ -540,6 +540,27 @@ class _MaxGeom:
             raise UnsupportedOpError(f"{op}: a window holds no input position (kernel {k}, dilation {d}, padding {p})")
 
 
+def _max_rule(win: Tensor, valid: Tensor, rows: Tensor) -> tuple[Tensor, Tensor]:
+    """Per window (row): the aten.max.dim value and the flat position of its first holder.
+    win, valid, rows: (R, K) values (-inf where invalid), validity, flat input positions."""
+    v = _max_keepdim(win, [1])
+    same = (win == v) & (torch.signbit(win) == torch.signbit(v))
+    hit = torch.where(torch.isnan(v), torch.isnan(win), same) & valid
+    k = win.shape[1]
+    first = torch.amin(torch.where(hit, torch.arange(k, device=win.device), k), dim=1, keepdim=True)
+    return v[:, 0], rows.gather(1, first)[:, 0]
+
+
+def _max_pool_generic(planes: Tensor, g: _MaxGeom) -> tuple[Tensor, Tensor]:
+    """Every window by _max_rule: (B, L) values and indices."""
+    b, (nl, k) = planes.shape[0], g.idx.shape
+    idx, valid = g.idx.to(planes.device), g.valid.to(planes.device)
+    win = _gather_windows(planes, idx, valid, -math.inf).reshape(b * nl, k)
+    rows = idx.unsqueeze(0).expand(b, -1, -1).reshape(b * nl, k)
+    v, i = _max_rule(win, valid.unsqueeze(0).expand(b, -1, -1).reshape(b * nl, k), rows)
+    return v.reshape(b, nl), i.reshape(b, nl)
+
+
 def max_pool2d_with_indices(
     self: Tensor,
     kernel_size: Sequence[int],
@@ -549,19 +570,28 @@ def max_pool2d_with_indices(
     ceil_mode: bool = False,
 ) -> tuple[Tensor, Tensor]:
     """aten.max_pool2d_with_indices.default: per window the aten.max.dim rule (NaN if any, +0 over
-    -0) and the first position in window order holding it, as the flat index h * W + w."""
+    -0) and the first position in window order holding it, as the flat index h * W + w.
+
+    torch's own kernel takes the first strictly larger value in window order, which is this rule
+    for every window whose maximum is neither a zero nor a NaN (its value is an input's bits, its
+    index the first holder); the windows whose maximum is a zero or a NaN are redone by the rule."""
     _check_f32(OP_MAX, self=self)
     g = _MaxGeom(OP_MAX, self.shape, kernel_size, stride, padding, dilation, ceil_mode)
     planes, lead = _planes(OP_MAX, self)
-    idx, valid = g.idx.to(self.device), g.valid.to(self.device)
-    win = _gather_windows(planes, idx, valid, -math.inf)  # (B, L, K)
-    v = _max_keepdim(win, [2])
-    hit = torch.where(torch.isnan(v), torch.isnan(win), (win == v) & (torch.signbit(win) == torch.signbit(v))) & valid
-    k = win.shape[2]
-    first = torch.amin(torch.where(hit, torch.arange(k, device=self.device), k), dim=2)  # (B, L)
-    index = idx.unsqueeze(0).expand(planes.shape[0], -1, -1).gather(2, first.unsqueeze(2)).squeeze(2)
     shape = [*lead, *g.out]
-    return v.reshape(shape), index.reshape(shape)
+    if planes.numel() == 0:
+        v, i = _max_pool_generic(planes, g)
+        return v.reshape(shape), i.reshape(shape)
+    vt, it = torch.ops.aten.max_pool2d_with_indices(self.contiguous(), g.k, g.s, g.p, g.d, ceil_mode)
+    v, i = vt.reshape(planes.shape[0], -1), it.reshape(planes.shape[0], -1)
+    redo = (v == 0) | torch.isnan(v)
+    if bool(redo.any()):
+        b, pos = redo.nonzero(as_tuple=True)
+        rows, ok = g.idx.to(self.device)[pos], g.valid.to(self.device)[pos]
+        win = torch.where(ok, planes[b.unsqueeze(1), rows], torch.tensor(-math.inf, device=self.device))
+        fv, fi = _max_rule(win, ok, rows)
+        v, i = v.index_put((b, pos), fv), i.index_put((b, pos), fi)
+    return v.reshape(shape), i.reshape(shape)
 
 
 def max_pool2d_with_indices_backward(
@@ -581,8 +611,30 @@ def max_pool2d_with_indices_backward(
     dest = _check_indices(grad_output, self, indices, g.out)
     size = g.size[0] * g.size[1]
     b = dest.shape[0]
-    disjoint = all(s >= (k - 1) * d + 1 for s, k, d in zip(g.s, g.k, g.d, strict=True))  # windows do not overlap
-    return _route_sum(grad_output.reshape(b, -1), dest, size, disjoint).reshape(self.shape)
+    terms = grad_output.reshape(b, -1)
+    if _distinct(dest, g):  # the Sums rule of one value is the value: torch's 0 + g, -0 as +0
+        return canonicalize_nan(
+            torch.ops.aten.max_pool2d_with_indices_backward(
+                grad_output.contiguous(), self.contiguous(), g.k, g.s, g.p, g.d, ceil_mode, indices.contiguous()
+            )
+        )
+    return _route_sum(terms, dest, size).reshape(self.shape)
+
+
+def _distinct(dest: Tensor, g: _MaxGeom) -> bool:
+    """Whether no two indices of a plane can coincide: the windows do not overlap and every index
+    lies inside its own window's span."""
+    if not all(s >= (k - 1) * d + 1 for s, k, d in zip(g.s, g.k, g.d, strict=True)):
+        return False
+    w = g.size[1]
+    oh = torch.arange(g.out[0], device=dest.device).repeat_interleave(g.out[1])
+    ow = torch.arange(g.out[1], device=dest.device).repeat(g.out[0])
+    ih, iw = dest // w, dest % w
+    lo_h, lo_w = oh * g.s[0] - g.p[0], ow * g.s[1] - g.p[1]
+    inside = (
+        (ih >= lo_h) & (ih < lo_h + (g.k[0] - 1) * g.d[0] + 1) & (iw >= lo_w) & (iw < lo_w + (g.k[1] - 1) * g.d[1] + 1)
+    )
+    return bool(inside.all())
 
 
 def _check_indices(grad_output: Tensor, self: Tensor, indices: Tensor, out: Sequence[int]) -> Tensor:

@@ -340,7 +340,7 @@ def test_overlapping_windows_accumulate_exactly() -> None:
 
 @pytest.mark.parametrize("kind", ["special", "zeros", "ties"])
 def test_torchs_max_pool_plus_the_redone_windows_is_the_rule_everywhere(kind: str) -> None:
-    """The fast forward takes torch's kernel and redoes windows whose maximum is a zero or a NaN;
+    """The fast forward runs torch's kernel on order keys and redoes windows holding a NaN;
     the result equals the rule applied to every window (many zeros, -0, NaN, ties here)."""
     x = sample((4, 5, 9, 8), kind, 40)
     x = torch.where(torch.rand(x.shape, generator=torch.Generator().manual_seed(1)) < 0.5, -x.abs() * 0, x)

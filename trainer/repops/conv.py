@@ -572,9 +572,10 @@ def max_pool2d_with_indices(
     """aten.max_pool2d_with_indices.default: per window the aten.max.dim rule (NaN if any, +0 over
     -0) and the first position in window order holding it, as the flat index h * W + w.
 
-    torch's own kernel takes the first strictly larger value in window order, which is this rule
-    for every window whose maximum is neither a zero nor a NaN (its value is an input's bits, its
-    index the first holder); the windows whose maximum is a zero or a NaN are redone by the rule."""
+    Fast path: torch's own max_pool2d (first strictly larger value in window order) on the order
+    key of each value's bits as float64 (exact): the key orders -0 below +0, so the first holder of
+    the largest key is the rule's index, and the value is that input's bits. NaN has no place in
+    that order; windows holding one are redone by the rule."""
     _check_f32(OP_MAX, self=self)
     g = _MaxGeom(OP_MAX, self.shape, kernel_size, stride, padding, dilation, ceil_mode)
     planes, lead = _planes(OP_MAX, self)
@@ -582,11 +583,16 @@ def max_pool2d_with_indices(
     if planes.numel() == 0:
         v, i = _max_pool_generic(planes, g)
         return v.reshape(shape), i.reshape(shape)
-    vt, it = torch.ops.aten.max_pool2d_with_indices(self.contiguous(), g.k, g.s, g.p, g.d, ceil_mode)
-    v, i = vt.reshape(planes.shape[0], -1), it.reshape(planes.shape[0], -1)
-    redo = (v == 0) | torch.isnan(v)
-    if bool(redo.any()):
-        b, pos = redo.nonzero(as_tuple=True)
+    x = self.contiguous()
+    bits = x.view(torch.int32)
+    key = torch.bitwise_xor(bits, torch.bitwise_and(torch.bitwise_right_shift(bits, 31), 0x7FFFFFFF))
+    _, it = torch.ops.aten.max_pool2d_with_indices(key.to(torch.float64), g.k, g.s, g.p, g.d, ceil_mode)
+    i = it.reshape(planes.shape[0], -1)
+    v = planes.gather(1, i)
+    nan = torch.isnan(x)
+    if bool(nan.any()):
+        has = torch.ops.aten.max_pool2d_with_indices(nan.to(torch.float32), g.k, g.s, g.p, g.d, ceil_mode)[0]
+        b, pos = (has.reshape(planes.shape[0], -1) > 0).nonzero(as_tuple=True)
         rows, ok = g.idx.to(self.device)[pos], g.valid.to(self.device)[pos]
         win = torch.where(ok, planes[b.unsqueeze(1), rows], torch.tensor(-math.inf, device=self.device))
         fv, fi = _max_rule(win, ok, rows)

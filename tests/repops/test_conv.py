@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import onnx
 import pytest
 import torch
 import torch.nn.functional as F
@@ -541,6 +542,8 @@ def test_a_small_cnn_trains_reproducibly_in_the_interpreter() -> None:
     from trainer.data.dataset import digits
     from trainer.interp import Interpreter
     from trainer.program import AdamWConfig, build_step, capture
+    from trainer.program.capture import SKIPPED_OUTPUT
+    from trainer.program.onnx_io import from_bytes, to_bytes, to_onnx
 
     torch.manual_seed(0)  # torch's default init (the keyed initializer has no Conv2d rule yet)
     model = DigitsCNN()
@@ -553,6 +556,11 @@ def test_a_small_cnn_trains_reproducibly_in_the_interpreter() -> None:
     program = capture(step, state0, data.batch(1, 0, 32))
     ops = {n.op for n in program.nodes}
     assert {C.OP_CONV, C.OP_CONV_BWD, C.OP_MAX, C.OP_MAX_BWD} <= ops
+    skipped = [n for n in program.nodes if n.op == C.OP_CONV_BWD and SKIPPED_OUTPUT in n.outputs]
+    assert len(skipped) == 1  # conv1's input gradient (output_mask [False, True, True])
+    onnx.checker.check_model(to_onnx(program), full_check=True)
+    again = from_bytes(to_bytes(program))  # the artifact a task posts
+    assert again == program and again.graph_root == program.graph_root
     interp = Interpreter(program)
     roots, losses = [], []
     for n in (1, 2):

@@ -738,6 +738,8 @@ class _AvgGeom:
     idx: Tensor
     valid: Tensor
     divisor: list[int]  # per output position, row-major
+    regular: tuple[list[int], list[int], list[int]] | None = None  # avg_pool2d's (kernel, stride, padding)
+    ceil_mode: bool = False
     starts: list[list[int]]  # per axis, each window's first position (may lie in the padding)
     lens: list[list[int]]  # per axis, each window's length
 
@@ -773,6 +775,8 @@ class _AvgGeom:
         starts = [[o * s[a] - p[a] for o in range(g.out[a])] for a in range(2)]
         g.starts, g.lens = starts, [[k[a]] * g.out[a] for a in range(2)]
         g.idx, g.valid = _window_map(g.size, g.out, starts, g.lens, [1, 1], k)
+        g.regular = (k, s, p)
+        g.ceil_mode = ceil_mode
         padded = []  # torch: the window clipped to the padded input counts when count_include_pad
         inside = []
         for a in range(2):
@@ -803,23 +807,96 @@ class _AvgGeom:
         return g
 
 
+def _padded(planes: Tensor, g: _AvgGeom, fill: float = 0.0) -> tuple[Tensor, list[int]]:
+    """The planes (B, H, W) with `fill` around them so every window of a regular geometry lies
+    inside, and the right/bottom padding used."""
+    assert g.regular is not None
+    k, s, p = g.regular
+    right = [max(p[a], (g.out[a] - 1) * s[a] - p[a] + k[a] - g.size[a]) for a in range(2)]
+    x = planes.reshape(-1, *g.size)
+    return F.pad(x, (p[1], right[1], p[0], right[0]), value=fill), right
+
+
+def _strided_windows(planes: Tensor, g: _AvgGeom) -> Tensor:
+    """(B, L, K) window values of a regular geometry, zeros outside the input: the values and order
+    of _gather_windows(fill=0), read through a strided view of the zero-padded planes."""
+    assert g.regular is not None
+    (kh, kw), (sh, sw), _ = g.regular
+    xp, _ = _padded(planes, g)
+    sb, s_h, s_w = xp.stride()
+    ho, wo = g.out
+    view = xp.as_strided((xp.shape[0], ho, wo, kh, kw), (sb, s_h * sh, s_w * sw, s_h, s_w), xp.storage_offset())
+    return view.reshape(xp.shape[0], ho * wo, kh * kw)
+
+
+def _strided_route_sum(t: Tensor, g: _AvgGeom) -> Tensor:
+    """_route_sum for a regular geometry whose window terms are t (B, L): every window sends its
+    term to each of its positions, accumulated offset by offset on strided views of a padded
+    plane (max per destination, then each term on its destination's grid, exact float64 sums)."""
+    assert g.regular is not None
+    (kh, kw), (sh, sw), (ph, pw) = g.regular
+    ho, wo = g.out
+    b = t.shape[0]
+    tt = t.reshape(b, ho, wo)
+    finite = torch.isfinite(tt)
+    tf = torch.where(finite, tt, torch.zeros((), dtype=tt.dtype, device=tt.device))
+    zeros, _ = _padded(torch.zeros((b, g.size[0] * g.size[1]), dtype=torch.float32, device=t.device), g)
+    hp, wp = zeros.shape[1:]
+
+    def at(buf: Tensor, i: int, j: int) -> Tensor:
+        return buf[..., i : i + sh * (ho - 1) + 1 : sh, j : j + sw * (wo - 1) + 1 : sw]
+
+    mx, count = zeros.clone(), torch.zeros((hp, wp), dtype=torch.int64, device=t.device)
+    a = tf.abs()
+    for i in range(kh):
+        for j in range(kw):
+            at(mx, i, j).copy_(torch.maximum(at(mx, i, j), a))
+            at(count, i, j).add_(1)
+    magic = (_exponent_field(mx) + ((53 - _p_sum_of(count)) << 52) + (1 << 51)).view(torch.float64)
+    acc = torch.zeros((b, hp, wp), dtype=torch.float64, device=t.device)
+    t64 = tf.to(torch.float64)
+    for i in range(kh):
+        for j in range(kw):
+            c = at(magic, i, j)
+            at(acc, i, j).add_((t64 + c).sub_(c))  # each term on its destination's grid: exact sums
+    h, w = g.size
+    out = acc[:, ph : ph + h, pw : pw + w].to(torch.float32)
+    if not bool(finite.all()):
+        flags = []
+        for mask in (torch.isnan(tt), tt == math.inf, tt == -math.inf):
+            hit = torch.zeros((b, hp, wp), dtype=torch.bool, device=t.device)
+            for i in range(kh):
+                for j in range(kw):
+                    at(hit, i, j).logical_or_(mask)
+            flags.append(hit[:, ph : ph + h, pw : pw + w])
+        nan, pos, neg = flags
+        inf = torch.full((), math.inf, dtype=torch.float32, device=t.device)
+        out = torch.where(pos, inf, torch.where(neg, -inf, out))
+        out = torch.where(nan | (pos & neg), canonical_nan(t.device), out)
+    return out.reshape(b, h * w)
+
+
 def _avg_forward(x: Tensor, g: _AvgGeom, op: str) -> Tensor:
     """Per window: V = the exact Sums-rule value of its input values (p = p_sum(count)), then
     f32(RN64(V / divisor))."""
     _check_f32(op, self=x)
     planes, lead = _planes(op, x)
-    idx, valid = g.idx.to(x.device), g.valid.to(x.device)
-    win = _gather_windows(planes, idx, valid, 0.0)  # (B, L, K)
-    finite = torch.isfinite(win)
-    wf = torch.where(finite, win, torch.zeros((), dtype=win.dtype, device=win.device))
-    count = valid.sum(1)  # (L,)
-    p = _p_sum_of(count)
-    m = wf.abs().amax(2, keepdim=True)
+    valid = g.valid.to(x.device)
+    win = _strided_windows(planes, g) if g.regular else _gather_windows(planes, g.idx.to(x.device), valid, 0.0)
+    all_finite = bool(torch.isfinite(planes).all())
+    wf = win if all_finite else torch.where(torch.isfinite(win), win, torch.zeros((), dtype=win.dtype))
+    p = _p_sum_of(valid.sum(1))  # per window, from its number of input positions
+    if all_finite and g.regular:  # the window maxima of |x| by torch's max pool (exact; padding never wins)
+        k, st, pad = g.regular
+        m = torch.ops.aten.max_pool2d(planes.reshape(-1, *g.size).abs(), k, st, pad, [1, 1], g.ceil_mode)
+        m = m.reshape(planes.shape[0], -1, 1)
+    else:
+        m = wf.abs().amax(2, keepdim=True)
     magic = (_exponent_field(m) + ((53 - p) << 52).reshape(1, -1, 1) + (1 << 51)).view(torch.float64)
     v = wf.to(torch.float64).add_(magic).sub_(magic).sum(2)  # exact (see _fixed.quantize)
     div = torch.tensor(g.divisor, dtype=torch.float64, device=x.device)
     out = v.div_(div).to(torch.float32)
-    if not bool(finite.all()):
+    if not all_finite:
         nan = torch.isnan(win).any(2)
         pos, neg = (win == math.inf).any(2), (win == -math.inf).any(2)
         inf = torch.full((), math.inf, dtype=torch.float32, device=x.device)
@@ -838,6 +915,8 @@ def _avg_backward(grad_output: Tensor, x: Tensor, g: _AvgGeom, op: str) -> Tenso
     b = math.prod(x.shape[:-2])
     div = torch.tensor(g.divisor, dtype=torch.float32, device=x.device)
     t = canonicalize_nan(torch.div(grad_output.reshape(b, -1), div))  # (B, L)
+    if g.regular and not g.disjoint:
+        return _strided_route_sum(t, g).reshape(x.shape)
     idx, valid = g.idx.to(x.device), g.valid.to(x.device)
     dest = idx[valid]  # (M,) the valid (window, position) pairs, window-major
     src = valid.nonzero()[:, 0]  # their window
@@ -860,10 +939,7 @@ def _windows_ref(g: _AvgGeom) -> list[list[int]]:
 def _avg_forward_ref(x: Tensor, g: _AvgGeom, op: str) -> Tensor:
     _check_f32(op, self=x)
     planes, lead = _planes(op, x)
-    wins = [
-        [int(i) for i, ok in zip(ri, rv, strict=True) if ok]
-        for ri, rv in zip(g.idx.tolist(), g.valid.tolist(), strict=True)
-    ]
+    wins = _windows_ref(g)
     out = []
     for plane in planes.tolist():
         for win, d in zip(wins, g.divisor, strict=True):
@@ -885,10 +961,7 @@ def _avg_backward_ref(grad_output: Tensor, x: Tensor, g: _AvgGeom, op: str) -> T
     if tuple(grad_output.shape) != want:
         raise RepOpsError(f"{op}: grad_output {list(grad_output.shape)} must have the pooled shape {list(want)}")
     b = math.prod(x.shape[:-2])
-    wins = [
-        [int(i) for i, ok in zip(ri, rv, strict=True) if ok]
-        for ri, rv in zip(g.idx.tolist(), g.valid.tolist(), strict=True)
-    ]
+    wins = _windows_ref(g)
     size = g.size[0] * g.size[1]
     out = []
     for gr in grad_output.reshape(b, -1).tolist():

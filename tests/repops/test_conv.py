@@ -18,6 +18,7 @@ import torch
 import torch.nn.functional as F
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from torch import nn
 
 from trainer.program.models import DigitsCNN
 from trainer.repops import KERNELS, RepOpsError, UnsupportedOpError
@@ -598,6 +599,46 @@ def test_the_cnn_step_has_the_same_bits_with_reference_kernels() -> None:
     step = build_step(DigitsCNN(), F.cross_entropy, AdamWConfig(lr=1e-2, clip_grad_norm=1.0))
     state = step.init_state()
     batch = digits().batch(2, 0, 2)
+    program = capture(step, state, batch)
+    fast = Interpreter(program).trace(state, batch)[2]
+    ref = Interpreter(program, use="reference").trace(state, batch)[2]
+    assert [r.outputs for r in fast.records] == [r.outputs for r in ref.records]
+
+
+class PoolVariant(nn.Module):
+    """One convolution and one pooling variant a user would write: conv1d + max_pool1d, avg_pool2d,
+    adaptive_avg_pool2d, or F.pad with a crop before max_pool2d."""
+
+    def __init__(self, kind: str) -> None:
+        super().__init__()
+        self.kind = kind
+        self.conv2d = nn.Conv2d(1, 4, 3, padding=1)
+        self.conv1d = nn.Conv1d(1, 4, 3, padding=1)
+        self.fc = nn.Linear(4 * 16, 10)
+
+    def forward(self, x_B64: torch.Tensor) -> torch.Tensor:
+        if self.kind == "conv1d":
+            return self.fc(F.max_pool1d(F.relu(self.conv1d(x_B64.view(-1, 1, 64))), 4).flatten(1))
+        h = F.relu(self.conv2d(x_B64.view(-1, 1, 8, 8)))
+        if self.kind == "avg":
+            h = F.avg_pool2d(h, 3, 2, 1, count_include_pad=False)  # overlapping windows, clipped divisors
+        elif self.kind == "adaptive":
+            h = F.adaptive_avg_pool2d(h, 4)
+        else:
+            h = F.max_pool2d(F.pad(h, (1, -1, 0, 0)), 2)
+        return self.fc(h.flatten(1))
+
+
+@pytest.mark.parametrize("kind", ["conv1d", "avg", "adaptive", "pad"])
+def test_pooling_variants_capture_and_run_with_the_reference_bits(kind: str) -> None:
+    from trainer.interp import Interpreter
+    from trainer.program import AdamWConfig, build_step, capture
+
+    torch.manual_seed(2)
+    step = build_step(PoolVariant(kind), F.cross_entropy, AdamWConfig(lr=1e-2, clip_grad_norm=1.0))
+    state = step.init_state()
+    g = torch.Generator().manual_seed(3)
+    batch = {"x": torch.rand(3, 64, generator=g), "y": torch.randint(0, 10, (3,), generator=g)}
     program = capture(step, state, batch)
     fast = Interpreter(program).trace(state, batch)[2]
     ref = Interpreter(program, use="reference").trace(state, batch)[2]

@@ -338,10 +338,99 @@ def indexing_cases(engines: list[str]) -> list[Case]:
     return cases
 
 
+def conv_cases(engines: list[str]) -> list[Case]:
+    """Convolution (forward; backward with all three gradients) and pooling kernels against
+    torch's own fp32 kernels, at a mid-size layer and at the digits CNN's layers, and one
+    interpreted step of the digits CNN against the eager torch step."""
+    import torch.nn.functional as F
+
+    from trainer.interp import Interpreter
+    from trainer.program import AdamWConfig, build_step, capture
+    from trainer.program.models import DigitsCNN
+    from trainer.repops import conv
+
+    aten = torch.ops.aten
+    g = torch.Generator().manual_seed(0)
+    cases = []
+    shapes = [("32x16x32x32 * 32x16x3x3, pad 1", (32, 16, 32, 32), (32, 16, 3, 3), 1),
+              ("64x8x4x4 * 16x8x3x3, pad 1 (digits CNN conv2)", (64, 8, 4, 4), (16, 8, 3, 3), 1),
+              ("32x16x32x32 * 32x16x3x3, stride 2", (32, 16, 32, 32), (32, 16, 3, 3), 2)]  # fmt: skip
+    for label, xs, ws, stride in shapes:
+        x, w, b = torch.randn(xs, generator=g), torch.randn(ws, generator=g), torch.randn(ws[0], generator=g)
+        args = ([stride, stride], [1, 1], [1, 1], False, [0, 0], 1)
+        y = aten.convolution(x, w, b, *args)
+        dy = torch.randn(y.shape, generator=g)
+        mask = [True, True, True]
+        cases.append(
+            Case(
+                f"conv2d fwd {label}",
+                lambda x=x, w=w, b=b, a=args: conv.convolution(x, w, b, *a),
+                lambda x=x, w=w, b=b, a=args: aten.convolution(x, w, b, *a),
+            )
+        )
+        cases.append(
+            Case(
+                f"conv2d bwd {label}",
+                lambda d=dy, x=x, w=w, a=args, m=mask: conv.convolution_backward(d, x, w, [w.shape[0]], *a, m),
+                lambda d=dy, x=x, w=w, a=args, m=mask: aten.convolution_backward(d, x, w, [w.shape[0]], *a, m),
+            )
+        )
+    for label, shape in (("32x32x32x32", (32, 32, 32, 32)), ("64x16x4x4 (digits CNN)", (64, 16, 4, 4))):
+        x = torch.randn(shape, generator=g)
+        pool = ([2, 2], [], [0, 0], [1, 1], False)
+        v, i = aten.max_pool2d_with_indices(x, *pool)
+        cases.append(
+            Case(
+                f"max_pool2d 2x2 fwd {label}",
+                lambda x=x, p=pool: conv.max_pool2d_with_indices(x, *p),
+                lambda x=x, p=pool: aten.max_pool2d_with_indices(x, *p),
+            )
+        )
+        cases.append(
+            Case(
+                f"max_pool2d 2x2 bwd {label}",
+                lambda v=v, x=x, i=i, p=pool: conv.max_pool2d_with_indices_backward(v, x, *p, i),
+                lambda v=v, x=x, i=i, p=pool: aten.max_pool2d_with_indices_backward(v, x, *p, i),
+            )
+        )
+    x = torch.randn(32, 32, 32, 32, generator=g)
+    avg = ([3, 3], [2, 2], [1, 1], False, True, None)
+    y = aten.avg_pool2d(x, *avg)
+    cases.append(
+        Case("avg_pool2d 3x3/2 fwd 32x32x32x32", lambda: conv.avg_pool2d(x, *avg), lambda: aten.avg_pool2d(x, *avg))
+    )
+    cases.append(
+        Case(
+            "avg_pool2d 3x3/2 bwd 32x32x32x32",
+            lambda: conv.avg_pool2d_backward(y, x, *avg),
+            lambda: aten.avg_pool2d_backward(y, x, *avg),
+        )
+    )
+
+    from trainer.data.dataset import digits
+
+    torch.manual_seed(0)
+    step = build_step(DigitsCNN(), F.cross_entropy, AdamWConfig(lr=1e-2, weight_decay=0.01, clip_grad_norm=1.0))
+    state = step.init_state()
+    batch = digits().batch(1, 0, 64)
+    interp = Interpreter(capture(step, state, batch))
+    info: dict[str, object] = {"nodes": len(interp.program.nodes), "batch": 64}
+    cases.append(
+        Case(
+            "step digits CNN (interpreter vs eager)",
+            lambda: interp.run(state, batch),
+            lambda: step.fn(state, batch),
+            info,
+        )
+    )
+    return cases
+
+
 SUITES: dict[str, Callable[[list[str]], list[Case]]] = {
     "matmul": matmul_cases,
     "step": step_cases,
     "indexing": indexing_cases,
+    "conv": conv_cases,
 }
 
 

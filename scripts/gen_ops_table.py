@@ -56,6 +56,12 @@ ACCUMULATES: Final[Mapping[tuple[str, str], str]] = {
     ("repops/shape.md", "Advanced indexing"): NO,
     ("repops/shape.md", "Reordering and repetition"): NO,
     ("repops/shape.md", "Index arithmetic"): NO,
+    ("repops/conv.md", "Convolution"): EXACT,
+    ("repops/conv.md", "Convolution backward"): EXACT,
+    ("repops/conv.md", "Max pooling"): EXACT,  # its backward sums the gradients routed to one input
+    ("repops/conv.md", "Average pooling"): EXACT,
+    ("repops/conv.md", "Adaptive average pooling"): EXACT,
+    ("repops/conv.md", "Constant padding"): NO,
 }
 
 

@@ -67,6 +67,11 @@ from trainer.program.step import BATCH_INPUT, BATCH_TARGET, LOSS, TrainStep
 
 Tensor = torch.Tensor
 GRAPH_CONSTANT = "tensor_constant/"
+# A multi-output op's result that it does not compute (None in the graph, e.g. a gradient that
+# convolution_backward's output_mask turns off) is recorded as, and returned by kernels as, float32[0].
+SKIPPED_OUTPUT = TensorType(torch.float32, (0,))
+
+
 SOURCE = "refereed_source"  # node.meta["custom"] keys written by _SourceRecorder
 BACKWARD_OF = "refereed_backward_of"
 _LIBRARY_DIRS = tuple(os.path.dirname(m.__file__ or "") + os.sep for m in (torch, trainer))
@@ -330,6 +335,9 @@ def _record(n: fx.Node, index: int, env: Mapping[fx.Node, Ref | tuple[Ref, ...]]
     vals = list(val) if isinstance(val, list | tuple) else [val]
     outputs = []
     for k, v in enumerate(vals):
+        if v is None and len(vals) > 1:  # an optional result the op skips (output_mask): an empty tensor
+            outputs.append(SKIPPED_OUTPUT)
+            continue
         if not isinstance(v, Tensor):
             raise CaptureError(f"{op} output {k} is {type(v).__name__}, not a tensor, at {at}")
         try:

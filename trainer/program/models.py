@@ -1,4 +1,4 @@
-"""Two small reference models for the bundled workloads: an MLP and a character transformer.
+"""Small reference models: an MLP and a character transformer (the bundled workloads), a digits CNN.
 
 Ordinary `torch.nn.Module`s, single device, written so that their captured training step
 uses only operators that RepOps implements (no fused attention, no in-place updates, no
@@ -116,3 +116,22 @@ class CharTransformer(nn.Module):
 def sequence_cross_entropy(logits_BTV: torch.Tensor, targets_BT: torch.Tensor) -> torch.Tensor:
     """Mean cross-entropy over every position of every sequence."""
     return F.cross_entropy(logits_BTV.reshape(-1, logits_BTV.shape[-1]), targets_BT.reshape(-1))
+
+
+class DigitsCNN(nn.Module):
+    """The CNN of issue 15 for 8x8 digits: x_B64 -> view [B, 1, 8, 8] -> 3x3 conv (8 channels,
+    padding 1) -> ReLU -> 2x2 max pool -> 3x3 conv (16) -> ReLU -> 2x2 max pool -> Linear(64, 32)
+    -> tanh -> Linear(32, 10) -> logits_BC."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 8, 3, padding=1)
+        self.conv2 = nn.Conv2d(8, 16, 3, padding=1)
+        self.fc1 = nn.Linear(16 * 2 * 2, 32)
+        self.fc2 = nn.Linear(32, 10)
+
+    def forward(self, x_B64: torch.Tensor) -> torch.Tensor:
+        x = x_B64.view(-1, 1, 8, 8)
+        x = F.max_pool2d(F.relu(self.conv1(x)), 2)
+        x = F.max_pool2d(F.relu(self.conv2(x)), 2)
+        return self.fc2(torch.tanh(self.fc1(x.flatten(1))))

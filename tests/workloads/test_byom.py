@@ -16,18 +16,16 @@ from pathlib import Path
 import pytest
 import torch
 
-from offchain.agents.task import WorkloadRejected, check_workload
+from offchain.agents.task import check_workload
 from trainer.commit import state_root
 from trainer.data.dataset import Dataset
 from trainer.interp import Interpreter
-from trainer.repops import KERNELS
 from trainer.workloads import Workload, WorkloadError, load_workload
 
 REPO = Path(__file__).resolve().parents[2]
 PAGE = REPO / "docs" / "bring-your-own-model.md"
 EXAMPLES = REPO / "examples" / "byom"
 AFTER_THE_TERMINALS = "# after the terminals"
-NEEDS_CONV = "needs aten.convolution (conv kernels)"
 
 
 def python_blocks(text: str) -> list[str]:
@@ -96,7 +94,6 @@ def test_the_rings_workload_trains_bit_reproducibly_on_one_and_two_threads(folde
     assert state_root(w.initial_state()) != roots[0]
 
 
-@pytest.mark.skipif("aten.convolution.default" not in KERNELS, reason=NEEDS_CONV)
 def test_the_cnn_workload_captures_and_trains(folder: Path) -> None:
     w = load_workload("digits_cnn_task:workload")
     program = check_workload(w)
@@ -105,14 +102,6 @@ def test_the_cnn_workload_captures_and_trains(folder: Path) -> None:
     for step in range(2):
         state, loss = interp.run(state, w.dataset.batch(w.config.seed, step, w.config.batch_size))
     assert torch.isfinite(loss)
-
-
-@pytest.mark.skipif("aten.convolution.default" in KERNELS, reason="the conv kernels landed: the CNN captures")
-def test_the_cnn_is_refused_today_with_its_own_lines(folder: Path) -> None:
-    with pytest.raises(WorkloadRejected) as info:
-        check_workload(load_workload("digits_cnn_task:workload"))
-    where = info.value.args[0]
-    assert "aten.convolution.default" in where and "digits_cnn_task.py:30 in forward" in where
 
 
 def test_a_folder_dataset_has_the_root_of_the_same_tensors(tmp_path: Path) -> None:

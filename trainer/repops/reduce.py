@@ -596,7 +596,6 @@ OPS: dict[str, OpSpec] = {
 # Batch norm, group norm and the full mean (issue 15: norms of ordinary models)
 # =============================================================================================
 
-SEC_MEAN_ALL = "Sums and means"
 SEC_BATCH_NORM = "Batch norm"
 SEC_GROUP_NORM = "Group norm"
 
@@ -927,7 +926,7 @@ def native_group_norm_reference(
 NORM_OPS: dict[str, OpSpec] = {
     spec.name: spec
     for spec in (
-        OpSpec("aten.mean.default", mean_default, mean_default_reference, SEC_MEAN_ALL),
+        OpSpec("aten.mean.default", mean_default, mean_default_reference, SEC_SUM),
         OpSpec("aten.native_batch_norm.default", native_batch_norm, native_batch_norm_reference, SEC_BATCH_NORM),
         OpSpec(
             "aten._native_batch_norm_legit_functional.default",

@@ -186,3 +186,16 @@ def test_dropout_masks_are_keyed() -> None:
     assert not torch.equal(a, dropout_masks(model, seed=1, step=4, batch_size=64)["mask/1"])
     assert set(a.unique().tolist()) == {0.0, 2.0}
     assert 0.35 < float((a == 0).float().mean()) < 0.65
+
+
+def test_reference_kernels_and_onnx_round_trip_give_the_same_bits(setup) -> None:  # type: ignore[no-untyped-def]
+    from trainer.program.onnx_io import from_onnx, to_onnx
+
+    loss_name, model, _, state, program = setup
+    batch = _batch(model, 0, loss_name)
+    fast, loss_fast = Interpreter(program).run(state, batch)
+    ref, loss_ref = Interpreter(program, use="reference").run(state, batch)
+    again = from_onnx(to_onnx(program), expected_hash=program.program_hash)
+    round_trip, _ = Interpreter(again).run(state, batch)
+    assert _digest(fast) == _digest(ref) == _digest(round_trip)
+    assert torch.equal(loss_fast.view(torch.int32), loss_ref.view(torch.int32))

@@ -615,7 +615,9 @@ def _exact_div(x: torch.Tensor, dims: list[int], divisor: int) -> torch.Tensor:
     return _finish(s.div_(float(divisor)), x, dims, m)
 
 
-def _affine(out: torch.Tensor, weight: torch.Tensor | None, bias: torch.Tensor | None, shape: list[int]):
+def _affine(
+    out: torch.Tensor, weight: torch.Tensor | None, bias: torch.Tensor | None, shape: list[int]
+) -> torch.Tensor:
     if weight is not None:
         out = torch.mul(out, weight.reshape(shape))
     if bias is not None:
@@ -734,7 +736,16 @@ def native_batch_norm_legit_functional(
     )
 
 
-def _gn_check(op: str, input: torch.Tensor, weight, bias, n: int, c: int, hxw: int, group: int) -> None:
+def _gn_check(
+    op: str,
+    input: torch.Tensor,
+    weight: torch.Tensor | None,
+    bias: torch.Tensor | None,
+    n: int,
+    c: int,
+    hxw: int,
+    group: int,
+) -> None:
     _check_float(input, op)
     if input.dim() < 2 or input.shape[0] != n or input.shape[1] != c or input.numel() != n * c * hxw:
         raise RepOpsError(f"{op}: input shape {list(input.shape)} does not match N={n}, C={c}, HxW={hxw}")
@@ -909,7 +920,9 @@ def native_group_norm_reference(
     eps32 = round_f32(eps)
     cg = C // group
     rows = input.reshape(N, group, cg * HxW).tolist()
-    out, means, rstds = [], [], []
+    out: list[float] = []
+    means: list[float] = []
+    rstds: list[float] = []
     for n_i in range(N):
         for g in range(group):
             d, mu, rs, _ = _norm_slice_ref(rows[n_i][g], eps32)

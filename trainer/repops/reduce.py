@@ -647,11 +647,22 @@ def _bn_train(
     dims, shape, n = _bn_check(op, input, weight, bias)
     if n < 2:
         raise RepOpsError(f"{op}: training batch norm needs more than 1 value per channel, got {n}")
-    mean = exact_mean(input, dims, keepdim=True)
-    d = torch.sub(input, mean)
+    x = input
+    if input.dim() > 2:
+        # channels first, each channel's values one contiguous row: the reduced dims become one
+        # consecutive dim (the native exact sum); exact sums and elementwise steps do not
+        # depend on the layout, so the bits are those of the original one
+        c = input.shape[1]
+        x = input.transpose(0, 1).reshape(c, -1)
+        dims, shape = [1], [c, 1]
+    mean = exact_mean(x, dims, keepdim=True)
+    d = torch.sub(x, mean)
     var = exact_mean(torch.mul(d, d), dims, keepdim=True)
     rstd = mathfn.rsqrt(torch.add(var, torch.tensor(eps, dtype=torch.float32, device=input.device)))
     out = _affine(torch.mul(d, rstd), weight, bias, shape)
+    if input.dim() > 2:
+        moved = [input.shape[1], input.shape[0], *input.shape[2:]]
+        out = out.reshape(moved).transpose(0, 1).contiguous()
     return out, mean.reshape(-1), rstd.reshape(-1), d, dims, n
 
 

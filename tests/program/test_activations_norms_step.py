@@ -199,3 +199,36 @@ def test_reference_kernels_and_onnx_round_trip_give_the_same_bits(setup) -> None
     round_trip, _ = Interpreter(again).run(state, batch)
     assert _digest(fast) == _digest(ref) == _digest(round_trip)
     assert torch.equal(loss_fast.view(torch.int32), loss_ref.view(torch.int32))
+
+
+def _run_in_this_process(loss_name: str, steps: int, n_threads: int) -> str:
+    """Capture and run `steps` interpreted steps from scratch; the state root as hex."""
+    from trainer.commit import state_root
+
+    torch.manual_seed(0)
+    model = ResMLP()
+    step = build_step(model, LOSSES[loss_name], SGDConfig(lr=0.05, momentum=0.9))
+    state = step.init_state()
+    with threads(n_threads):
+        interp = Interpreter(capture(step, state, _batch(model, 0, loss_name)))
+        for t in range(steps):
+            state, _ = interp.run(state, _batch(model, t, loss_name))
+    return state_root(state).hex()
+
+
+def test_a_separate_process_gets_the_same_state_root() -> None:
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    code = (
+        "from tests.program.test_activations_norms_step import _run_in_this_process; "
+        "print(_run_in_this_process('bce', 3, 1))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300, env=env, cwd=root
+    )
+    assert out.stdout.strip().splitlines()[-1] == _run_in_this_process("bce", 3, 2)

@@ -545,6 +545,8 @@ def log1p_ref(x: float) -> float:
 
 def log1p(x: Tensor) -> Tensor:
     _check_f32(x, "log1p")
+    if (out := _native_loop("log1p", x)) is not None:
+        return out
     xd = x.double()
     u = xd + 1.0
     ok = u > 0.0  # x > -1 (x >= -1 + 2^-24 gives u >= 2^-24)

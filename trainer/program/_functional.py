@@ -42,8 +42,12 @@ RANDOM_HINT = (
 )
 
 
-def where(node: fx.Node) -> str:
-    """The user's source line that made `node`: the last frame of its recorded stack outside torch."""
+Where = Callable[[fx.Node], str]
+
+
+def stack_where(node: fx.Node) -> str:
+    """The user's source line that made `node`: the last frame of its recorded stack outside torch
+    (capture passes its own, better locator; this one serves direct callers)."""
     trace_text = node.meta.get("stack_trace") or ""
     frames = re.findall(r'File "([^"]+)", line (\d+), in (\S+)\n\s*(.*)', trace_text)
     if not frames:
@@ -77,7 +81,7 @@ def _functional_of(op: torch._ops.OpOverload) -> torch._ops.OpOverload | None:
     return getattr(packet, op._overloadname or "default", None)
 
 
-def refuse_random(graph: fx.Graph) -> None:
+def refuse_random(graph: fx.Graph, where: Where = stack_where) -> None:
     """CaptureError naming the first random operator and the user's line that called it."""
     for n in graph.nodes:
         op = _overload(n)
@@ -85,8 +89,9 @@ def refuse_random(graph: fx.Graph) -> None:
             raise CaptureError(f"{op} at {where(n)}: {RANDOM_HINT}")
 
 
-def remove_mutations(graph: fx.Graph) -> None:
-    """Rewrite every in-place call of `graph` to a pure one (see the module docstring)."""
+def remove_mutations(graph: fx.Graph, where: Where = stack_where) -> None:
+    """Rewrite every in-place call of `graph` to a pure one (see the module docstring); `where`
+    names a node's source line in errors."""
     nodes = list(graph.nodes)
     pos = {n: i for i, n in enumerate(nodes)}
     storage: dict[fx.Node, fx.Node] = {}
@@ -128,10 +133,10 @@ def remove_mutations(graph: fx.Graph) -> None:
         if op is None:
             continue
         if op in _EMPTY:
-            n = _zeros_for_empty(graph, n)
+            n = _zeros_for_empty(graph, n, where)
             continue
         if op is _BN and n.args[5] and (n.args[3] is not None or n.args[4] is not None):
-            _rewrite_batch_norm(graph, n, pos, check_mutation, redirect)
+            _rewrite_batch_norm(graph, n, pos, check_mutation, redirect, where)
             continue
         if not _writes_first(op):
             if _returns_alias(op) and n.args and isinstance(n.args[0], fx.Node):
@@ -141,7 +146,7 @@ def remove_mutations(graph: fx.Graph) -> None:
         assert isinstance(target, fx.Node)
         if op is _COPY_:
             check_mutation(target, n, op)
-            new = _fresh_copy(graph, n, target, n.args[1])
+            new = _fresh_copy(graph, n, target, n.args[1], where)
         else:
             functional = _functional_of(op)
             if functional is None:
@@ -160,7 +165,7 @@ def remove_mutations(graph: fx.Graph) -> None:
         graph.erase_node(n)
 
 
-def _zeros_for_empty(graph: fx.Graph, n: fx.Node) -> fx.Node:
+def _zeros_for_empty(graph: fx.Graph, n: fx.Node, where: Where) -> fx.Node:
     """An uninitialised tensor (its readers use only its shape, or overwrite it) as zeros."""
     val = n.meta.get("val")
     if val is None:
@@ -173,7 +178,7 @@ def _zeros_for_empty(graph: fx.Graph, n: fx.Node) -> fx.Node:
     return new
 
 
-def _fresh_copy(graph: fx.Graph, n: fx.Node, dst: fx.Node, src: object) -> fx.Node:
+def _fresh_copy(graph: fx.Graph, n: fx.Node, dst: fx.Node, src: object, where: Where) -> fx.Node:
     """The value `copy_(dst, src)` leaves in dst, as a new tensor: src broadcast to dst's shape
     and converted to dst's dtype."""
     dval, sval = dst.meta.get("val"), src.meta.get("val") if isinstance(src, fx.Node) else None
@@ -198,6 +203,7 @@ def _rewrite_batch_norm(
     pos: dict[fx.Node, int],
     check_mutation: Callable[[fx.Node, fx.Node, object], None],
     redirect: Callable[[fx.Node, fx.Node, int], None],
+    where: Where,
 ) -> None:
     """native_batch_norm(training=True) with running statistics -> the functional overload;
     later readers of running_mean / running_var read its outputs 3 / 4."""

@@ -206,8 +206,8 @@ def _lower(
     supported: frozenset[str],
 ) -> Program:
     graph = gm.graph
-    refuse_random(graph)
-    remove_mutations(graph)
+    refuse_random(graph, _where)
+    remove_mutations(graph, _where)
     graph.eliminate_dead_code()
 
     counts: Counter[str] = Counter()

@@ -11,7 +11,6 @@ import pytest
 from offchain.chain.anvil import Anvil
 from offchain.chain.build import Artifact, compile_contracts
 
-
 EXHAUSTIVE_ENV = "REFEREED_EXHAUSTIVE"
 
 

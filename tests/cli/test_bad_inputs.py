@@ -622,7 +622,8 @@ def _trainer_cases() -> dict[str, tuple[Callable[[], Any], str]]:
     from trainer.program import AdamWConfig, SGDConfig, build_step
 
     def batchnorm() -> Any:
-        return build_step(nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4)), F.cross_entropy, SGDConfig(lr=0.1))
+        model = nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4, momentum=None))  # cumulative average: refused
+        return build_step(model, F.cross_entropy, SGDConfig(lr=0.1))
 
     inf, nan = float("inf"), float("nan")
     return {
@@ -633,7 +634,7 @@ def _trainer_cases() -> dict[str, tuple[Callable[[], Any], str]]:
         "adamw-eps-inf": (lambda: AdamWConfig(lr=1e-3, eps=inf), "eps must be a finite number"),
         "adamw-beta-nan": (lambda: AdamWConfig(lr=1e-3, betas=(nan, 0.9)), "betas[0] must be a finite number"),
         "adamw-clip-inf": (lambda: AdamWConfig(lr=1e-3, clip_grad_norm=inf), "clip_grad_norm must be a finite"),
-        "capture-batchnorm": (batchnorm, "1 (BatchNorm1d) update running statistics"),
+        "capture-batchnorm": (batchnorm, "batch norm 1 has momentum=None"),
     }
 
 

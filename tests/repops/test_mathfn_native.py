@@ -22,6 +22,7 @@ Fn = Callable[[torch.Tensor], torch.Tensor]
 FUNCS: dict[str, tuple[str, Fn, Callable[[float], float]]] = {
     "exp": ("exp", M.exp, M.exp_ref),
     "log": ("log", M.log, M.log_ref),
+    "log1p": ("log1p", M.log1p, M.log1p_ref),
     "sqrt": ("sqrt", M.sqrt, M.sqrt_ref),
     "rsqrt": ("rsqrt", M.rsqrt, M.rsqrt_ref),
     "tanh": ("tanh", M.tanh, M.tanh_ref),

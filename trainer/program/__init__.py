@@ -7,6 +7,7 @@ Formats: docs/program.md.
 
 from trainer.program._schema import bind_args
 from trainer.program.capture import capture, trace
+from trainer.program.dropout import KeyedDropout, dropout_masks
 from trainer.program.errors import CaptureError, ProgramError, ProgramFormatError, UnsupportedOperatorsError
 from trainer.program.optim import AdamWConfig, OptimizerConfig, SGDConfig
 from trainer.program.program import (
@@ -36,6 +37,7 @@ __all__ = [
     "Constant",
     "InputKind",
     "InputRef",
+    "KeyedDropout",
     "Node",
     "NodeRef",
     "OptimizerConfig",
@@ -53,6 +55,7 @@ __all__ = [
     "bind_args",
     "build_step",
     "capture",
+    "dropout_masks",
     "graph_leaf",
     "trace",
     "verify_node",

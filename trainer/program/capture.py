@@ -7,6 +7,7 @@ out-of-place ATen calls. Capture then
 - names the graph inputs: state entries (canonical order), batch entries (canonical
   order); the step's constants (non-persistent buffers) and any tensor the graph holds
   as an attribute become named program constants;
+- refuses random operators and rewrites in-place calls to pure ones (`_functional`);
 - removes value-preserving aliases (`aten.alias`, `aten.lift_fresh_copy`), whose users
   read the aliased tensor instead, and dead nodes;
 - resolves `getitem` on multi-output nodes into references to an output slot;
@@ -44,6 +45,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 import trainer
 from trainer.commit.records import canonical_names
+from trainer.program._functional import refuse_random, remove_mutations
 from trainer.program._schema import TENSOR_KINDS, ArgKind, ArgSpec, arg_specs
 from trainer.program.errors import CaptureError, ProgramError, UnsupportedOperatorsError
 from trainer.program.ops import DROPPED_OPS, supported_ops
@@ -219,6 +221,8 @@ def _lower(
     supported: frozenset[str],
 ) -> Program:
     graph = gm.graph
+    refuse_random(graph, _where)
+    remove_mutations(graph, _where)
     graph.eliminate_dead_code()
 
     counts: Counter[str] = Counter()

@@ -8,7 +8,7 @@ ATen overload name ("aten.mm.default"). An operator claimed by two modules is an
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from trainer.repops import conv, elementwise, indexing, linalg, reduce, shape
+from trainer.repops import activations, conv, elementwise, indexing, linalg, reduce, shape
 from trainer.repops._spec import Kernel, OpSpec, RepOpsError, UnsupportedOpError
 
 
@@ -22,6 +22,8 @@ def _union(*tables: Mapping[str, OpSpec]) -> Mapping[str, OpSpec]:
     return MappingProxyType(merged)
 
 
-KERNELS: Mapping[str, OpSpec] = _union(elementwise.OPS, linalg.OPS, reduce.OPS, shape.OPS, indexing.OPS, conv.OPS)
+KERNELS: Mapping[str, OpSpec] = _union(
+    elementwise.OPS, activations.OPS, linalg.OPS, reduce.OPS, shape.OPS, indexing.OPS, conv.OPS
+)
 
 __all__ = ["KERNELS", "Kernel", "OpSpec", "RepOpsError", "UnsupportedOpError"]

@@ -56,7 +56,7 @@ SOURCE = Path(__file__).with_name("native_src") / "mathfn.c"
 LIBRARY = SOURCE.with_name("libmathfn.so")
 
 # mathfn name -> exported C loop `void rt_<name>_f32(const float *x, float *out, size_t n)`.
-KERNELS = ("exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "erf", "gelu", "gelu_tanh")
+KERNELS = ("exp", "log", "log1p", "sqrt", "rsqrt", "tanh", "sigmoid", "erf", "gelu", "gelu_tanh")
 
 # -ffp-contract=off is required for the bits (no FMA), and -ffast-math must never be added:
 # see the header of mathfn.c. -fno-math-errno only lets sqrt be a single instruction.

@@ -502,7 +502,7 @@ def _unary_math(
     return fast, reference
 
 
-_POW_EXPONENTS = (0.0, 1.0, 2.0, 3.0, -1.0, -2.0, 0.5, -0.5)
+_POW_EXPONENTS = (0.0, 1.0, 2.0, 3.0, -1.0, -2.0, -3.0, 0.5, -0.5, 1.5, -1.5)
 
 
 def _pow_exponent(exponent: Scalar) -> float:
@@ -532,8 +532,14 @@ def pow_fast(self: Tensor, exponent: Scalar) -> Tensor:
         return M.canonicalize_nan_(torch.reciprocal(x))
     if e == -2.0:
         return M.canonicalize_nan_(torch.mul(x, x).reciprocal_())
+    if e == -3.0:
+        return M.canonicalize_nan_(torch.mul(x, x).mul_(x).reciprocal_())
     if e == 0.5:
         return M.sqrt(x)
+    if e == 1.5:
+        return M.canonicalize_nan_(torch.mul(x, M.sqrt(x)))
+    if e == -1.5:
+        return M.canonicalize_nan_(torch.mul(x, M.sqrt(x)).reciprocal_())
     return M.rsqrt(x)
 
 
@@ -550,8 +556,14 @@ def _pow_ref_value(v: float, e: float) -> float:
         return _ref_float_binop("div", 1.0, v)
     if e == -2.0:
         return _ref_float_binop("div", 1.0, _ref_float_binop("mul", v, v))
+    if e == -3.0:
+        return _ref_float_binop("div", 1.0, _ref_float_binop("mul", _ref_float_binop("mul", v, v), v))
     if e == 0.5:
         return M.sqrt_ref(v)
+    if e == 1.5:
+        return _ref_float_binop("mul", v, M.sqrt_ref(v))
+    if e == -1.5:
+        return _ref_float_binop("div", 1.0, _ref_float_binop("mul", v, M.sqrt_ref(v)))
     return M.rsqrt_ref(v)
 
 

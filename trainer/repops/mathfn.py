@@ -53,6 +53,8 @@ __all__ = [
     "gelu",
     "gelu_ref",
     "log",
+    "log1p",
+    "log1p_ref",
     "log_ref",
     "rsqrt",
     "rsqrt_ref",
@@ -354,11 +356,8 @@ def log_ref(x: float) -> float:
     return f32(_log64(x))
 
 
-def log(x: Tensor) -> Tensor:
-    _check_f32(x, "log")
-    if (y := _native_loop("log", x)) is not None:
-        return y
-    xd = x.double()
+def _log64_t(xd: Tensor) -> Tensor:
+    """The spec's log core on a float64 tensor (meaningful for positive finite values only)."""
     b = xd.view(torch.int64)
     k = b - SQRTH_BITS
     k.bitwise_right_shift_(52)  # arithmetic shift: floor
@@ -368,7 +367,14 @@ def log(x: Tensor) -> Tensor:
     z = s * s
     lm = _horner_t(z, LOG_H)
     lm.mul_(z).add_(2.0).mul_(s)
-    y = k.double().mul_(LN2).add_(lm).float()
+    return k.double().mul_(LN2).add_(lm)
+
+
+def log(x: Tensor) -> Tensor:
+    _check_f32(x, "log")
+    if (y := _native_loop("log", x)) is not None:
+        return y
+    y = _log64_t(x.double()).float()
     # special inputs (not positive finite): the core's value is replaced
     y = torch.where(x > 0.0, y, torch.where(x == 0.0, -_INF, _NAN))
     return y.masked_fill_(x == _INF, _INF)
@@ -518,3 +524,34 @@ def gelu(x: Tensor, approximate: str = "none") -> Tensor:
     big = torch.where(y < 0.0, c, 1.0 - c)
     phi = torch.where(ay < ERF_SPLIT, small, big)
     return canonicalize_nan_(phi.mul_(xc).float())
+
+
+# ---- log1p ----------------------------------------------------------------------------------
+
+
+def log1p_ref(x: float) -> float:
+    """log(1 + x) of an fp32 value: u = 1 + x; x if u == 1, else log64(u) * (x / (u - 1))."""
+    if x != x or x < -1.0:
+        return _NAN
+    if x == -1.0:
+        return -_INF
+    if x == _INF:
+        return _INF
+    u = 1.0 + x
+    if u == 1.0:
+        return f32(x)
+    return f32(_log64(u) * (x / (u - 1.0)))
+
+
+def log1p(x: Tensor) -> Tensor:
+    _check_f32(x, "log1p")
+    if (out := _native_loop("log1p", x)) is not None:
+        return out
+    xd = x.double()
+    u = xd + 1.0
+    ok = u > 0.0  # x > -1 (x >= -1 + 2^-24 gives u >= 2^-24)
+    core = _log64_t(torch.where(ok, u, 1.0))
+    y = core.mul_(xd / (u - 1.0))
+    y = torch.where(u == 1.0, xd, y).float()
+    y = torch.where(x > -1.0, y, torch.where(x == -1.0, -_INF, _NAN))
+    return canonicalize_nan_(y.masked_fill_(x == _INF, _INF))

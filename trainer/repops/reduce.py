@@ -719,3 +719,375 @@ OPS.update(
         )
     }
 )
+
+
+# =============================================================================================
+# Batch norm, group norm and the full mean (issue 15: norms of ordinary models)
+# =============================================================================================
+
+SEC_BATCH_NORM = "Batch norm"
+SEC_GROUP_NORM = "Group norm"
+
+
+def mean_default(self: torch.Tensor, *, dtype: torch.dtype | None = None) -> torch.Tensor:
+    """aten.mean.default: the mean of all elements (as aten.mean.dim over every dimension)."""
+    return mean_dim(self, None, False, dtype=dtype)
+
+
+def mean_default_reference(self: torch.Tensor, *, dtype: torch.dtype | None = None) -> torch.Tensor:
+    return mean_dim_reference(self, None, False, dtype=dtype)
+
+
+def _exact_div(x: torch.Tensor, dims: list[int], divisor: int) -> torch.Tensor:
+    """The exact grid sum of each slice divided by `divisor` in float64, rounded once (keepdim)."""
+    s, m = _grid_sum(x, dims)
+    return _finish(s.div_(float(divisor)), x, dims, m)
+
+
+def _affine(
+    out: torch.Tensor, weight: torch.Tensor | None, bias: torch.Tensor | None, shape: list[int]
+) -> torch.Tensor:
+    if weight is not None:
+        out = torch.mul(out, weight.reshape(shape))
+    if bias is not None:
+        out = torch.add(out, bias.reshape(shape))
+    return canonicalize_nan(out)
+
+
+def _bn_check(op: str, input: torch.Tensor, *ts: torch.Tensor | None) -> tuple[list[int], list[int], int]:
+    """(reduced dims, channel broadcast shape, values per channel)."""
+    if input.dim() < 2:
+        raise RepOpsError(f"{op}: input must be at least 2-D (N, C, ...), got shape {list(input.shape)}")
+    _check_float(input, op)
+    c = input.shape[1]
+    for t in ts:
+        if t is not None:
+            _check_float(t, op)
+            if tuple(t.shape) != (c,):
+                raise RepOpsError(f"{op}: per-channel tensors must have shape [{c}], got {list(t.shape)}")
+    dims = [0, *range(2, input.dim())]
+    return dims, [1, c] + [1] * (input.dim() - 2), math.prod(input.shape[d] for d in dims)
+
+
+def _bn_train(
+    op: str, input: torch.Tensor, weight: torch.Tensor | None, bias: torch.Tensor | None, eps: float
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, list[int], int]:
+    """(out, mean [C], rstd [C], d = x - mean, dims, n) of batch norm with batch statistics."""
+    dims, shape, n = _bn_check(op, input, weight, bias)
+    if n < 2:
+        raise RepOpsError(f"{op}: training batch norm needs more than 1 value per channel, got {n}")
+    x = input
+    if input.dim() > 2:
+        # channels first, each channel's values one contiguous row: the reduced dims become one
+        # consecutive dim (the native exact sum); exact sums and elementwise steps do not
+        # depend on the layout, so the bits are those of the original one
+        c = input.shape[1]
+        x = input.transpose(0, 1).reshape(c, -1)
+        dims, shape = [1], [c, 1]
+    mean = exact_mean(x, dims, keepdim=True)
+    d = torch.sub(x, mean)
+    var = exact_mean(torch.mul(d, d), dims, keepdim=True)
+    rstd = mathfn.rsqrt(torch.add(var, torch.tensor(eps, dtype=torch.float32, device=input.device)))
+    out = _affine(torch.mul(d, rstd), weight, bias, shape)
+    if input.dim() > 2:
+        moved = [input.shape[1], input.shape[0], *input.shape[2:]]
+        out = out.reshape(moved).transpose(0, 1).contiguous()
+    return out, mean.reshape(-1), rstd.reshape(-1), d, dims, n
+
+
+def _bn_eval(
+    op: str,
+    input: torch.Tensor,
+    weight: torch.Tensor | None,
+    bias: torch.Tensor | None,
+    running_mean: torch.Tensor,
+    running_var: torch.Tensor,
+    eps: float,
+) -> torch.Tensor:
+    _, shape, _ = _bn_check(op, input, weight, bias, running_mean, running_var)
+    eps32 = torch.tensor(eps, dtype=torch.float32, device=input.device)
+    rstd = mathfn.rsqrt(torch.add(running_var, eps32)).reshape(shape)
+    return _affine(torch.mul(torch.sub(input, running_mean.reshape(shape)), rstd), weight, bias, shape)
+
+
+def _running_update(running: torch.Tensor, batch: torch.Tensor, momentum: float) -> torch.Tensor:
+    """RN32(RN32(k * running) + RN32(m * batch)), m = RN32(momentum), k = RN32(1 - momentum)."""
+    m = mathfn.f32(momentum)
+    k = mathfn.f32(1.0 - momentum)
+    return canonicalize_nan(torch.add(torch.mul(running, k), torch.mul(batch, m)))
+
+
+def native_batch_norm(
+    input: torch.Tensor,
+    weight: torch.Tensor | None,
+    bias: torch.Tensor | None,
+    running_mean: torch.Tensor | None,
+    running_var: torch.Tensor | None,
+    training: bool,
+    momentum: float,
+    eps: float,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """aten.native_batch_norm.default without running statistics to update: training with
+    none (batch statistics; returns out, mean, rstd), or evaluation with them (returns out and
+    two empty tensors). Training with running statistics mutates them in torch; capture turns
+    it into aten._native_batch_norm_legit_functional."""
+    op = "aten.native_batch_norm.default"
+    if training:
+        if running_mean is not None or running_var is not None:
+            raise UnsupportedOpError(
+                f"{op} in training mode with running statistics updates them in place; "
+                "capture rewrites it to aten._native_batch_norm_legit_functional.default"
+            )
+        out, mean, rstd, _, _, _ = _bn_train(op, input, weight, bias, eps)
+        return out, mean, rstd
+    if running_mean is None or running_var is None:
+        raise RepOpsError(f"{op} in evaluation mode needs running_mean and running_var")
+    empty = torch.empty(0, dtype=torch.float32, device=input.device)
+    return _bn_eval(op, input, weight, bias, running_mean, running_var, eps), empty, empty.clone()
+
+
+def native_batch_norm_legit_functional(
+    input: torch.Tensor,
+    weight: torch.Tensor | None,
+    bias: torch.Tensor | None,
+    running_mean: torch.Tensor,
+    running_var: torch.Tensor,
+    training: bool,
+    momentum: float,
+    eps: float,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """aten._native_batch_norm_legit_functional.default: (out, mean, rstd, new running_mean,
+    new running_var). Training: batch statistics; running_var is updated with the unbiased
+    variance (exact grid sum of d*d divided by n - 1). Evaluation: running statistics, passed on."""
+    op = "aten._native_batch_norm_legit_functional.default"
+    if not training:
+        empty = torch.empty(0, dtype=torch.float32, device=input.device)
+        out = _bn_eval(op, input, weight, bias, running_mean, running_var, eps)
+        return out, empty, empty.clone(), running_mean.clone(), running_var.clone()
+    _bn_check(op, input, running_mean, running_var)
+    out, mean, rstd, d, dims, n = _bn_train(op, input, weight, bias, eps)
+    var_u = _exact_div(torch.mul(d, d), dims, n - 1).reshape(-1)
+    return (
+        out,
+        mean,
+        rstd,
+        _running_update(running_mean, mean, momentum),
+        _running_update(running_var, var_u, momentum),
+    )
+
+
+def _gn_check(
+    op: str,
+    input: torch.Tensor,
+    weight: torch.Tensor | None,
+    bias: torch.Tensor | None,
+    n: int,
+    c: int,
+    hxw: int,
+    group: int,
+) -> None:
+    _check_float(input, op)
+    if input.dim() < 2 or input.shape[0] != n or input.shape[1] != c or input.numel() != n * c * hxw:
+        raise RepOpsError(f"{op}: input shape {list(input.shape)} does not match N={n}, C={c}, HxW={hxw}")
+    if group <= 0 or c % group:
+        raise RepOpsError(f"{op}: {c} channels do not split into {group} groups")
+    if hxw * (c // group) == 0:
+        raise UnsupportedOpError(f"{op} over zero elements")
+    for t in (weight, bias):
+        if t is not None:
+            _check_float(t, op)
+            if tuple(t.shape) != (c,):
+                raise RepOpsError(f"{op}: per-channel tensors must have shape [{c}], got {list(t.shape)}")
+
+
+def native_group_norm(
+    input: torch.Tensor,
+    weight: torch.Tensor | None,
+    bias: torch.Tensor | None,
+    N: int,
+    C: int,
+    HxW: int,
+    group: int,
+    eps: float,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """aten.native_group_norm.default: (out, mean [N, G], rstd [N, G]); each (n, g) slice of
+    C/G * HxW values normalised as layer norm does, then the per-channel affine."""
+    op = "aten.native_group_norm.default"
+    _gn_check(op, input, weight, bias, N, C, HxW, group)
+    xg = input.reshape(N, group, (C // group) * HxW)
+    mean = exact_mean(xg, [2], keepdim=True)
+    d = torch.sub(xg, mean)
+    var = exact_mean(torch.mul(d, d), [2], keepdim=True)
+    rstd = mathfn.rsqrt(torch.add(var, torch.tensor(eps, dtype=torch.float32, device=input.device)))
+    out = torch.mul(d, rstd).reshape(N, C, HxW)
+    out = _affine(out, weight, bias, [1, C, 1]).reshape(input.shape)
+    return out, mean.reshape(N, group), rstd.reshape(N, group)
+
+
+# --- scalar references of the norms ----------------------------------------------------------
+
+
+def _norm_slice_ref(
+    row: list[float], eps32: float, divisor: int | None = None
+) -> tuple[list[float], float, float, float]:
+    """(d, mean, rstd, var_div) of one slice: layer norm's arithmetic; var_div = exact sum of d*d / divisor."""
+    mu = mean_ref(row)
+    d = [round_f32(v - mu) for v in row]
+    dd = [round_f32(v * v) for v in d]
+    var = mean_ref(dd)
+    rs = mathfn.rsqrt_ref(round_f32(var + eps32))
+    var_div = math.nan
+    if divisor is not None:
+        special = nonfinite_sum_ref(dd)
+        if special is not None:
+            var_div = special
+        else:
+            s, k = exact_sum_ref(dd)
+            var_div = round_f32(math.ldexp(float(s), k) / divisor)
+    return d, mu, rs, var_div
+
+
+def _channel_rows(x: torch.Tensor) -> list[list[float]]:
+    """Per channel c, the values x[:, c, ...] in row-major order (data movement only)."""
+    return x.movedim(1, 0).reshape(x.shape[1], -1).tolist()
+
+
+def _put_channels(rows: list[list[float]], like: torch.Tensor) -> torch.Tensor:
+    moved = list(like.movedim(1, 0).shape)
+    return torch.tensor(rows, dtype=torch.float32).reshape(moved).movedim(0, 1).contiguous()
+
+
+def _affine_ref(v: float, c: int, w: list[float] | None, b: list[float] | None) -> float:
+    if w is not None:
+        v = round_f32(v * w[c])
+    if b is not None:
+        v = round_f32(v + b[c])
+    return v
+
+
+def _bn_reference(
+    op: str,
+    input: torch.Tensor,
+    weight: torch.Tensor | None,
+    bias: torch.Tensor | None,
+    running_mean: torch.Tensor | None,
+    running_var: torch.Tensor | None,
+    training: bool,
+    momentum: float,
+    eps: float,
+    update: bool,
+) -> tuple[torch.Tensor, ...]:
+    _, _, n = _bn_check(op, input, weight, bias, running_mean, running_var)
+    w = weight.tolist() if weight is not None else None
+    b = bias.tolist() if bias is not None else None
+    eps32 = round_f32(eps)
+    rows = _channel_rows(input)
+    empty = torch.empty(0, dtype=torch.float32)
+    if not training:
+        assert running_mean is not None and running_var is not None
+        rm, rv = running_mean.tolist(), running_var.tolist()
+        out = []
+        for c, row in enumerate(rows):
+            rs = mathfn.rsqrt_ref(round_f32(rv[c] + eps32))
+            out.append([_affine_ref(round_f32(round_f32(v - rm[c]) * rs), c, w, b) for v in row])
+        res = (_put_channels(out, input), empty, empty.clone())
+        return (*res, running_mean.clone(), running_var.clone()) if update else res
+    if n < 2:
+        raise RepOpsError(f"{op}: training batch norm needs more than 1 value per channel, got {n}")
+    out, means, rstds, vars_u = [], [], [], []
+    for c, row in enumerate(rows):
+        d, mu, rs, vu = _norm_slice_ref(row, eps32, n - 1)
+        out.append([_affine_ref(round_f32(v * rs), c, w, b) for v in d])
+        means.append(mu)
+        rstds.append(rs)
+        vars_u.append(vu)
+    res = (_put_channels(out, input), torch.tensor(means), torch.tensor(rstds))
+    if not update:
+        return res
+    assert running_mean is not None and running_var is not None
+    m, k = round_f32(momentum), round_f32(1.0 - momentum)
+    new_rm = [round_f32(round_f32(k * r) + round_f32(m * v)) for r, v in zip(running_mean.tolist(), means, strict=True)]
+    new_rv = [round_f32(round_f32(k * r) + round_f32(m * v)) for r, v in zip(running_var.tolist(), vars_u, strict=True)]
+    return (*res, torch.tensor(new_rm, dtype=torch.float32), torch.tensor(new_rv, dtype=torch.float32))
+
+
+def native_batch_norm_reference(
+    input: torch.Tensor,
+    weight: torch.Tensor | None,
+    bias: torch.Tensor | None,
+    running_mean: torch.Tensor | None,
+    running_var: torch.Tensor | None,
+    training: bool,
+    momentum: float,
+    eps: float,
+) -> tuple[torch.Tensor, ...]:
+    op = "aten.native_batch_norm.default"
+    if training and (running_mean is not None or running_var is not None):
+        raise UnsupportedOpError(f"{op} in training mode with running statistics updates them in place")
+    if not training and (running_mean is None or running_var is None):
+        raise RepOpsError(f"{op} in evaluation mode needs running_mean and running_var")
+    return _bn_reference(op, input, weight, bias, running_mean, running_var, training, momentum, eps, update=False)
+
+
+def native_batch_norm_legit_functional_reference(
+    input: torch.Tensor,
+    weight: torch.Tensor | None,
+    bias: torch.Tensor | None,
+    running_mean: torch.Tensor,
+    running_var: torch.Tensor,
+    training: bool,
+    momentum: float,
+    eps: float,
+) -> tuple[torch.Tensor, ...]:
+    op = "aten._native_batch_norm_legit_functional.default"
+    return _bn_reference(op, input, weight, bias, running_mean, running_var, training, momentum, eps, update=True)
+
+
+def native_group_norm_reference(
+    input: torch.Tensor,
+    weight: torch.Tensor | None,
+    bias: torch.Tensor | None,
+    N: int,
+    C: int,
+    HxW: int,
+    group: int,
+    eps: float,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    op = "aten.native_group_norm.default"
+    _gn_check(op, input, weight, bias, N, C, HxW, group)
+    w = weight.tolist() if weight is not None else None
+    b = bias.tolist() if bias is not None else None
+    eps32 = round_f32(eps)
+    cg = C // group
+    rows = input.reshape(N, group, cg * HxW).tolist()
+    out: list[float] = []
+    means: list[float] = []
+    rstds: list[float] = []
+    for n_i in range(N):
+        for g in range(group):
+            d, mu, rs, _ = _norm_slice_ref(rows[n_i][g], eps32)
+            out.extend(_affine_ref(round_f32(v * rs), g * cg + j // HxW, w, b) for j, v in enumerate(d))
+            means.append(mu)
+            rstds.append(rs)
+    return (
+        torch.tensor(out, dtype=torch.float32).reshape(input.shape),
+        torch.tensor(means, dtype=torch.float32).reshape(N, group),
+        torch.tensor(rstds, dtype=torch.float32).reshape(N, group),
+    )
+
+
+NORM_OPS: dict[str, OpSpec] = {
+    spec.name: spec
+    for spec in (
+        OpSpec("aten.mean.default", mean_default, mean_default_reference, SEC_SUM),
+        OpSpec("aten.native_batch_norm.default", native_batch_norm, native_batch_norm_reference, SEC_BATCH_NORM),
+        OpSpec(
+            "aten._native_batch_norm_legit_functional.default",
+            native_batch_norm_legit_functional,
+            native_batch_norm_legit_functional_reference,
+            SEC_BATCH_NORM,
+        ),
+        OpSpec("aten.native_group_norm.default", native_group_norm, native_group_norm_reference, SEC_GROUP_NORM),
+    )
+}
+OPS.update(NORM_OPS)

@@ -206,6 +206,41 @@ void rt_log_f32(const float *x, float *out, size_t n) {
     }
 }
 
+/* ---- log1p (mathfn.log1p) ----------------------------------------------------------------- */
+
+/* mathfn._log64_t: the log core on a binary64 value, meaningful for positive finite ones (the
+ * same steps as rt_log_f32 above, kept in binary64). k fits int32 for every value it sees. */
+static double log64_core(double xd) {
+    uint64_t b = bits64(xd);
+    int64_t k = (int64_t)(b - SQRTH_BITS) >> 52;
+    double m = from_bits64(b - ((uint64_t)k << 52));
+    double f = m - 1.0;
+    double s = f / (f + 2.0);
+    double z = s * s;
+    double lm = horner(z, LOG_H, 5);
+    lm = lm * z;
+    lm = lm + 2.0;
+    lm = lm * s;
+    return (double)(int32_t)k * LN2 + lm;                  /* k.double().mul_(LN2).add_(lm) */
+}
+
+void rt_log1p_f32(const float *x, float *out, size_t n) {
+    const float inf = INFINITY, nan = canonical(NAN);
+    for (size_t i = 0; i < n; i++) {
+        float xf = x[i];
+        double xd = (double)xf;                             /* xd = x.double() */
+        double u = xd + 1.0;                                /* u = xd + 1.0 */
+        double core = log64_core(u > 0.0 ? u : 1.0);        /* _log64_t(torch.where(ok, u, 1.0)) */
+        double y = core * (xd / (u - 1.0));                 /* core.mul_(xd / (u - 1.0)) */
+        y = u == 1.0 ? xd : y;                              /* torch.where(u == 1.0, xd, y) */
+        float yf = (float)y;                                /* .float() */
+        float special = xf == -1.0f ? -inf : nan;           /* torch.where(x > -1.0, y, */
+        yf = xf > -1.0f ? yf : special;                     /*   torch.where(x == -1.0, -inf, nan)) */
+        yf = xf == inf ? inf : yf;                          /* masked_fill_(x == inf, inf) */
+        out[i] = canonical(yf);
+    }
+}
+
 /* ---- sqrt and rsqrt (mathfn.sqrt, mathfn.rsqrt) ------------------------------------------- */
 
 /* sqrt: IEEE sqrt in fp32, as numpy's float32 sqrt in _ieee_sqrt (correctly rounded; equal to

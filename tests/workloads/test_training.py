@@ -67,12 +67,27 @@ def test_one_ulp_in_one_parameter_changes_the_root(mlp: Workload) -> None:
     assert state_root(interp.run(nudged, batch)[0]) != state_root(interp.run(initial, batch)[0])
 
 
-def test_char_transformer_learns_and_is_reproducible(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def transformer_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Workload, Runner, RunResult]:
     w = char_transformer(steps=150, checkpoint_interval=50)
-    _, a = train(w, tmp_path / "a")
+    runner, result = train(w, tmp_path_factory.mktemp("transformer-a"))
+    return w, runner, result
+
+
+def test_char_transformer_learns_and_its_intervals_replay(transformer_run: tuple[Workload, Runner, RunResult]) -> None:
+    _, runner, a = transformer_run
     first = a.losses[0]
     last = sum(a.losses[s] for s in range(140, 150)) / 10
     assert last <= 0.7 * first, f"loss {first:.3f} -> {last:.3f}"
-    runner, b = train(w, tmp_path / "b")
+    # a whole interval recomputed from its checkpoint lands on the next checkpoint's root
+    assert runner.replay(99, a.checkpoints[50])[0] == a.checkpoints[100]
+
+
+@pytest.mark.exhaustive
+def test_char_transformer_trained_twice_gives_the_same_roots(
+    transformer_run: tuple[Workload, Runner, RunResult], tmp_path: Path
+) -> None:
+    w, runner, a = transformer_run
+    _, b = train(w, tmp_path / "b")
     assert b.checkpoints == a.checkpoints
     assert runner.replay(120, a.checkpoints[100])[0] == runner.replay(120, b.checkpoints[100])[0]

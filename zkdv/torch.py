@@ -289,6 +289,7 @@ class ZKDV:
         self._next_step = 0
         self._last_post: dict[str, bytes] | None = None
         self._last_post_root = b""
+        self._last_pre_root = b""
         self._resume_state: dict[str, Tensor] | None = None
         self._kept_root: bytes | None = None  # the root record's CBOR from a resumed transcript
         # pipeline
@@ -342,6 +343,16 @@ class ZKDV:
     def resume_step(self) -> int:
         """The step the loop runs next (0 for a fresh run)."""
         return self._next_step
+
+    @property
+    def last_pre_root(self) -> bytes:
+        """The committed pre-state root of the last closed transaction (b"" before the first)."""
+        return self._last_pre_root
+
+    @property
+    def last_post_root(self) -> bytes:
+        """The committed post-state root of the last closed transaction (b"" before the first)."""
+        return self._last_post_root
 
     @property
     def program(self) -> Program | None:
@@ -672,6 +683,7 @@ class ZKDV:
         self._window.append(commit)
         self._last_post = post_c
         self._last_post_root = commit.post_root
+        self._last_pre_root = commit.pre_root
         self._next_step = t + 1
         _optim.mirror_state(self._optimizer, dict(self._root.named_parameters()) if self._root else {},
                             self._opt_state, t + 1)

@@ -52,6 +52,7 @@ import hashlib
 import shutil
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from offchain.agents._questions import tend
@@ -570,6 +571,11 @@ class TrainerAgent(Agent):
                 run.zkdv_why = "its strategy skips the self-audit that zkdv's checks are"
             elif type(run.witness) is not RunWitness or run.witness.deviation is not None:
                 run.zkdv_why = "its strategy claims another run than the program's"
+            elif max(self.db.checkpoints(task_id)) > 0 and not self._transcript(task_id).is_file():
+                run.zkdv_why = (
+                    "its checkpoints were recorded without a zkdv transcript (imported from a training script of "
+                    "its own, or trained by an earlier version): it audits them by interpreter replay"
+                )
             else:
                 run.zkdv_step, run.zkdv_why = bundled_step(m.spec.program_hash, m.dataset, m.config)
             if run.zkdv_step is None:
@@ -582,6 +588,9 @@ class TrainerAgent(Agent):
             run.attested = self._attested_run(task_id, run, run.zkdv_step)
         return run.attested
 
+    def _transcript(self, task_id: int) -> Path:
+        return self.home / "zkdv" / f"task-{task_id}" / "zkdv" / "records.cborl"
+
     def _attested_run(self, task_id: int, run: _Run, step: TrainStep) -> AttestedRun:
         m = run.materials
         folder = self.home / "zkdv" / f"task-{task_id}"
@@ -591,7 +600,7 @@ class TrainerAgent(Agent):
             return AttestedRun(step, m.dataset, m.config, m.initial, folder, state_check_probability=p,
                                update_check_probability=p, check_every=self.zkdv_check_every, resume=resume)
 
-        if not (folder / "zkdv" / "records.cborl").is_file():
+        if not self._transcript(task_id).is_file():
             return build(False)
         try:
             attested = build(True)

@@ -22,9 +22,9 @@ from trainer.commit.merkle import (
 )
 
 CHUNK: Final = 4096
-# Up to this many chunks, hashlib on the calling thread is faster than a call into the native library
+# Up to this many chunks (64 KiB), hashlib on the calling thread is faster than a call into the native library
 # (whose fixed cost, a ctypes call and its buffers, is some tens of microseconds): same bits either way.
-SMALL_CHUNKS: Final = 4
+SMALL_CHUNKS: Final = 16
 MAX_NDIM: Final = 32
 
 # code -> (torch dtype, element size in bytes)

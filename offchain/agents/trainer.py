@@ -567,8 +567,8 @@ class TrainerAgent(Agent):
         the interpreter. Raises ZKDVPoisonedError when a resumed transcript holds a failed check."""
         if run.zkdv_why is None:
             m = run.materials
-            if not self.strategy.audits:
-                run.zkdv_why = "its strategy skips the self-audit that zkdv's checks are"
+            if not self.strategy.trains or not self.strategy.audits:
+                run.zkdv_why = "its strategy does not train, or skips the self-audit that zkdv's checks are"
             elif type(run.witness) is not RunWitness or run.witness.deviation is not None:
                 run.zkdv_why = "its strategy claims another run than the program's"
             elif max(self.db.checkpoints(task_id)) > 0 and not self._transcript(task_id).is_file():

@@ -196,6 +196,7 @@ class _CheckJob:
     slot: _Slot
     commits: list[StepCommit]
     batches: list[dict[str, Tensor]]
+    before: dict[str, bytes] | None = None  # the committed post-state of the step before the snapshot's
     done: bool = False
     ok: bool = True
     detail: str = ""
@@ -309,6 +310,7 @@ class ZKDV:
         self._base: _Slot | None = None
         self._window: list[StepCommit] = []
         self._window_batches: list[dict[str, Tensor]] = []
+        self._window_before: dict[str, bytes] | None = None
         self._pending: dict[int, _CheckJob] = {}
         self._cv = threading.Condition()
         self._outbox: collections.deque[dict[str, Any] | _CheckJob] = collections.deque()
@@ -714,7 +716,7 @@ class ZKDV:
         if do_state or do_update:
             assert self._base is not None
             job = _CheckJob(t, do_state, do_update, txn.overlap, self._base, list(self._window),
-                            list(self._window_batches))
+                            list(self._window_batches), self._window_before)
             self._pool.retain(self._base)
             with self._cv:
                 self._pending[t] = job
@@ -747,6 +749,7 @@ class ZKDV:
         self._base = slot
         self._window = []
         self._window_batches = []
+        self._window_before = self._last_post  # the post-state of step t - 1 (None at step 0)
         self._pool.retain(slot)
         store = SnapshotStore(self.path / SNAPSHOTS)
 
@@ -810,6 +813,10 @@ class ZKDV:
         first = commits[0]
         if slot.step != first.step or slot.root != first.pre_root:
             return f"the replay snapshot of step {slot.step} does not hold the pre-state committed at step {first.step}"
+        if job.before is not None and job.before != first.pre:  # a change right before the snapshot was taken
+            return f"step {first.step}: " + _diff(
+                f"the pre-state changed between steps {first.step - 1} and {first.step} (outside a transaction): it",
+                first.pre, job.before)
         for a, b in itertools.pairwise(commits):
             if a.post != b.pre:
                 return f"step {b.step}: " + _diff(

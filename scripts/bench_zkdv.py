@@ -145,6 +145,7 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=Path("out/bench/zkdv.json"))
     args = parser.parse_args()
     rows: list[dict[str, Any]] = []
+    load_before = os.getloadavg()
     policies = {
         "off": zkdv.SamplingPolicy(),
         "p=0.01": zkdv.SamplingPolicy(state_check_probability=0.01, update_check_probability=0.01),
@@ -180,13 +181,15 @@ def main() -> int:
         "threads": torch.get_num_threads(),
         "steps": args.steps,
         "statistic": "median seconds per step, cases in round robin (mean_s: the mean)",
+        "load_average": {"before": list(load_before), "after": list(os.getloadavg())},  # 1, 5, 15 minutes
     }
     print(f"{'case':<52} {'ours ms':>9} {'base ms':>9} {'ratio':>7} {'bytes/step':>10}")
     for r in rows:
         per = r.get("transcript_bytes_per_step")
         print(f"{r['case']:<52} {r['ours_s'] * 1e3:9.2f} {r['baseline_s'] * 1e3:9.2f} {r['ratio']:7.2f} "
               f"{'' if per is None else f'{per:10.0f}'}")
-    print(f"{machine['cpu']}, {machine['cpu_count']} CPUs, torch {torch.__version__}, {machine['threads']} threads")
+    print(f"{machine['cpu']}, {machine['cpu_count']} CPUs, torch {torch.__version__}, {machine['threads']} threads, "
+          f"load average {load_before[0]:.2f} before, {os.getloadavg()[0]:.2f} after")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({"machine": machine, "rows": rows}, indent=2) + "\n")
     print(f"wrote {args.out}")

@@ -118,22 +118,32 @@ def load_workload(spec: str) -> Workload:
     return workload
 
 
-def mlp_digits(steps: int = 300, checkpoint_interval: int = 50, batch_size: int = 64, seed: int = 1) -> Workload:
+def mlp_digits_step() -> TrainStep:
+    """The MLP workload's step (a fresh model each call: a run trains its own copy)."""
     torch.manual_seed(0)  # only the module's throwaway default init; the state comes from keyed_init
-    step = build_step(MLP(MLPConfig()), F.cross_entropy, SGDConfig(lr=0.1, momentum=0.9, weight_decay=1e-4))
+    return build_step(MLP(MLPConfig()), F.cross_entropy, SGDConfig(lr=0.1, momentum=0.9, weight_decay=1e-4))
+
+
+def char_transformer_step(context: int = 32) -> TrainStep:
+    """The transformer workload's step for sequences of `context` tokens (a fresh model each call)."""
+    torch.manual_seed(0)
+    config = TransformerConfig(vocab_size=256, context=context, d_model=64, n_heads=4, n_layers=2)
+    return build_step(
+        CharTransformer(config),
+        sequence_cross_entropy,
+        AdamWConfig(lr=3e-3, betas=(0.9, 0.95), eps=1e-8, weight_decay=0.01, clip_grad_norm=1.0),
+    )
+
+
+def mlp_digits(steps: int = 300, checkpoint_interval: int = 50, batch_size: int = 64, seed: int = 1) -> Workload:
+    step = mlp_digits_step()
     return Workload("mlp-digits", step, digits("train"), RunConfig(steps, checkpoint_interval, batch_size, seed))
 
 
 def char_transformer(
     steps: int = 200, checkpoint_interval: int = 50, batch_size: int = 16, seed: int = 1, context: int = 32
 ) -> Workload:
-    torch.manual_seed(0)
-    config = TransformerConfig(vocab_size=256, context=context, d_model=64, n_heads=4, n_layers=2)
-    step = build_step(
-        CharTransformer(config),
-        sequence_cross_entropy,
-        AdamWConfig(lr=3e-3, betas=(0.9, 0.95), eps=1e-8, weight_decay=0.01, clip_grad_norm=1.0),
-    )
+    step = char_transformer_step(context)
     data = char_sequences(stdlib_text(), context)
     return Workload("char-transformer", step, data, RunConfig(steps, checkpoint_interval, batch_size, seed))
 

@@ -108,6 +108,16 @@ def commitments(state: Mapping[str, Tensor]) -> dict[str, bytes]:
     return {n: commit_tensor(t if t.is_contiguous() else t.contiguous()) for n, t in state.items()}
 
 
+def _layout(state: Mapping[str, Tensor]) -> tuple[Any, ...]:
+    return tuple((n, t.dtype, tuple(t.shape)) for n, t in state.items())
+
+
+def _state_bytes(state: Mapping[str, Tensor]) -> bytes:
+    """Every entry's bytes, in order (a copy; comparing bytes is a memcmp, torch.equal is far slower)."""
+    parts = [t.detach().contiguous().reshape(-1).view(torch.uint8) for t in state.values()]
+    return torch.cat(parts).numpy().tobytes() if parts else b""
+
+
 def _diff(what: str, got: Mapping[str, bytes], want: Mapping[str, bytes]) -> str:
     names = sorted(n for n in set(got) | set(want) if got.get(n) != want.get(n))
     return f"{what} differs in {', '.join(names)}" if names else ""
@@ -186,6 +196,7 @@ class _CheckJob:
     slot: _Slot
     commits: list[StepCommit]
     batches: list[dict[str, Tensor]]
+    before: dict[str, bytes] | None = None  # the committed post-state of the step before the snapshot's
     done: bool = False
     ok: bool = True
     detail: str = ""
@@ -289,6 +300,9 @@ class ZKDV:
         self._next_step = 0
         self._last_post: dict[str, bytes] | None = None
         self._last_post_root = b""
+        self._last_pre_root = b""
+        # The last post-state's layout and bytes: an unchanged state at the next open reuses its commitments.
+        self._last_post_bytes: tuple[tuple[Any, ...], bytes] | None = None
         self._resume_state: dict[str, Tensor] | None = None
         self._kept_root: bytes | None = None  # the root record's CBOR from a resumed transcript
         # pipeline
@@ -296,6 +310,7 @@ class ZKDV:
         self._base: _Slot | None = None
         self._window: list[StepCommit] = []
         self._window_batches: list[dict[str, Tensor]] = []
+        self._window_before: dict[str, bytes] | None = None
         self._pending: dict[int, _CheckJob] = {}
         self._cv = threading.Condition()
         self._outbox: collections.deque[dict[str, Any] | _CheckJob] = collections.deque()
@@ -342,6 +357,16 @@ class ZKDV:
     def resume_step(self) -> int:
         """The step the loop runs next (0 for a fresh run)."""
         return self._next_step
+
+    @property
+    def last_pre_root(self) -> bytes:
+        """The committed pre-state root of the last closed transaction (b"" before the first)."""
+        return self._last_pre_root
+
+    @property
+    def last_post_root(self) -> bytes:
+        """The committed post-state root of the last closed transaction (b"" before the first)."""
+        return self._last_post_root
 
     @property
     def program(self) -> Program | None:
@@ -599,8 +624,17 @@ class ZKDV:
             )
         txn.step, txn.leaves = t, leaves
         self._batch_spec = spec
-        txn.pre = commitments(state)
-        txn.pre_root = state_root_from_commitments(txn.pre)
+        kept = self._last_post_bytes
+        if (
+            kept is not None
+            and self._last_post is not None
+            and kept[0] == _layout(state)
+            and kept[1] == _state_bytes(state)
+        ):  # byte for byte the committed post-state of the previous step: the same commitments
+            txn.pre, txn.pre_root = dict(self._last_post), self._last_post_root
+        else:
+            txn.pre = commitments(state)
+            txn.pre_root = state_root_from_commitments(txn.pre)
         if t % self.replay_snapshot_interval == 0 or self._base is None:
             self._snapshot(t, state, txn.pre_root)
         with _disable_current_modes():
@@ -672,6 +706,8 @@ class ZKDV:
         self._window.append(commit)
         self._last_post = post_c
         self._last_post_root = commit.post_root
+        self._last_post_bytes = (_layout(post), _state_bytes(post))
+        self._last_pre_root = commit.pre_root
         self._next_step = t + 1
         _optim.mirror_state(self._optimizer, dict(self._root.named_parameters()) if self._root else {},
                             self._opt_state, t + 1)
@@ -680,7 +716,7 @@ class ZKDV:
         if do_state or do_update:
             assert self._base is not None
             job = _CheckJob(t, do_state, do_update, txn.overlap, self._base, list(self._window),
-                            list(self._window_batches))
+                            list(self._window_batches), self._window_before)
             self._pool.retain(self._base)
             with self._cv:
                 self._pending[t] = job
@@ -713,6 +749,7 @@ class ZKDV:
         self._base = slot
         self._window = []
         self._window_batches = []
+        self._window_before = self._last_post  # the post-state of step t - 1 (None at step 0)
         self._pool.retain(slot)
         store = SnapshotStore(self.path / SNAPSHOTS)
 
@@ -776,6 +813,10 @@ class ZKDV:
         first = commits[0]
         if slot.step != first.step or slot.root != first.pre_root:
             return f"the replay snapshot of step {slot.step} does not hold the pre-state committed at step {first.step}"
+        if job.before is not None and job.before != first.pre:  # a change right before the snapshot was taken
+            return f"step {first.step}: " + _diff(
+                f"the pre-state changed between steps {first.step - 1} and {first.step} (outside a transaction): it",
+                first.pre, job.before)
         for a, b in itertools.pairwise(commits):
             if a.post != b.pre:
                 return f"step {b.step}: " + _diff(

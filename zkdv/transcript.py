@@ -148,11 +148,15 @@ def rolling_root(rows: np.ndarray, window: int) -> bytes:
             "choose rolling_window <= the bytes of one row"
         )
     powers = np.array([pow(ROLLING_BASE, window - 1 - j, ROLLING_MODULUS) for j in range(window)], dtype=np.int64)
-    windows = np.lib.stride_tricks.sliding_window_view(rows.astype(np.int64), window, axis=1)
-    values = (windows @ powers) % ROLLING_MODULUS  # every product < 2^39, every sum < 2^63 for w < 2^24
+    wide, n = rows.astype(np.int64), width - window + 1
+    values = np.zeros((rows.shape[0], n), dtype=np.int64)
+    for j in range(window):  # exact integers: every product < 2^39, every sum < 2^63 for w < 2^24
+        values += wide[:, j : j + n] * powers[j]
+    flat = (values % ROLLING_MODULUS).astype(">u4").tobytes()  # each row's digest hashes a slice of it
+    step = 4 * n
     h = hashlib.sha256()
     for r in range(rows.shape[0]):
-        h.update(hashlib.sha256(values[r].astype(">u4").tobytes()).digest())
+        h.update(hashlib.sha256(flat[r * step : (r + 1) * step]).digest())
     return h.digest()
 
 

@@ -7,11 +7,20 @@ Per task it takes on, a tick does the first thing that is due:
    trainer that finds the task full (or joining closed) trains it anyway as an outside
    challenger when `challenge_if_full` is set (step 4);
 2. train one checkpoint interval, store the checkpoint state in its private store and its
-   root and the losses in its db;
-3. once trained, self-audit: replay `audit_samples` checkpoint intervals, drawn from the
-   task's seed and its own address, from the stored checkpoint before them with a fresh
-   RepOps interpreter, and compare the roots bit for bit; a failed audit stops the agent
-   from committing (it would lose its bond);
+   root and the losses in its db. When the task's program is one of the bundled workloads
+   (matched by program hash, `trainer.runner.attested.bundled_step`) and its strategy claims
+   the honest run, it trains through zkdv (`trainer.runner.attested.AttestedRun` under
+   `home/zkdv/task-<id>`, docs/zkdv.md): the eager step on RepOps kernels, every update in a
+   transcript, the checkpoint roots read from the transcript; otherwise (a program it has no
+   `TrainStep` for, a cheater's run) with the RepOps interpreter, and it says why;
+3. once trained, self-audit. Through zkdv: close the run, which waits for zkdv's sampled
+   checks (each replays the program with the interpreter from the latest replay snapshot, on
+   a background worker; a step is drawn with probability `audit_samples / steps`, or every
+   `zkdv_check_every` steps) and compare the transcript's checkpoint roots with the recorded
+   ones; a poisoned run (`ZKDVPoisonedError`) is not committed. With the interpreter: replay
+   `audit_samples` checkpoint intervals, drawn from the task's seed and its own address, from
+   the stored checkpoint before them with a fresh RepOps interpreter, and compare the roots
+   bit for bit. A failed audit stops the agent from committing (it would lose its bond);
 4. commit to its checkpoint list before the submit deadline (`commit`, on a slot), or, as an
    outside challenger, bond and commit at once (`enter`) unless a group already holds its
    result (entering then would be a copy). The salt is random and written to the records
@@ -31,14 +40,19 @@ Every transaction it sends for a task bids at most the task's `gasPriceCap` per 
 
 After a restart it rebuilds each run from its records: the checkpoint states come from the
 private store; a lost snapshot is recomputed from the checkpoint before it (and must
-reproduce the recorded root). A game resumes from the chain's view of it.
+reproduce the recorded root). A zkdv run resumes from its transcript's last persisted replay
+snapshot (`proof.start(resume=True)`, at most one interval behind its records) and trains on
+from there; the self-audit then checks that the transcript's roots are the recorded ones. A
+game resumes from the chain's view of it.
 """
 
 from __future__ import annotations
 
 import hashlib
+import shutil
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from offchain.agents._questions import tend
@@ -70,6 +84,9 @@ from offchain.game.witness import RunWitness
 from offchain.store import StoreError
 from trainer.commit import commit_tensor, state_root
 from trainer.interp import Interpreter
+from trainer.program.step import TrainStep
+from trainer.runner.attested import AttestedRun, bundled_step
+from zkdv.errors import TranscriptError, ZKDVPoisonedError
 
 MAX_MOVE_FAILURES = 3
 RECHECK_S = 15.0  # wall seconds before a task rejected for a cause that may change is examined again
@@ -111,6 +128,9 @@ class _Run:
     materials: TaskMaterials
     witness: RunWitness
     players: dict[int, GamePlayer] = field(default_factory=dict)
+    zkdv_step: TrainStep | None = None  # the bundled workload's step it trains through zkdv
+    zkdv_why: str | None = None  # None: not decided yet; else the workload it matched, or why not zkdv
+    attested: AttestedRun | None = None  # the zkdv run, built when training or auditing is due
 
 
 class TrainerAgent(Agent):
@@ -120,6 +140,8 @@ class TrainerAgent(Agent):
     it as an outside challenger. `joins_slots=False` never takes a slot (a client that
     challenges its own task). `opens_games=False` leaves opening games to others (a watcher);
     `opener_defends` makes it defend in the games it opens (by default the other side does).
+    `zkdv_check_every`: zkdv checks every n-th step (tests; by default steps are drawn with
+    probability `audit_samples / steps`).
     """
 
     role = "trainer"
@@ -135,6 +157,7 @@ class TrainerAgent(Agent):
         opens_games: bool = True,
         opener_defends: bool = False,
         policy: TrainerPolicy | None = None,
+        zkdv_check_every: int | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(name, **kwargs)  # rpc_url, private_key, deployment, artifacts, home, public, observer
@@ -148,6 +171,7 @@ class TrainerAgent(Agent):
         self.joins_slots = joins_slots
         self.opens_games = opens_games and strategy.opens_games
         self.opener_defends = opener_defends
+        self.zkdv_check_every = zkdv_check_every
         self._runs: dict[int, _Run] = {}
         self._materials: dict[int, TaskMaterials] = {}  # checked when joining, reused by the run
 
@@ -215,8 +239,9 @@ class TrainerAgent(Agent):
             run = self._run(task_id, spec)  # an outside challenger-to-be: it trains first, then enters
             if run is None:
                 return self._wind_up(task_id, "the task's materials are gone")
-            if self.strategy.trains and max(self.db.checkpoints(task_id)) < spec.steps:
-                return self._train(task_id, run, self.db.checkpoints(task_id))
+            trained = self.db.checkpoints(task_id)
+            if self.strategy.trains and max(trained) < spec.steps and not rec.get("audit_failed"):
+                return self._train(task_id, run, trained)
             if self.strategy.audits and not rec.get("audited"):
                 return self._audit(task_id, run)
             if rec.get("audit_failed"):
@@ -227,7 +252,7 @@ class TrainerAgent(Agent):
         if run is None:
             return BUSY
         trained = self.db.checkpoints(task_id)
-        if self.strategy.trains and max(trained) < spec.steps:
+        if self.strategy.trains and max(trained) < spec.steps and not rec.get("audit_failed"):
             return self._train(task_id, run, trained)
 
         if not me.committed:  # on a slot
@@ -537,16 +562,89 @@ class TrainerAgent(Agent):
         self.private.put_state(state)
         self.say(f"task {task_id}: recomputed lost checkpoint {step} ({run.witness.steps_run - before} steps)")
 
+    def _zkdv(self, task_id: int, run: _Run) -> AttestedRun | None:
+        """The run's zkdv run (built, or resumed from its transcript, on first use), None when it trains with
+        the interpreter. Raises ZKDVPoisonedError when a resumed transcript holds a failed check."""
+        if run.zkdv_why is None:
+            m = run.materials
+            if not self.strategy.trains or not self.strategy.audits:
+                run.zkdv_why = "its strategy does not train, or skips the self-audit that zkdv's checks are"
+            elif type(run.witness) is not RunWitness or run.witness.deviation is not None:
+                run.zkdv_why = "its strategy claims another run than the program's"
+            elif max(self.db.checkpoints(task_id)) > 0 and not self._transcript(task_id).is_file():
+                run.zkdv_why = (
+                    "its checkpoints were recorded without a zkdv transcript (imported from a training script of "
+                    "its own, or trained by an earlier version): it audits them by interpreter replay"
+                )
+            else:
+                run.zkdv_step, run.zkdv_why = bundled_step(m.spec.program_hash, m.dataset, m.config)
+            if run.zkdv_step is None:
+                self.say(f"task {task_id}: trains with the RepOps interpreter, not through zkdv: {run.zkdv_why}")
+            else:
+                self.say(f"task {task_id}: trains through zkdv (the program is the bundled {run.zkdv_why} workload's)")
+        if run.zkdv_step is None:
+            return None
+        if run.attested is None:
+            run.attested = self._attested_run(task_id, run, run.zkdv_step)
+        return run.attested
+
+    def _transcript(self, task_id: int) -> Path:
+        return self.home / "zkdv" / f"task-{task_id}" / "zkdv" / "records.cborl"
+
+    def _attested_run(self, task_id: int, run: _Run, step: TrainStep) -> AttestedRun:
+        m = run.materials
+        folder = self.home / "zkdv" / f"task-{task_id}"
+        p = min(1.0, self.strategy.audit_samples / max(1, m.spec.steps))
+
+        def build(resume: bool) -> AttestedRun:
+            return AttestedRun(step, m.dataset, m.config, m.initial, folder, state_check_probability=p,
+                               update_check_probability=p, check_every=self.zkdv_check_every, resume=resume)
+
+        if not self._transcript(task_id).is_file():
+            return build(False)
+        try:
+            attested = build(True)
+        except TranscriptError as e:  # killed before its first replay snapshot was persisted: start over
+            self.say(f"task {task_id}: its zkdv transcript cannot be resumed ({e}); starting the zkdv run over")
+            shutil.rmtree(folder)
+            return build(False)
+        self.say(f"task {task_id}: resumed its zkdv run from its transcript at step {attested.steps_done}")
+        return attested
+
+    def _poisoned(self, task_id: int, e: ZKDVPoisonedError) -> Tick:
+        self.say(
+            f"task {task_id}: SELF-AUDIT FAILED: zkdv's sampled check of step {e.step} failed ({e.detail}); "
+            "not committing"
+        )
+        self.db.update("task", task_id, audited=True, audit_failed=True)
+        return BUSY
+
     def _train(self, task_id: int, run: _Run, trained: dict[int, bytes]) -> Tick:
         spec = run.materials.spec
         start = max(trained)
         target = start + spec.checkpoint_interval
         w = run.witness
-        state = w.state(target)
-        self.private.put_state(state)
-        self.db.put_losses(task_id, {s: v for s, v in w.losses.items() if start <= s < target})
-        self.db.put_checkpoint(task_id, target, state_root(state))
-        loss = w.losses.get(target - 1)
+        try:
+            attested = self._zkdv(task_id, run)
+            if attested is not None:
+                state = attested.advance(target)
+        except ZKDVPoisonedError as e:
+            return self._poisoned(task_id, e)
+        if attested is not None:
+            w.keep(target, state)  # the game's witness replays from the checkpoints zkdv computed
+            losses, root = attested.losses, attested.roots[target]
+            stored = self.private.put_state(state)
+            if stored != root:
+                raise AuditFailed(
+                    f"task {task_id}: the state zkdv returned at step {target} has root {stored.hex()}, its "
+                    f"transcript commits {root.hex()}"
+                )
+        else:
+            state = w.state(target)
+            losses, root = w.losses, self.private.put_state(state)
+        self.db.put_losses(task_id, {s: v for s, v in losses.items() if start <= s < target})
+        self.db.put_checkpoint(task_id, target, root)
+        loss = losses.get(target - 1)
         self.observer.progress(self.name, task_id, target, spec.steps, loss)
         if target == spec.steps:
             last = "unknown" if loss is None else f"{loss:.4f}"
@@ -570,6 +668,32 @@ class TrainerAgent(Agent):
     def _audit(self, task_id: int, run: _Run) -> Tick:
         spec, m = run.materials.spec, run.materials
         recorded = self.db.checkpoints(task_id)
+        try:
+            attested = self._zkdv(task_id, run)
+            if attested is not None:
+                if attested.steps_done < spec.steps:  # resumed after a restart, behind its records
+                    attested.advance(spec.steps)
+                result = attested.close()
+        except ZKDVPoisonedError as e:
+            return self._poisoned(task_id, e)
+        if attested is not None:
+            got = result.checkpoints
+            differ = sorted(k for k in set(recorded) | set(got) if got.get(k) != recorded.get(k))
+            if differ:
+                self.say(
+                    f"task {task_id}: SELF-AUDIT FAILED: the zkdv transcript's checkpoint roots differ from the "
+                    f"recorded ones at steps {differ}; not committing"
+                )
+                self.db.update("task", task_id, audited=True, audit_failed=True)
+                return BUSY
+            checked = attested.checked
+            self.say(
+                f"task {task_id}: self-audit: zkdv's sampled checks replayed "
+                + (f"steps {checked}" if checked else "no step (none was drawn)")
+                + " and found the bits equal; the transcript's checkpoint roots are the recorded ones"
+            )
+            self.db.update("task", task_id, audited=True)
+            return BUSY
         interp = Interpreter(m.program)
         c = spec.checkpoint_interval
         for first in self.audit_steps(task_id, spec):

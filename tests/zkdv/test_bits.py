@@ -55,7 +55,9 @@ def test_every_committed_post_state_is_the_interpreters(tmp_path: Path, optimize
     assert eager_torch_differs or optimizer != "adamw"
 
 
-def _poisoned(tmp_path: Path, corrupt: bool, swap: bool) -> pytest.ExceptionInfo[zkdv.ZKDVPoisonedError]:
+def _poisoned(
+    tmp_path: Path, corrupt: bool, swap: bool, at: int = 5
+) -> pytest.ExceptionInfo[zkdv.ZKDVPoisonedError]:
     proof, model, opt = make_proof(tmp_path / "p", policy=zkdv.SamplingPolicy.DEBUGCheckEvery(1),
                                    model=mlp(hidden=96))
     if swap:  # the eager side computes matrix products with torch's own kernel
@@ -63,7 +65,7 @@ def _poisoned(tmp_path: Path, corrupt: bool, swap: bool) -> pytest.ExceptionInfo
         proof._kernels = {**KERNELS, "aten.mm.default": OpSpec("aten.mm.default", mm, mm, "swapped")}
     with pytest.raises(zkdv.ZKDVPoisonedError) as info:
         for t in range(8):
-            if corrupt and t == 5:
+            if corrupt and t == at:
                 with torch.no_grad():
                     model[0].weight.data[3, 4] += 1e-3
             train_step(proof, model, opt, t)
@@ -75,6 +77,14 @@ def test_a_parameter_corrupted_between_steps_is_caught_and_named(tmp_path: Path)
     info = _poisoned(tmp_path, corrupt=True, swap=False)
     assert info.value.step == 5
     assert "param/0.weight" in info.value.detail and "between steps 4 and 5" in info.value.detail
+
+
+def test_a_parameter_corrupted_right_before_a_replay_snapshot_is_caught(tmp_path: Path) -> None:
+    """Step 4 takes a replay snapshot (interval 4): the checks of its window start from the corrupted state,
+    so only comparing its pre-state with the post-state of step 3 catches the change."""
+    info = _poisoned(tmp_path, corrupt=True, swap=False, at=4)
+    assert info.value.step == 4
+    assert "param/0.weight" in info.value.detail and "between steps 3 and 4" in info.value.detail
 
 
 def test_a_kernel_swapped_for_torchs_own_is_caught(tmp_path: Path) -> None:

@@ -66,7 +66,12 @@ def _parent_row_py(row: bytes) -> bytes:
     return b"".join(sha(NODE_PREFIX + row[i : i + 64]).digest() for i in range(0, len(row), 64))
 
 
+SMALL_PAIRS = 8  # up to this many pairs hashlib beats the native call's fixed cost (same bits)
+
+
 def _parent_row(row: bytes) -> bytes:
+    if len(row) <= 64 * SMALL_PAIRS:
+        return _parent_row_py(row)
     fast = _native.parent_row(row)
     return fast if fast is not None else _parent_row_py(row)
 

@@ -22,6 +22,9 @@ from trainer.commit.merkle import (
 )
 
 CHUNK: Final = 4096
+# Up to this many chunks (64 KiB), hashlib on the calling thread is faster than a call into the native library
+# (whose fixed cost, a ctypes call and its buffers, is some tens of microseconds): same bits either way.
+SMALL_CHUNKS: Final = 16
 MAX_NDIM: Final = 32
 
 # code -> (torch dtype, element size in bytes)
@@ -112,7 +115,7 @@ def chunk_leaves_py(data: memoryview | bytes) -> bytes:
 
 
 def chunk_leaves(data: memoryview | bytes, *, native: bool = True) -> bytes:
-    if native:
+    if native and len(data) > SMALL_CHUNKS * CHUNK:
         fast = _native.chunk_leaves(data, CHUNK)
         if fast is not None:
             return fast

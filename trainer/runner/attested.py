@@ -13,7 +13,7 @@ zkdv imports `trainer`; this module imports zkdv only when called, so `trainer` 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +57,7 @@ class AttestedRun:
         state_check_probability: float = 0.05,
         update_check_probability: float = 0.05,
         check_every: int | None = None,
+        resume: bool = False,
     ) -> None:
         import zkdv
         import zkdv.torch
@@ -85,8 +86,8 @@ class AttestedRun:
         proof.register_functional_optimizer(_Configured, lambda o: ConfigForm(o.task_config))  # type: ignore[attr-defined]
         example = dataset.batch(config.seed, 0, config.batch_size)
         row = sum(t[0].numel() * t.element_size() if t.dim() else t.element_size() for t in example.values())
-        proof.start(rolling_window=min(32, row), probe_ratio=0.01)
-        self.model, self.opt = proof.prepare(model, opt)
+        proof.start(rolling_window=min(32, row), probe_ratio=0.01, resume=resume)
+        self.model, self.opt = proof.prepare(model, opt)  # a resumed run: the model now holds the snapshot
         self.proof = proof
         loss_fn = step.loss_fn
 
@@ -96,7 +97,14 @@ class AttestedRun:
             optimizer.step()
 
         self.losses: dict[int, float] = {}
-        self.steps_done = 0
+        self.roots: dict[int, bytes] = {}  # step k -> the committed post root of step k - 1 (0: pre of step 0)
+        self.steps_done = proof.resume_step
+        if self.steps_done:  # the kept transcript's roots and losses before the resume step
+            from zkdv.transcript import read_records
+
+            for r, _ in read_records(self.folder / "records.cborl"):
+                if r["type"] == "step":
+                    self._keep(int(r["step"]), r)
 
     def advance(self, to_step: int, progress: Progress | None = None) -> dict[str, torch.Tensor]:
         """Train steps `steps_done .. to_step - 1`; the state after them."""
@@ -110,23 +118,75 @@ class AttestedRun:
                 self.proof.backward(loss)
                 self.opt.step()
             self.losses[s] = float(loss.detach())
+            self.roots.setdefault(0, self.proof.last_pre_root)
+            self.roots[s + 1] = self.proof.last_post_root
             self.steps_done = s + 1
             if progress is not None:
                 progress(s + 1, self.losses[s])
         return {n: t.detach().clone() for n, t in self.proof._read_state().items()}
 
+    def _keep(self, s: int, record: Mapping[str, Any]) -> None:
+        import struct
+
+        self.losses[s] = struct.unpack("<f", record["loss"])[0]
+        if s == 0:
+            self.roots[0] = record["pre"]
+        self.roots[s + 1] = record["post"]
+
     def close(self) -> RunResult:
-        """Wait for every check (ZKDVPoisonedError if one failed); the run's checkpoints from the transcript."""
+        """Wait for every check (ZKDVPoisonedError if one failed); the run's checkpoints from the transcript.
+
+        `checked` lists the steps a sampled check replayed and found equal, bit for bit."""
         from zkdv.transcript import read_records
 
         self.proof.close()
         records = read_records(self.folder / "records.cborl")
         steps = {r["step"]: r for r, _ in records if r["type"] == "step"}
+        self.checked = sorted(int(r["step"]) for r, _ in records if r["type"] == "check" and r["ok"])
         checkpoints = {0: steps[0]["pre"]} if steps else {}
         for k in self.config.checkpoint_steps[1:]:
             if k - 1 in steps:
                 checkpoints[k] = steps[k - 1]["post"]
         return RunResult(checkpoints, dict(self.losses))
+
+
+_HASHES: dict[tuple[str, tuple[Any, ...]], bytes | str] = {}  # (workload, batch layout) -> program hash or why not
+
+
+def _bundled_steps(example: Mapping[str, torch.Tensor]) -> dict[str, Callable[[], TrainStep]]:
+    from trainer import workloads
+
+    x = example.get(BATCH_INPUT)
+    context = int(x.shape[0]) if isinstance(x, torch.Tensor) and x.dim() == 1 else 32
+    return {
+        "mlp-digits": workloads.mlp_digits_step,
+        f"char-transformer/{context}": lambda: workloads.char_transformer_step(context),
+    }
+
+
+def bundled_step(program_hash: bytes, dataset: Dataset, config: RunConfig) -> tuple[TrainStep | None, str]:
+    """The `TrainStep` of a bundled workload whose captured program is `program_hash` for this dataset and
+    batch size (a fresh model: a run trains it), with the workload's name; `(None, why)` when none is.
+
+    The candidates are captured once per process and batch layout (about two seconds each)."""
+    from trainer.program import capture
+
+    batch = dataset.batch(config.seed, 0, config.batch_size)
+    layout = tuple((k, v.dtype, tuple(v.shape)) for k, v in sorted(batch.items()))
+    tried = []
+    for name, make in _bundled_steps(dataset.examples[0]).items():
+        key = (name, layout)
+        if key not in _HASHES:
+            step = make()
+            try:
+                _HASHES[key] = capture(step, step.init_state(), batch).program_hash
+            except Exception as e:  # the batch does not fit the model: not this workload
+                _HASHES[key] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+        got = _HASHES[key]
+        if got == program_hash:
+            return make(), name
+        tried.append(f"{name} ({got.hex()[:16]}..)" if isinstance(got, bytes) else f"{name} (does not fit: {got})")
+    return None, f"the program {program_hash.hex()[:16]}.. is none of the bundled workloads: {'; '.join(tried)}"
 
 
 def train_attested(

@@ -28,7 +28,7 @@ PAGE = REPO / "docs" / "bring-your-own-model.md"
 def test_the_page_has_the_terminals_of_a_dispute() -> None:
     commands = [c for b in blocks(PAGE.read_text()) for c in b.commands]
     posts = [c for c in commands if c[:2] == ("task", "post")]
-    assert len(posts) == 1 and "--workload" in posts[0]
+    assert len(posts) == 1 and posts[0][posts[0].index("--workload") + 1] == "digits_cnn_task:workload"
     assert any("--cheat" in c for c in commands), "the page shows a dispute"
 
 
@@ -67,6 +67,9 @@ def test_the_bring_your_own_model_page_runs_as_written(tmp_path: Path) -> None:
         honest, cheater = dev_accounts(4)[2].address, dev_accounts(4)[3].address
         assert p.market.task(1).status is TaskStatus.FINALIZED
         assert p.market.trainer_of(1, cheater).eliminated, "the cheater was not eliminated"
+        assert not p.market.trainer_of(1, cheater).claimed
+        games = [d for d in p.market.disputes(1) if {d.defender, d.challenger} == {honest, cheater}]
+        assert games and all(p.market.dispute_of(d.game_id).settled for d in games), "no decided dispute"
         task = p.market.task(1)
         assert task.won and p.market.group_of(1, task.winning_group).members == (honest,)
         paid = lambda: p.market.trainer_of(1, honest).claimed and p.market.credit_of(honest) == 0  # noqa: E731
@@ -76,7 +79,9 @@ def test_the_bring_your_own_model_page_runs_as_written(tmp_path: Path) -> None:
         (tmp_path / "after.py").write_text(after)
         done = subprocess.run([sys.executable, "after.py"], capture_output=True, text=True, cwd=tmp_path, env=env,
                               timeout=300)  # fmt: skip
-        assert done.returncode == 0 and "accuracy of the trained weights" in done.stdout, done.stderr[-3000:]
+        assert done.returncode == 0, done.stderr[-3000:]
+        (figure,) = re.findall(r"`(test accuracy of the trained weights: [0-9.]+)`", PAGE.read_text())
+        assert figure in done.stdout, (figure, done.stdout)  # the page's figure: the honest bits, loaded back
     finally:
         codes = {proc.name: proc.stop() for proc in reversed(procs) if proc.popen is not None}
     for proc in procs:
@@ -88,4 +93,4 @@ def test_the_bring_your_own_model_page_runs_as_written(tmp_path: Path) -> None:
     account = json.loads(outputs["account --account 2 --json"])
     assert account["tasks"][0]["claimed"]
     joined = "\n".join(proc.out for proc in procs)
-    assert "rings-mlp" in joined  # the client posted the user's workload, not the bundled MLP
+    assert "digits-cnn" in joined  # the client posted the user's workload, not a bundled one

@@ -54,7 +54,7 @@ def _run(script: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
 def test_the_page_includes_only_files_that_exist() -> None:
     blocks = python_blocks(PAGE.read_text())
     files = [included(b) for b in blocks if included(b) is not None]
-    assert {f.name for f in files if f is not None} == {"train_eager.py", "rings_task.py", "digits_cnn_task.py"}
+    assert {f.name for f in files if f is not None} == {"train_eager.py", "digits_cnn_task.py"}
     assert all(f is not None and f.is_file() for f in files)
 
 
@@ -74,8 +74,8 @@ def test_the_pages_python_runs_as_written(folder: Path) -> None:
             assert re.search(r"\d+ operators per step", done.stdout), done.stdout
 
 
-def test_the_rings_workload_trains_bit_reproducibly_on_one_and_two_threads(folder: Path) -> None:
-    w = load_workload("rings_task:workload")
+def test_the_cnn_workload_trains_bit_reproducibly_on_one_and_two_threads(folder: Path) -> None:
+    w = load_workload("digits_cnn_task:workload")
     program = check_workload(w)
     roots = []
     threads = torch.get_num_threads()
@@ -92,16 +92,6 @@ def test_the_rings_workload_trains_bit_reproducibly_on_one_and_two_threads(folde
         torch.set_num_threads(threads)
     assert roots[0] == roots[1]
     assert state_root(w.initial_state()) != roots[0]
-
-
-def test_the_cnn_workload_captures_and_trains(folder: Path) -> None:
-    w = load_workload("digits_cnn_task:workload")
-    program = check_workload(w)
-    state = w.initial_state()
-    interp = Interpreter(program)
-    for step in range(2):
-        state, loss = interp.run(state, w.dataset.batch(w.config.seed, step, w.config.batch_size))
-    assert torch.isfinite(loss)
 
 
 def test_a_folder_dataset_has_the_root_of_the_same_tensors(tmp_path: Path) -> None:
@@ -142,4 +132,4 @@ def test_load_workload_refuses_what_is_not_a_workload(folder: Path) -> None:
         load_workload("not_wl:workload")
     with pytest.raises(WorkloadError, match=re.escape("package.module:function")):
         load_workload("not_wl:")
-    assert isinstance(load_workload("rings_task:workload"), Workload)
+    assert isinstance(load_workload("digits_cnn_task:workload"), Workload)

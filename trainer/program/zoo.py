@@ -62,7 +62,10 @@ class DigitsGRU(nn.Module):
 
 
 class ViTBlock(nn.Module):
-    """Pre-norm transformer block: x + MHA(LN(x)), then x + MLP(LN(x)) with GELU."""
+    """Pre-norm transformer block: x + MHA(LN(x)), then x + MLP(LN(x)) with GELU.
+
+    The attention is asked for its weights: with need_weights=False torch takes its fused attention, whose
+    backward has no RepOps kernel (tests/workloads/test_models.py pins the missing operators)."""
 
     def __init__(self, d: int, heads: int, mlp: int) -> None:
         super().__init__()

@@ -3,7 +3,9 @@
 The hashes were recorded from the code before the per-step overhead work (issue 14); every later change
 to how zkdv computes its commitments (caching, native hashing, moving work off the step's critical path)
 must leave `records.cborl` identical for the same run. A change of the transcript format changes them on
-purpose, together with docs/zkdv.md.
+purpose, together with docs/zkdv.md. So does a change to the kernel manifest of the root record (it names
+each kernel's spec section): the transformer's hash was re-pinned when index_put's section "Accumulating
+index_put" became "Exact accumulation into indexed positions"; every state commitment stayed the same.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from trainer.workloads import char_transformer, mlp_digits
 
 PINNED = {
     "mlp": "45089cfebf8af0ced45e6855c51c5cb8cd65e4acc6c8d9582ed35aa74255f24c",
-    "transformer": "378fd2007b5015f802c9c556081e4781a77ee44e139abe27ea4a8095b59824be",
+    "transformer": "524847627f61cd1cf1a44d9d8b04b57293267294e49e691cf16dcb14817124e2",
 }
 
 

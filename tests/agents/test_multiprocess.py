@@ -17,12 +17,15 @@ from cli_procs import Proc, free_port, has_traceback, run_cli, start_devnet, wai
 
 from offchain.chain.anvil import dev_accounts
 
-# The first run is part of every test run; the repeats (the races land differently each time) are exhaustive.
+# Exhaustive (./scripts/test --exhaustive): every test run already runs every agent as a process, with a
+# cheater, a dispute and the watcher racing the trainers, in tests/agents/test_quickstart.py and
+# tests/agents/test_byom.py; this test repeats that three times so that the races land differently.
 RUNS = 3
 
 
 @pytest.mark.anvil
-@pytest.mark.parametrize("run", [0, *(pytest.param(k, marks=pytest.mark.exhaustive) for k in range(1, RUNS))])
+@pytest.mark.exhaustive
+@pytest.mark.parametrize("run", range(RUNS))
 def test_a_dispute_with_every_agent_a_process(tmp_path: Path, run: int) -> None:
     from offchain.chain.client import ChainClient
     from offchain.chain.deploy import load_deployment

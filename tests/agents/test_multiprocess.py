@@ -18,8 +18,9 @@ from cli_procs import Proc, free_port, has_traceback, run_cli, start_devnet, wai
 from offchain.chain.anvil import dev_accounts
 
 # Exhaustive (./scripts/test --exhaustive): every test run already runs every agent as a process, with a
-# cheater, a dispute and the watcher racing the trainers, in tests/agents/test_quickstart.py and
-# tests/agents/test_byom.py; this test repeats that three times so that the races land differently.
+# cheater, a dispute and the watcher racing the trainers, in tests/agents/test_byom.py (and without a
+# dispute in tests/agents/test_quickstart.py); this test repeats a dispute three times so that the races
+# land differently.
 RUNS = 3
 
 

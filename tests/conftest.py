@@ -7,6 +7,7 @@ import socket
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import settings
 
 from offchain.chain.anvil import Anvil
 from offchain.chain.build import Artifact, compile_contracts
@@ -26,6 +27,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def exhaustive(config: pytest.Config) -> bool:
     """Whether this run includes the `exhaustive` tests (`--exhaustive` or REFEREED_EXHAUSTIVE=1)."""
     return bool(config.getoption("--exhaustive")) or os.environ.get(EXHAUSTIVE_ENV, "") not in ("", "0")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # The ordinary run draws the same property-test examples every time, so a CI result is a fact about
+    # the code, not about the draw; the exhaustive run draws fresh ones (a failure prints the example and
+    # its reproduction blob: pin it with @example).
+    settings.register_profile("repeatable", derandomize=True, print_blob=True)
+    settings.register_profile("explore", derandomize=False, print_blob=True)
+    settings.load_profile("explore" if exhaustive(config) else "repeatable")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

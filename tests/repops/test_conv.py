@@ -16,7 +16,7 @@ import onnx
 import pytest
 import torch
 import torch.nn.functional as F
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from torch import nn
 
@@ -287,6 +287,18 @@ def pool_cases(draw: st.DrawFn) -> dict:  # type: ignore[type-arg]
 
 @settings(max_examples=60, deadline=None)
 @given(case=pool_cases())
+@example(  # a cancelling sum of overlapping windows' gradients (a CI failure of the old relative check)
+    case={
+        "shape": (2, 3, 1, 6),
+        "k": [1, 3],
+        "stride": [1, 1],
+        "padding": [0, 0],
+        "dilation": [1, 1],
+        "ceil": False,
+        "kind": "special",
+        "seed": 2_147_483_648,
+    }
+)
 def test_max_pool_fast_equals_reference_and_torch(case: dict) -> None:  # type: ignore[type-arg]
     x = sample(case["shape"], case["kind"], case["seed"])
     args = [case["k"], case["stride"], case["padding"], case["dilation"], case["ceil"]]
@@ -308,8 +320,15 @@ def test_max_pool_fast_equals_reference_and_torch(case: dict) -> None:  # type: 
     gi = C.max_pool2d_with_indices_backward(g, x, *args, i)
     assert_same_bits(gi, C.max_pool2d_with_indices_backward_reference(g, x, *args, i))
     gt = aten.max_pool2d_with_indices_backward(g, x, *args, i)
-    finite = torch.isfinite(gt)
-    assert torch.allclose(gi[finite], gt[finite], rtol=1e-6, atol=0)
+    # Ours is the exactly rounded sum of each position's routed gradients; torch adds them one by one
+    # in float32. A sum of n terms rounded n - 1 times is within (n - 1) u sum|t| of the exact sum
+    # (u = 2^-24), whatever the cancellation, so that is the bound (2 n u sum|t|, with margin), not a
+    # relative tolerance: a cancelling sum (a special input: x + y - x) is far from torch's relatively.
+    n = case["k"][0] * case["k"][1]  # the most windows that can name one input position
+    mag = aten.max_pool2d_with_indices_backward(g.abs(), x, *args, i)
+    finite = torch.isfinite(gt) & torch.isfinite(gi) & torch.isfinite(mag)
+    bound = 2 * n * 2.0**-24 * mag[finite].double() + 2.0**-149
+    assert bool(((gi[finite].double() - gt[finite].double()).abs() <= bound).all())
 
 
 def test_max_pool_ties_nan_and_signed_zero_rules() -> None:

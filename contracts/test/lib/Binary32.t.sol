@@ -1,25 +1,53 @@
 // SPDX-License-Identifier: Apache-2.0
 pragma solidity ^0.8.28;
 
-import {Test} from "forge-std/Test.sol";
-
 import {Binary32} from "../../src/lib/Binary32.sol";
 import {Binary64} from "../../src/lib/Binary64.sol";
-import {FloatVectors} from "../utils/FloatVectors.sol";
+import {FloatVectorTest} from "../utils/FloatVectorTest.sol";
 
 /// @notice Binary32 against ieee_binary32.json (numpy's float32, canonical NaN), bit for bit, and
 ///         the algebraic identities that must hold exactly, fuzzed.
-contract Binary32Test is Test {
-    using FloatVectors for FloatVectors.Group;
-
-    /// @dev Read per test (memory), not kept in storage: 1 MB of storage would cost more gas
-    ///      than the checks themselves.
-    function _json() internal view returns (string memory) {
-        return FloatVectors.load("ieee_binary32.json");
+contract Binary32Test is FloatVectorTest {
+    function _file() internal pure override returns (string memory) {
+        return "ieee_binary32.json";
     }
 
-    /// @dev The library function a group of ieee_binary32.json tests.
-    function _eval(bytes32 name, uint256 a, uint256 b) internal pure returns (uint256) {
+    function _gasGroup() internal pure override returns (string memory) {
+        return "Binary32Gas";
+    }
+
+    function _groups() internal pure override returns (string[] memory names) {
+        string[22] memory fixedNames = [
+            "add",
+            "sub",
+            "mul",
+            "div",
+            "eq",
+            "lt",
+            "le",
+            "min",
+            "max",
+            "copysign",
+            "sqrt",
+            "neg",
+            "abs",
+            "toBinary64",
+            "toInt_i64",
+            "toInt_i32",
+            "toInt_i16",
+            "toInt_i8",
+            "toInt_u8",
+            "fromInt",
+            "ldexp",
+            "fromScaledInt"
+        ];
+        names = new string[](fixedNames.length);
+        for (uint256 i; i < fixedNames.length; ++i) {
+            names[i] = fixedNames[i];
+        }
+    }
+
+    function _eval(bytes32 name, uint256 a, uint256 b) internal pure override returns (uint256) {
         uint32 x = uint32(a);
         uint32 y = uint32(b);
         if (name == "add") return Binary32.add(x, y);
@@ -44,153 +72,7 @@ contract Binary32Test is Test {
         if (name == "fromInt") return Binary32.fromInt(int64(uint64(a)));
         if (name == "fromScaledInt") return Binary32.fromScaledInt(int64(uint64(a)), int64(uint64(b)));
         if (name == "ldexp") return Binary32.ldexp(x, int64(uint64(b)));
-        revert(string.concat("no function for group ", string(abi.encodePacked(name))));
-    }
-
-    function _pattern(int256 v) internal pure returns (uint256) {
-        return uint256(v) & type(uint64).max;
-    }
-
-    /// @dev Checks every record of group `name`; returns the most gas one evaluation took (the
-    ///      function and this test's dispatch to it, measured with gasleft).
-    function _check(string memory name) internal view returns (uint256 maxGas) {
-        FloatVectors.Group memory g = FloatVectors.find(_json(), name);
-        bytes32 key = bytes32(bytes(name));
-        for (uint256 r; r < g.count; ++r) {
-            (uint256 a, uint256 b,, uint256 out) = g.record(r);
-            uint256 before = gasleft();
-            uint256 got = _eval(key, a, b);
-            uint256 used = before - gasleft();
-            if (used > maxGas) maxGas = used;
-            if (got != out) {
-                assertEq(
-                    got,
-                    out,
-                    string.concat(
-                        name, " record ", vm.toString(r), ": a=", vm.toString(a), " b=", vm.toString(b)
-                    )
-                );
-            }
-        }
-        assertGt(g.count, 0, "empty group");
-    }
-
-    function test_vectors_everyGroupChecked_succeeds() public view {
-        string[22] memory names = [
-            "add",
-            "sub",
-            "mul",
-            "div",
-            "eq",
-            "lt",
-            "le",
-            "min",
-            "max",
-            "copysign",
-            "sqrt",
-            "neg",
-            "abs",
-            "toBinary64",
-            "toInt_i64",
-            "toInt_i32",
-            "toInt_i16",
-            "toInt_i8",
-            "toInt_u8",
-            "fromInt",
-            "ldexp",
-            "fromScaledInt"
-        ];
-        string memory json = _json();
-        assertEq(FloatVectors.groupCount(json), names.length, "a group of ieee_binary32.json has no test");
-        for (uint256 i; i < names.length; ++i) {
-            assertEq(FloatVectors.nameAt(json, i), names[i], "group order");
-        }
-    }
-
-    function test_add_vectors_succeeds() public view {
-        _check("add");
-    }
-
-    function test_sub_vectors_succeeds() public view {
-        _check("sub");
-    }
-
-    function test_mul_vectors_succeeds() public view {
-        _check("mul");
-    }
-
-    function test_div_vectors_succeeds() public view {
-        _check("div");
-    }
-
-    function test_compare_vectors_succeeds() public view {
-        _check("eq");
-        _check("lt");
-        _check("le");
-    }
-
-    function test_minMaxCopysign_vectors_succeeds() public view {
-        _check("min");
-        _check("max");
-        _check("copysign");
-    }
-
-    function test_unary_vectors_succeeds() public view {
-        _check("sqrt");
-        _check("neg");
-        _check("abs");
-    }
-
-    function test_conversions_vectors_succeeds() public view {
-        _check("toBinary64");
-        _check("toInt_i64");
-        _check("toInt_i32");
-        _check("toInt_i16");
-        _check("toInt_i8");
-        _check("toInt_u8");
-        _check("fromInt");
-        _check("ldexp");
-        _check("fromScaledInt");
-    }
-
-    /// @notice Most gas each function takes over its vectors (snapshot group `Binary32Gas`); every
-    ///         one must stay far below the 100k a game move may spend.
-    function test_gas_everyFunction_succeeds() public {
-        string[22] memory names = [
-            "add",
-            "sub",
-            "mul",
-            "div",
-            "eq",
-            "lt",
-            "le",
-            "min",
-            "max",
-            "copysign",
-            "sqrt",
-            "neg",
-            "abs",
-            "toBinary64",
-            "toInt_i64",
-            "toInt_i32",
-            "toInt_i16",
-            "toInt_i8",
-            "toInt_u8",
-            "fromInt",
-            "ldexp",
-            "fromScaledInt"
-        ];
-        for (uint256 i; i < names.length; ++i) {
-            // One external call per group, so each group's memory is freed before the next.
-            uint256 gas = this.checkGroup(names[i]);
-            vm.snapshotValue("Binary32Gas", names[i], gas);
-            assertLt(gas, 20_000, names[i]);
-        }
-    }
-
-    /// @notice `_check` as an external call (its memory ends with the call).
-    function checkGroup(string calldata name) external view returns (uint256) {
-        return _check(name);
+        return _noFunction(name);
     }
 
     // ---------------------------------------------------------------- named cases

@@ -1,25 +1,61 @@
 // SPDX-License-Identifier: Apache-2.0
 pragma solidity ^0.8.28;
 
-import {Test} from "forge-std/Test.sol";
-
 import {Binary64} from "../../src/lib/Binary64.sol";
 import {Binary64NotPositiveNormal} from "../../src/lib/FloatErrors.sol";
 import {FloatHarness} from "../harness/FloatHarness.sol";
+import {FloatVectorTest} from "../utils/FloatVectorTest.sol";
 import {FloatVectors} from "../utils/FloatVectors.sol";
 
 /// @notice Binary64 against ieee_binary64.json (Python floats, numpy for the cross-check), bit for
 ///         bit, the helpers of the transcendental functions' sequences, and exact identities.
-contract Binary64Test is Test {
+contract Binary64Test is FloatVectorTest {
     using FloatVectors for FloatVectors.Group;
 
-    /// @dev Read per test (memory), not kept in storage: 1 MB of storage would cost more gas
-    ///      than the checks themselves.
-    function _json() internal view returns (string memory) {
-        return FloatVectors.load("ieee_binary64.json");
+    function _file() internal pure override returns (string memory) {
+        return "ieee_binary64.json";
     }
 
-    function _eval(bytes32 name, uint256 a, uint256 b) internal pure returns (uint256) {
+    function _gasGroup() internal pure override returns (string memory) {
+        return "Binary64Gas";
+    }
+
+    function _groups() internal pure override returns (string[] memory names) {
+        string[21] memory fixedNames = [
+            "add",
+            "sub",
+            "mul",
+            "div",
+            "eq",
+            "lt",
+            "le",
+            "min",
+            "max",
+            "copysign",
+            "sqrt",
+            "neg",
+            "abs",
+            "toBinary32",
+            "toInt_i64",
+            "toInt_i32",
+            "fromInt",
+            "ldexp",
+            "fromScaledInt",
+            "logSplit",
+            "pow2OfShifted"
+        ];
+        names = new string[](fixedNames.length);
+        for (uint256 i; i < fixedNames.length; ++i) {
+            names[i] = fixedNames[i];
+        }
+    }
+
+    /// @dev logSplit returns two words (k, m): test_logSplit_vectors_succeeds checks it.
+    function _custom(bytes32 name) internal pure override returns (bool) {
+        return name == "logSplit";
+    }
+
+    function _eval(bytes32 name, uint256 a, uint256 b) internal pure override returns (uint256) {
         uint64 x = uint64(a);
         uint64 y = uint64(b);
         if (name == "add") return Binary64.add(x, y);
@@ -42,110 +78,7 @@ contract Binary64Test is Test {
         if (name == "fromScaledInt") return Binary64.fromScaledInt(int64(uint64(a)), int64(uint64(b)));
         if (name == "ldexp") return Binary64.ldexp(x, int64(y));
         if (name == "pow2OfShifted") return Binary64.pow2OfShifted(x);
-        revert(string.concat("no function for group ", string(abi.encodePacked(name))));
-    }
-
-    function _pattern(int256 v) internal pure returns (uint256) {
-        return uint256(v) & type(uint64).max;
-    }
-
-    /// @dev Checks every record of group `name`; returns the most gas one evaluation took (the
-    ///      function and this test's dispatch to it, measured with gasleft).
-    function _check(string memory name) internal view returns (uint256 maxGas) {
-        FloatVectors.Group memory g = FloatVectors.find(_json(), name);
-        bytes32 key = bytes32(bytes(name));
-        for (uint256 r; r < g.count; ++r) {
-            (uint256 a, uint256 b,, uint256 out) = g.record(r);
-            uint256 before = gasleft();
-            uint256 got = _eval(key, a, b);
-            uint256 used = before - gasleft();
-            if (used > maxGas) maxGas = used;
-            if (got != out) {
-                assertEq(
-                    got,
-                    out,
-                    string.concat(
-                        name, " record ", vm.toString(r), ": a=", vm.toString(a), " b=", vm.toString(b)
-                    )
-                );
-            }
-        }
-        assertGt(g.count, 0, "empty group");
-    }
-
-    function test_vectors_everyGroupChecked_succeeds() public view {
-        string[21] memory names = [
-            "add",
-            "sub",
-            "mul",
-            "div",
-            "eq",
-            "lt",
-            "le",
-            "min",
-            "max",
-            "copysign",
-            "sqrt",
-            "neg",
-            "abs",
-            "toBinary32",
-            "toInt_i64",
-            "toInt_i32",
-            "fromInt",
-            "ldexp",
-            "fromScaledInt",
-            "logSplit",
-            "pow2OfShifted"
-        ];
-        string memory json = _json();
-        assertEq(FloatVectors.groupCount(json), names.length, "a group of ieee_binary64.json has no test");
-        for (uint256 i; i < names.length; ++i) {
-            assertEq(FloatVectors.nameAt(json, i), names[i], "group order");
-        }
-    }
-
-    function test_add_vectors_succeeds() public view {
-        _check("add");
-    }
-
-    function test_sub_vectors_succeeds() public view {
-        _check("sub");
-    }
-
-    function test_mul_vectors_succeeds() public view {
-        _check("mul");
-    }
-
-    function test_div_vectors_succeeds() public view {
-        _check("div");
-    }
-
-    function test_compare_vectors_succeeds() public view {
-        _check("eq");
-        _check("lt");
-        _check("le");
-    }
-
-    function test_minMaxCopysign_vectors_succeeds() public view {
-        _check("min");
-        _check("max");
-        _check("copysign");
-    }
-
-    function test_unary_vectors_succeeds() public view {
-        _check("sqrt");
-        _check("neg");
-        _check("abs");
-    }
-
-    function test_conversions_vectors_succeeds() public view {
-        _check("toBinary32");
-        _check("toInt_i64");
-        _check("toInt_i32");
-        _check("fromInt");
-        _check("ldexp");
-        _check("pow2OfShifted");
-        _check("fromScaledInt");
+        return _noFunction(name);
     }
 
     function test_logSplit_vectors_succeeds() public view {
@@ -167,46 +100,6 @@ contract Binary64Test is Test {
             vm.expectRevert(abi.encodeWithSelector(Binary64NotPositiveNormal.selector, bad[i]));
             h.logSplit(bad[i]);
         }
-    }
-
-    /// @notice Most gas each function takes over its vectors (snapshot group `Binary64Gas`); every
-    ///         one must stay far below the 100k a game move may spend.
-    function test_gas_everyFunction_succeeds() public {
-        string[21] memory names = [
-            "add",
-            "sub",
-            "mul",
-            "div",
-            "eq",
-            "lt",
-            "le",
-            "min",
-            "max",
-            "copysign",
-            "sqrt",
-            "neg",
-            "abs",
-            "toBinary32",
-            "toInt_i64",
-            "toInt_i32",
-            "fromInt",
-            "ldexp",
-            "fromScaledInt",
-            "logSplit",
-            "pow2OfShifted"
-        ];
-        for (uint256 i; i < names.length; ++i) {
-            if (keccak256(bytes(names[i])) == keccak256("logSplit")) continue;
-            // One external call per group, so each group's memory is freed before the next.
-            uint256 gas = this.checkGroup(names[i]);
-            vm.snapshotValue("Binary64Gas", names[i], gas);
-            assertLt(gas, 20_000, names[i]);
-        }
-    }
-
-    /// @notice `_check` as an external call (its memory ends with the call).
-    function checkGroup(string calldata name) external view returns (uint256) {
-        return _check(name);
     }
 
     // ---------------------------------------------------------------- named cases

@@ -7,6 +7,7 @@ import dataclasses
 from pathlib import Path
 
 import pytest
+from recorder import Events
 
 from offchain.agents.base import DONE, AgentCrashed
 from offchain.agents.client import ClientAgent, TaskOrder
@@ -25,22 +26,6 @@ from offchain.store import Store
 from trainer.workloads import Workload
 
 REWARD = 3 * 10**18
-
-
-class Events:
-    """An observer that keeps what each agent reported."""
-
-    def __init__(self) -> None:
-        self.seen: list[tuple[str, str]] = []
-
-    def event(self, agent: str, message: str) -> None:
-        self.seen.append((agent, message))
-
-    def progress(self, agent: str, task_id: int, done: int, total: int, loss: float | None) -> None:
-        pass
-
-    def of(self, agent: str) -> list[str]:
-        return [m for a, m in self.seen if a == agent]
 
 
 # -- AgentDB -------------------------------------------------------------------------------

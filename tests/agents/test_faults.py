@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 from hexbytes import HexBytes
+from recorder import Events
 from rpc_proxy import RpcProxy
 from web3 import Web3
 
@@ -108,22 +109,6 @@ class FaultyKernel(Strategy):
 
     def witness(self, program: Program, dataset: Dataset, config: RunConfig, initial: State) -> RunWitness:
         return RunWitness(program, dataset, config, initial, Deviation(CHEAT_STEP, DeviationKind.KERNEL))
-
-
-class Events:
-    """An observer that keeps what each agent reported."""
-
-    def __init__(self) -> None:
-        self.seen: list[tuple[str, str]] = []
-
-    def event(self, agent: str, message: str) -> None:
-        self.seen.append((agent, message))
-
-    def progress(self, agent: str, task_id: int, done: int, total: int, loss: float | None) -> None:
-        pass
-
-    def of(self, agent: str) -> list[str]:
-        return [m for a, m in self.seen if a == agent]
 
 
 # -- fixtures ------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from cli_procs import Proc, free_port, has_traceback
+from recorder import Events
 
 from offchain.agents import trainer as trainer_module
 from offchain.agents.base import Tick, idle, run_together
@@ -29,17 +30,6 @@ from trainer.workloads import Workload
 REWARD = 10**18
 
 
-class _Events:
-    def __init__(self) -> None:
-        self.lines: list[tuple[str, str]] = []
-
-    def event(self, agent: str, message: str) -> None:
-        self.lines.append((agent, message))
-
-    def progress(self, *args: Any) -> None:
-        pass
-
-
 class _Flaky:
     """A stand-in agent whose ticks raise what a real chain does, in turn."""
 
@@ -48,7 +38,7 @@ class _Flaky:
     def __init__(self, errors: list[BaseException]) -> None:
         self.errors = list(errors)
         self.ticks = 0
-        self.observer = _Events()
+        self.observer = Events()
         self.db = type("DB", (), {"log": lambda *a, **k: None})()
 
     def chain_problem(self) -> str | None:
@@ -71,7 +61,7 @@ def test_the_run_loop_survives_lost_races_outages_and_node_errors() -> None:
     agent = _Flaky(errors)
     run_together([agent], poll=0.01, stop=lambda: agent.ticks >= 6)  # type: ignore[list-item]
     assert agent.ticks == 6 and not agent.errors
-    said = " | ".join(m for _, m in agent.observer.lines)
+    said = " | ".join(m for _, m in agent.observer.seen)
     assert "refused: RecomputeOracleWrongStatus (the chain moved on)" in said
     assert "RPC unreachable" in said and "retrying in" in said
     assert "header not found" in said and "no contract code at TaskMarket" in said
@@ -87,7 +77,7 @@ def fresh(node: Anvil, artifacts: dict[str, Artifact]) -> Deployment:
 def _trainer(node: Anvil, deployment: Deployment, artifacts: dict[str, Artifact], home: Path, public: Store,
              index: int = 2, **kw: Any) -> TrainerAgent:  # fmt: skip
     return TrainerAgent("alice", rpc_url=node.rpc_url, private_key=node.accounts[index].private_key,
-                        deployment=deployment, artifacts=artifacts, home=home, public=public, observer=_Events(),
+                        deployment=deployment, artifacts=artifacts, home=home, public=public, observer=Events(),
                         **kw)  # fmt: skip
 
 
@@ -130,7 +120,7 @@ def test_a_task_rejected_for_a_missing_object_is_joined_once_it_is_there(
 
     client = ClientAgent("client", order=None, rpc_url=node.rpc_url, private_key=node.accounts[1].private_key,
                          deployment=deployment, artifacts=artifacts, home=tmp_path / "client",
-                         public=Store(tmp_path / "public"), observer=_Events())  # fmt: skip
+                         public=Store(tmp_path / "public"), observer=Events())  # fmt: skip
     spec = client.spec_for(TaskOrder(workload, reward=REWARD), client.chain_time())  # publishes the initial state
     client.public.put_dataset(workload.dataset)
     task_id = client.protocol.market.post_task(spec, REWARD)
@@ -156,7 +146,7 @@ def test_a_policy_passes_a_task_over_and_a_new_policy_takes_it(
 
     client = ClientAgent("client", order=TaskOrder(workload, reward=REWARD), rpc_url=node.rpc_url,
                          private_key=node.accounts[1].private_key, deployment=deployment, artifacts=artifacts,
-                         home=tmp_path / "client", public=Store(tmp_path / "public"), observer=_Events())  # fmt: skip
+                         home=tmp_path / "client", public=Store(tmp_path / "public"), observer=Events())  # fmt: skip
     while client.task_id is None:
         client.tick()
     task_id = client.task_id

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from recorder import Events
 
 from offchain.agents.base import Agent, AgentCrashed, Observer
 from offchain.agents.devnet import Devnet
@@ -36,17 +37,6 @@ pytestmark = pytest.mark.anvil
 ORACLE_ACCOUNTS = range(1, 6)
 PARTIES = (10, 11)  # the dispute's two sides: never drawn
 ADDMM, GELU = 1, 2  # nodes of the digits MLP's step: addmm(bias[128], x[8, 64], w[64, 128]); gelu([8, 128])
-
-
-class Quiet:
-    def __init__(self) -> None:
-        self.seen: list[tuple[str, str]] = []
-
-    def event(self, agent: str, message: str) -> None:
-        self.seen.append((agent, message))
-
-    def progress(self, agent: str, task_id: int, done: int, total: int, loss: float | None) -> None:
-        pass
 
 
 @pytest.fixture
@@ -117,7 +107,7 @@ def oracles(
 ) -> Callable[..., Oracles]:
     def make(*, shared_store: bool = True) -> Oracles:
         public = Store(tmp_path / "public") if shared_store else None
-        pool = Oracles(node, deployment, artifacts, tmp_path, public, Quiet())
+        pool = Oracles(node, deployment, artifacts, tmp_path, public, Events())
         pool.devnet().run(pool.registered, timeout_s=60)
         return pool
 

@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 
 import pytest
 import torch
+from recorder import Events
 
 from offchain.agents.base import AgentCrashed, Tick
 from offchain.agents.client import TaskOrder
@@ -37,20 +38,6 @@ from trainer.workloads import Workload
 from zkdv.transcript import read_records
 
 REWARD = 10**17
-
-
-class Events:
-    def __init__(self) -> None:
-        self.seen: list[tuple[str, str]] = []
-
-    def event(self, agent: str, message: str) -> None:
-        self.seen.append((agent, message))
-
-    def progress(self, agent: str, task_id: int, done: int, total: int, loss: float | None) -> None:
-        pass
-
-    def of(self, agent: str) -> list[str]:
-        return [m for a, m in self.seen if a == agent]
 
 
 class KilledMidInterval(TrainerAgent):

@@ -342,6 +342,29 @@ def test_max_pool_ties_nan_and_signed_zero_rules() -> None:
     assert bool((v == -math.inf).all())
 
 
+@pytest.mark.parametrize("neg_zero", [False, True], ids=["float32-order", "key-order"])
+def test_max_pool_both_fast_orders_keep_the_rules(neg_zero: bool) -> None:
+    """The fast path pools x itself when no -0 is present and the order key otherwise; both give the
+    reference's bits on ties, NaNs (first one, canonical) and infinities, in overlapping windows."""
+    g = torch.Generator().manual_seed(3)
+    x = torch.randint(-2, 3, (2, 3, 7, 6), generator=g).float()  # many ties, +0 only
+    x[0, 0, 1, 1] = x[1, 2, 4, 3] = math.nan
+    x[0, 1, 2, 2] = math.inf
+    x[1, 0, 0, 5] = -math.inf
+    if neg_zero:  # every other zero of two planes is -0: windows whose maximum is a zero mix the signs
+        x[0, 2] = x[1, 1] = torch.tensor([[-1.0, 0.0, -2.0] * 2, [0.0, -1.0, 0.0] * 2] * 3 + [[0.0] * 6])
+        flat = x.view(-1)
+        zeros = (flat == 0).nonzero().reshape(-1)
+        flat[zeros[::2]] = -0.0
+    assert bool((bits(x) == C.NEG_ZERO_BITS).any()) == neg_zero
+    for args in (([2, 2], [], [0, 0], [1, 1], False), ([3, 3], [1, 1], [1, 1], [1, 1], True),
+                 ([2, 3], [2, 1], [1, 1], [2, 1], False)):  # fmt: skip
+        v, i = C.max_pool2d_with_indices(x, *args)
+        vr, ir = C.max_pool2d_with_indices_reference(x, *args)
+        assert_same_bits(v, vr)
+        assert_same_bits(i, ir)
+
+
 def test_overlapping_windows_accumulate_exactly() -> None:
     """Stride 1, kernel 3: one input maximum takes the gradient of up to 9 windows, summed by the
     Sums rule (order-free); torch's sequential fp32 sum may differ in the last bit, exact here."""

@@ -13,6 +13,7 @@ its terms to input positions where each position's terms are added by the Sums r
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 
@@ -515,6 +516,7 @@ def _route_sum_ref(terms: Sequence[tuple[int, float]], size: int) -> list[float]
 
 OP_MAX = "aten.max_pool2d_with_indices.default"
 OP_MAX_BWD = "aten.max_pool2d_with_indices_backward.default"
+NEG_ZERO_BITS = -(2**31)  # the int32 view of -0.0
 
 
 class _MaxGeom:
@@ -538,6 +540,35 @@ class _MaxGeom:
         self.idx, self.valid = _window_map(self.size, self.out, starts, lens, d, k)
         if not bool(self.valid.any(1).all()):
             raise UnsupportedOpError(f"{op}: a window holds no input position (kernel {k}, dilation {d}, padding {p})")
+        # Windows that cannot overlap: the output position whose window holds each input position
+        # (-1: none), so "every index lies in its own window" is one gather and one comparison.
+        self.disjoint = all(ss >= (kk - 1) * dd + 1 for ss, kk, dd in zip(s, k, d, strict=True))
+        self.owner: Tensor | None = None
+        if self.disjoint:
+            positions = torch.arange(self.idx.shape[0], dtype=torch.int64).unsqueeze(1).expand_as(self.idx)
+            owner = torch.full((self.size[0] * self.size[1],), -1, dtype=torch.int64)
+            self.owner = owner.index_put_((self.idx[self.valid],), positions[self.valid])
+
+
+@functools.lru_cache(maxsize=256)
+def _max_geom_cached(op: str, shape: tuple[int, ...], k: tuple[int, ...], s: tuple[int, ...], p: tuple[int, ...],
+                     d: tuple[int, ...], ceil_mode: bool) -> _MaxGeom:  # fmt: skip
+    return _MaxGeom(op, shape, k, s, p, d, ceil_mode)
+
+
+def _max_geom(op: str, shape: Sequence[int], kernel_size: Sequence[int], stride: Sequence[int],
+              padding: Sequence[int], dilation: Sequence[int], ceil_mode: bool) -> _MaxGeom:  # fmt: skip
+    """The geometry of a pooling call, built once per distinct call (a training step repeats them).
+    Its tensors are shared between calls: read them, never write them."""
+
+    def key(v: int | Sequence[int]) -> tuple[int, ...] | int:
+        return v if isinstance(v, int) else tuple(v)
+
+    try:
+        return _max_geom_cached(op, tuple(shape), *(key(v) for v in (kernel_size, stride, padding, dilation)),
+                                bool(ceil_mode))  # type: ignore[arg-type]  # fmt: skip
+    except TypeError:  # an argument that cannot be a key (not ints): let the checks say what is wrong
+        return _MaxGeom(op, shape, kernel_size, stride, padding, dilation, ceil_mode)
 
 
 def _max_rule(win: Tensor, valid: Tensor, rows: Tensor) -> tuple[Tensor, Tensor]:
@@ -574,10 +605,11 @@ def max_pool2d_with_indices(
 
     Fast path: torch's own max_pool2d (first strictly larger value in window order) on the order
     key of each value's bits as float64 (exact): the key orders -0 below +0, so the first holder of
-    the largest key is the rule's index, and the value is that input's bits. NaN has no place in
-    that order; windows holding one are redone by the rule."""
+    the largest key is the rule's index, and the value is that input's bits. An input without -0
+    needs no key: float32's own order is the key's, so torch pools x itself. NaN has no place in
+    either order; windows holding one are redone by the rule."""
     _check_f32(OP_MAX, self=self)
-    g = _MaxGeom(OP_MAX, self.shape, kernel_size, stride, padding, dilation, ceil_mode)
+    g = _max_geom(OP_MAX, self.shape, kernel_size, stride, padding, dilation, ceil_mode)
     planes, lead = _planes(OP_MAX, self)
     shape = [*lead, *g.out]
     if planes.numel() == 0:
@@ -585,8 +617,11 @@ def max_pool2d_with_indices(
         return v.reshape(shape), i.reshape(shape)
     x = self.contiguous()
     bits = x.view(torch.int32)
-    key = torch.bitwise_xor(bits, torch.bitwise_and(torch.bitwise_right_shift(bits, 31), 0x7FFFFFFF))
-    _, it = torch.ops.aten.max_pool2d_with_indices(key.to(torch.float64), g.k, g.s, g.p, g.d, ceil_mode)
+    if bool((bits == NEG_ZERO_BITS).any()):
+        key = torch.bitwise_xor(bits, torch.bitwise_and(torch.bitwise_right_shift(bits, 31), 0x7FFFFFFF))
+        _, it = torch.ops.aten.max_pool2d_with_indices(key.to(torch.float64), g.k, g.s, g.p, g.d, ceil_mode)
+    else:  # without -0 the float32 order is the key's order (NaN aside): torch's pooling on x itself
+        _, it = torch.ops.aten.max_pool2d_with_indices(x, g.k, g.s, g.p, g.d, ceil_mode)
     i = it.reshape(planes.shape[0], -1)
     v = planes.gather(1, i)
     nan = torch.isnan(x)
@@ -613,7 +648,7 @@ def max_pool2d_with_indices_backward(
     """aten.max_pool2d_with_indices_backward.default: each input position gets the Sums-rule sum of
     the output gradients whose index names it (+0 if none)."""
     _check_f32(OP_MAX_BWD, grad_output=grad_output, self=self)
-    g = _MaxGeom(OP_MAX_BWD, self.shape, kernel_size, stride, padding, dilation, ceil_mode)
+    g = _max_geom(OP_MAX_BWD, self.shape, kernel_size, stride, padding, dilation, ceil_mode)
     dest = _check_indices(grad_output, self, indices, g.out)
     size = g.size[0] * g.size[1]
     b = dest.shape[0]
@@ -630,17 +665,10 @@ def max_pool2d_with_indices_backward(
 def _distinct(dest: Tensor, g: _MaxGeom) -> bool:
     """Whether no two indices of a plane can coincide: the windows do not overlap and every index
     lies inside its own window's span."""
-    if not all(s >= (k - 1) * d + 1 for s, k, d in zip(g.s, g.k, g.d, strict=True)):
+    if g.owner is None:
         return False
-    w = g.size[1]
-    oh = torch.arange(g.out[0], device=dest.device).repeat_interleave(g.out[1])
-    ow = torch.arange(g.out[1], device=dest.device).repeat(g.out[0])
-    ih, iw = dest // w, dest % w
-    lo_h, lo_w = oh * g.s[0] - g.p[0], ow * g.s[1] - g.p[1]
-    inside = (
-        (ih >= lo_h) & (ih < lo_h + (g.k[0] - 1) * g.d[0] + 1) & (iw >= lo_w) & (iw < lo_w + (g.k[1] - 1) * g.d[1] + 1)
-    )
-    return bool(inside.all())
+    own = torch.arange(dest.shape[1], dtype=torch.int64, device=dest.device)
+    return bool((g.owner.to(dest.device)[dest] == own).all())
 
 
 def _check_indices(grad_output: Tensor, self: Tensor, indices: Tensor, out: Sequence[int]) -> Tensor:
@@ -689,7 +717,7 @@ def max_pool2d_with_indices_reference(
     ceil_mode: bool = False,
 ) -> tuple[Tensor, Tensor]:
     _check_f32(OP_MAX, self=self)
-    g = _MaxGeom(OP_MAX, self.shape, kernel_size, stride, padding, dilation, ceil_mode)
+    g = _max_geom(OP_MAX, self.shape, kernel_size, stride, padding, dilation, ceil_mode)
     planes, lead = _planes(OP_MAX, self)
     wins = _max_windows_ref(g)
     vals, idxs = [], []
@@ -714,7 +742,7 @@ def max_pool2d_with_indices_backward_reference(
     indices: Tensor,
 ) -> Tensor:
     _check_f32(OP_MAX_BWD, grad_output=grad_output, self=self)
-    g = _MaxGeom(OP_MAX_BWD, self.shape, kernel_size, stride, padding, dilation, ceil_mode)
+    g = _max_geom(OP_MAX_BWD, self.shape, kernel_size, stride, padding, dilation, ceil_mode)
     dest = _check_indices(grad_output, self, indices, g.out).tolist()
     grads = grad_output.reshape(len(dest), -1).tolist()
     size = g.size[0] * g.size[1]

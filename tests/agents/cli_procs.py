@@ -82,6 +82,11 @@ class Proc:
                     self.popen.wait()
         return int(self.popen.returncode)
 
+    def kill(self) -> None:
+        if self.popen is not None and self.popen.poll() is None:
+            self.popen.kill()
+            self.popen.wait()
+
     def describe(self) -> str:
         tail_out = "\n".join(self.out.splitlines()[-25:])
         tail_err = "\n".join(self.err.splitlines()[-25:])
@@ -121,3 +126,16 @@ _TRACE = re.compile(r"Traceback \(most recent call last\)")
 
 def has_traceback(text: str) -> bool:
     return bool(_TRACE.search(text))
+
+
+def stop_all(procs: list[Proc]) -> dict[str, int]:
+    """Stop every started process, the last started first, as `Proc.stop` (Ctrl-C); their exit statuses by
+    name. Interrupted while stopping (a second Ctrl-C, a timeout of the test run): every process still
+    running is killed before the interruption goes on, so no agent outlives the test."""
+    started = [p for p in reversed(procs) if p.popen is not None]
+    try:
+        return {p.name: p.stop() for p in started}
+    except BaseException:
+        for p in started:
+            p.kill()
+        raise

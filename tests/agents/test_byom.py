@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from cli_procs import REPO, Proc, cli_env, free_port, has_traceback, wait_until
+from cli_procs import REPO, Proc, cli_env, free_port, has_traceback, stop_all, wait_until
 from test_quickstart import blocks
 
 from offchain.chain.anvil import dev_accounts
@@ -83,7 +83,7 @@ def test_the_bring_your_own_model_page_runs_as_written(tmp_path: Path) -> None:
         (figure,) = re.findall(r"`(test accuracy of the trained weights: [0-9.]+)`", PAGE.read_text())
         assert figure in done.stdout, (figure, done.stdout)  # the page's figure: the honest bits, loaded back
     finally:
-        codes = {proc.name: proc.stop() for proc in reversed(procs) if proc.popen is not None}
+        codes = stop_all(procs)
     for proc in procs:
         assert not has_traceback(proc.err) and not has_traceback(proc.out), proc.describe()
     assert all(code == 0 for code in codes.values()), codes

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from cli_procs import Proc, free_port, has_traceback, run_cli, start_devnet, wait_until
+from cli_procs import Proc, free_port, has_traceback, run_cli, start_devnet, stop_all, wait_until
 
 from offchain.chain.anvil import dev_accounts
 
@@ -76,7 +76,7 @@ def test_a_dispute_with_every_agent_a_process(tmp_path: Path, run: int) -> None:
         task = p.market.task(1)
         assert task.won and p.market.group_of(1, task.winning_group).members == (honest,)
     finally:
-        codes = {proc.name: proc.stop() for proc in reversed(procs) if proc.popen is not None}
+        codes = stop_all(procs)
     for proc in procs:
         assert not has_traceback(proc.err) and not has_traceback(proc.out), proc.describe()
     assert all(code == 0 for code in codes.values()), codes

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from cli_procs import REPO, Proc, cli_env, free_port, has_traceback, wait_until
+from cli_procs import REPO, Proc, cli_env, free_port, has_traceback, stop_all, wait_until
 
 QUICKSTART = REPO / "docs" / "quickstart.md"
 HEADER = re.compile(r'^# terminal (\d+)(?: \(keeps running; ready at "([^"]+)"\))?$')
@@ -83,7 +83,7 @@ def test_the_quickstart_runs_as_written(tmp_path: Path) -> None:
         state = json.loads(urllib.request.urlopen(url.group(0) + "api/state", timeout=30).read())
         assert state["ok"], state.get("error")
     finally:
-        codes = {p.name: p.stop() for p in reversed(procs)}
+        codes = stop_all(procs)
     for p in procs:
         assert not has_traceback(p.err), p.describe()
     assert all(code == 0 for code in codes.values()), {n: (c, next(p for p in procs if p.name == n).describe())

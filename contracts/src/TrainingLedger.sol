@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: Apache-2.0
+pragma solidity ^0.8.28;
+
+import {IPayoutDistributor} from "./interfaces/IPayoutDistributor.sol";
+import {MerkleLib} from "./lib/MerkleLib.sol";
+import {PayoutTreeLib} from "./lib/PayoutTreeLib.sol";
+import "./lib/LedgerErrors.sol";
+
+/// @title TrainingLedger
+/// @notice Ledgers of docs/ledger.md: a client escrows a pool; bonded contributors commit and reveal per
+///         step; the client reveals validation batch commitments against its validation root; bonded
+///         builders post interval block roots (a quorum of `quorum` equal posts; any disagreement freezes
+///         payout); a Merkle-sum payout root (total = pool - builder fee) is paid by pull claims.
+/// @dev Disagreement is not resolved here (the game of docs/ledger.md section 8 is not built): a frozen or
+///      abandoned ledger returns its pool to the client at `endTime + settleWindow`; bonds always return.
+contract TrainingLedger {
+    /// @notice Parameters a client posts.
+    struct Params {
+        bytes32 genesis;
+        bytes32 validationRoot;
+        uint32 steps;
+        uint32 intervalSteps;
+        uint32 commitWindow;
+        uint32 revealWindow;
+        uint32 maxContributors;
+        uint32 quorum;
+        uint32 settleWindow;
+        uint32 claimWindow;
+        uint96 contributorBond;
+        uint96 builderBond;
+        uint96 builderFee;
+    }
+
+    struct Ledger {
+        Params p;
+        address client;
+        uint64 start;
+        uint96 pool;
+        bool frozen;
+        bool refunded;
+        uint32 intervalsAgreed;
+        bytes32 payoutRoot;
+        uint64 payoutLeaves;
+        address feeTo;
+        uint256 paid;
+    }
+
+    /// @notice Largest pool (payout sums are 96-bit).
+    uint256 public constant MAX_POOL = PayoutTreeLib.MAX_SUM;
+
+    uint256 public ledgerCount;
+    mapping(uint256 => Ledger) internal _ledgers;
+    mapping(uint256 => mapping(address => uint256)) public bondOf;
+    mapping(uint256 => mapping(address => bool)) public isBuilder;
+    mapping(uint256 => mapping(uint256 => mapping(address => bytes32))) public commitOf;
+    mapping(uint256 => mapping(uint256 => mapping(address => bool))) public revealed;
+    mapping(uint256 => mapping(uint256 => uint256)) public commitCount;
+    mapping(uint256 => mapping(uint256 => bytes32)) public validationCommitment;
+    mapping(uint256 => mapping(uint256 => bytes32)) public intervalRoot;
+    mapping(uint256 => mapping(uint256 => uint256)) public intervalVotes;
+    mapping(uint256 => mapping(uint256 => mapping(address => bool))) public posted;
+    mapping(uint256 => mapping(uint256 => bool)) public claimed;
+
+    event LedgerPosted(uint256 indexed id, address indexed client, bytes32 genesis, uint256 pool);
+    event Bonded(uint256 indexed id, address indexed who, bool builder, uint256 amount);
+    event Committed(uint256 indexed id, uint256 indexed t, address indexed who, bytes32 commit);
+    event ValidationRevealed(uint256 indexed id, uint256 indexed t, bytes32 commitment);
+    event Revealed(
+        uint256 indexed id,
+        uint256 indexed t,
+        address indexed who,
+        bytes32 batchCommitment,
+        bytes32 gradientCommitment
+    );
+    event IntervalPosted(uint256 indexed id, uint256 indexed i, address indexed builder, bytes32 root);
+    event Frozen(uint256 indexed id, uint256 indexed i, bytes32 first, bytes32 other);
+    event PayoutPosted(uint256 indexed id, bytes32 root, uint256 leaves, uint256 total);
+    event Claimed(uint256 indexed id, uint256 indexed index, address indexed account, uint256 amount);
+    event Refunded(uint256 indexed id, address indexed to, uint256 amount);
+    event BondWithdrawn(uint256 indexed id, address indexed who, uint256 amount);
+
+    // ---- post and bond -----------------------------------------------------------------------------
+
+    /// @notice Posts a ledger escrowing `msg.value` as its pool; returns its id.
+    function postLedger(Params calldata p) external payable returns (uint256 id) {
+        if (msg.value == 0 || msg.value > MAX_POOL) revert LedgerBadParam("pool");
+        if (p.steps == 0 || p.steps > 1 << 20) revert LedgerBadParam("steps");
+        if (p.intervalSteps == 0 || p.steps % p.intervalSteps != 0) revert LedgerBadParam("intervalSteps");
+        if (p.commitWindow == 0 || p.revealWindow < 2) revert LedgerBadParam("windows");
+        if (p.maxContributors == 0 || p.maxContributors > 256) revert LedgerBadParam("maxContributors");
+        if (p.quorum == 0) revert LedgerBadParam("quorum");
+        if (p.settleWindow == 0 || p.claimWindow == 0) revert LedgerBadParam("settle");
+        if (p.builderFee > msg.value) revert LedgerBadParam("builderFee");
+        if (p.validationRoot == bytes32(0) || p.genesis == bytes32(0)) revert LedgerBadParam("roots");
+        id = ledgerCount++;
+        Ledger storage l = _ledgers[id];
+        l.p = p;
+        l.client = msg.sender;
+        l.start = uint64(block.timestamp);
+        l.pool = uint96(msg.value);
+        emit LedgerPosted(id, msg.sender, p.genesis, msg.value);
+    }
+
+    /// @notice Bonds the caller as a contributor (`builder == false`) or builder; one bond per address.
+    function bond(uint256 id, bool builder) external payable {
+        Ledger storage l = _get(id);
+        uint256 expected = builder ? l.p.builderBond : l.p.contributorBond;
+        if (msg.value != expected || expected == 0) revert LedgerBadBond(msg.value, expected);
+        if (bondOf[id][msg.sender] != 0) revert LedgerAlreadyBonded(msg.sender);
+        if (block.timestamp >= endTime(id)) {
+            revert LedgerOutsideWindow(block.timestamp, l.start, endTime(id));
+        }
+        bondOf[id][msg.sender] = msg.value;
+        if (builder) isBuilder[id][msg.sender] = true;
+        emit Bonded(id, msg.sender, builder, msg.value);
+    }
+
+    // ---- steps -------------------------------------------------------------------------------------
+
+    /// @notice The commit of `abi.encode(id, t, contributor, batchCommitment, gradientCommitment, salt)`.
+    function commitHash(
+        uint256 id,
+        uint256 t,
+        address contributor,
+        bytes32 batchCommitment,
+        bytes32 gradientCommitment,
+        bytes32 salt
+    ) public pure returns (bytes32) {
+        return keccak256(abi.encode(id, t, contributor, batchCommitment, gradientCommitment, salt));
+    }
+
+    /// @notice Step `t`'s window: commits in `[open, commitDeadline)`, reveals in `[commitDeadline, revealDeadline)`.
+    function stepWindow(uint256 id, uint256 t)
+        public
+        view
+        returns (uint256 open, uint256 commitDeadline, uint256 revealDeadline)
+    {
+        Ledger storage l = _get(id);
+        if (t >= l.p.steps) revert LedgerBadStep(t, l.p.steps);
+        uint256 period = uint256(l.p.commitWindow) + l.p.revealWindow;
+        open = l.start + t * period;
+        commitDeadline = open + l.p.commitWindow;
+        revealDeadline = commitDeadline + l.p.revealWindow;
+    }
+
+    /// @notice End of the last step's reveal window.
+    function endTime(uint256 id) public view returns (uint256) {
+        Ledger storage l = _get(id);
+        return l.start + uint256(l.p.steps) * (uint256(l.p.commitWindow) + l.p.revealWindow);
+    }
+
+    /// @notice Commits the caller's (batch, gradient) for step `t`.
+    function commit(uint256 id, uint256 t, bytes32 c) external {
+        (uint256 open, uint256 cd,) = stepWindow(id, t);
+        if (block.timestamp < open || block.timestamp >= cd) {
+            revert LedgerOutsideWindow(block.timestamp, open, cd);
+        }
+        if (bondOf[id][msg.sender] == 0 || isBuilder[id][msg.sender]) revert LedgerNotBonded(msg.sender);
+        if (commitOf[id][t][msg.sender] != 0) revert LedgerAlreadyCommitted(t, msg.sender);
+        uint256 n = commitCount[id][t];
+        uint256 max = _ledgers[id].p.maxContributors;
+        if (n >= max) revert LedgerStepFull(t, max);
+        commitCount[id][t] = n + 1;
+        commitOf[id][t][msg.sender] = c;
+        emit Committed(id, t, msg.sender, c);
+    }
+
+    /// @notice The client reveals validation batch `t`'s commitment, opening `leaf("LVAL" || u256(t) || c)`
+    ///         at index `t` of its validation root (a list of `steps` leaves).
+    function revealValidation(uint256 id, uint256 t, bytes32 c, bytes32[] calldata siblings) external {
+        Ledger storage l = _get(id);
+        if (msg.sender != l.client) revert LedgerNotClient(msg.sender);
+        (, uint256 cd, uint256 rd) = stepWindow(id, t);
+        if (block.timestamp < cd || block.timestamp >= rd) {
+            revert LedgerOutsideWindow(block.timestamp, cd, rd);
+        }
+        if (validationCommitment[id][t] != 0) revert LedgerValidationAlreadyRevealed(t);
+        bytes32 leaf = MerkleLib.leafHash(abi.encodePacked("LVAL", t, c));
+        MerkleLib.verify(l.p.validationRoot, l.p.steps, t, leaf, siblings);
+        validationCommitment[id][t] = c;
+        emit ValidationRevealed(id, t, c);
+    }
+
+    /// @notice Reveals the caller's step-`t` commit, after validation batch `t` is revealed.
+    function reveal(uint256 id, uint256 t, bytes32 batchCommitment, bytes32 gradientCommitment, bytes32 salt)
+        external
+    {
+        (, uint256 cd, uint256 rd) = stepWindow(id, t);
+        if (block.timestamp < cd || block.timestamp >= rd) {
+            revert LedgerOutsideWindow(block.timestamp, cd, rd);
+        }
+        if (validationCommitment[id][t] == 0) revert LedgerValidationNotRevealed(t);
+        if (revealed[id][t][msg.sender]) revert LedgerAlreadyRevealed(t, msg.sender);
+        bytes32 c = commitOf[id][t][msg.sender];
+        if (c == 0 || c != commitHash(id, t, msg.sender, batchCommitment, gradientCommitment, salt)) {
+            revert LedgerRevealMismatch(t, msg.sender);
+        }
+        revealed[id][t][msg.sender] = true;
+        emit Revealed(id, t, msg.sender, batchCommitment, gradientCommitment);
+    }
+
+    // ---- builders ----------------------------------------------------------------------------------
+
+    /// @notice A bonded builder posts interval `i`'s block root, after the interval's last reveal deadline.
+    ///         The first post sets the root; a different root freezes the ledger's payout for good.
+    function postIntervalRoot(uint256 id, uint256 i, bytes32 root) external {
+        Ledger storage l = _get(id);
+        if (!isBuilder[id][msg.sender]) revert LedgerNotBonded(msg.sender);
+        uint256 count = l.p.steps / l.p.intervalSteps;
+        if (i >= count) revert LedgerBadInterval(i, count);
+        (,, uint256 rd) = stepWindow(id, (i + 1) * l.p.intervalSteps - 1);
+        uint256 until = endTime(id) + l.p.settleWindow;
+        if (block.timestamp < rd || block.timestamp >= until) {
+            revert LedgerOutsideWindow(block.timestamp, rd, until);
+        }
+        if (posted[id][i][msg.sender]) revert LedgerAlreadyPosted(i, msg.sender);
+        posted[id][i][msg.sender] = true;
+        emit IntervalPosted(id, i, msg.sender, root);
+        bytes32 first = intervalRoot[id][i];
+        if (first == 0) {
+            intervalRoot[id][i] = root;
+        } else if (first != root) {
+            if (!l.frozen) {
+                l.frozen = true;
+                emit Frozen(id, i, first, root);
+            }
+            return;
+        }
+        uint256 v = ++intervalVotes[id][i];
+        if (v == l.p.quorum) ++l.intervalsAgreed;
+    }
+
+    /// @notice A bonded builder posts the payout root once every interval has its quorum and no builder
+    ///         disagreed; its total must be the pool minus the builder fee (paid to the poster by pull).
+    function postPayoutRoot(uint256 id, bytes32 topHash, uint64 leaves, uint256 total) external {
+        Ledger storage l = _get(id);
+        if (!isBuilder[id][msg.sender]) revert LedgerNotBonded(msg.sender);
+        if (l.frozen) revert LedgerFrozen(id);
+        if (l.intervalsAgreed != l.p.steps / l.p.intervalSteps) revert LedgerIntervalsIncomplete(id);
+        if (l.payoutRoot != 0 || l.refunded) revert LedgerPayoutAlreadyPosted(id);
+        uint256 until = endTime(id) + l.p.settleWindow;
+        if (block.timestamp >= until) revert LedgerOutsideWindow(block.timestamp, 0, until);
+        uint256 expected = l.pool - l.p.builderFee;
+        if (total != expected) revert LedgerPayoutTotal(total, expected);
+        if (leaves == 0 || leaves > 1 << 16 || topHash == 0) revert LedgerBadParam("payout");
+        l.payoutRoot = PayoutTreeLib.rootOf(topHash, leaves, total);
+        l.payoutLeaves = leaves;
+        l.feeTo = msg.sender;
+        emit PayoutPosted(id, l.payoutRoot, leaves, total);
+    }
+
+    // ---- payments (pull) ---------------------------------------------------------------------------
+
+    /// @notice Pays leaf `index` of the payout tree to `account`; once per leaf.
+    function claim(
+        uint256 id,
+        uint256 index,
+        address account,
+        uint256 amount,
+        IPayoutDistributor.ProofStep[] calldata proof
+    ) external {
+        Ledger storage l = _ledgers[id];
+        bytes32 root = l.payoutRoot;
+        if (root == 0) revert LedgerNoPayout(id);
+        if (index >= l.payoutLeaves || claimed[id][index]) revert LedgerBadClaim(id, index);
+        bytes32 computed = PayoutTreeLib.computeRoot(l.payoutLeaves, index, account, amount, proof);
+        if (computed != root) revert LedgerPayoutMismatch(computed, root);
+        claimed[id][index] = true;
+        l.paid += amount;
+        emit Claimed(id, index, account, amount);
+        _send(account, amount);
+    }
+
+    /// @notice Pays the builder fee to the payout poster.
+    function claimFee(uint256 id) external {
+        Ledger storage l = _get(id);
+        uint256 fee = l.p.builderFee;
+        if (l.feeTo != msg.sender || fee == 0) revert LedgerNothingDue(id, msg.sender);
+        l.feeTo = address(0);
+        l.paid += fee;
+        emit Claimed(id, type(uint256).max, msg.sender, fee);
+        _send(msg.sender, fee);
+    }
+
+    /// @notice After `endTime + settleWindow` with no payout root (frozen, incomplete or abandoned), or
+    ///         after `endTime + settleWindow + claimWindow` for what is unclaimed, returns the rest to the client.
+    function refund(uint256 id) external {
+        Ledger storage l = _get(id);
+        uint256 settle = endTime(id) + l.p.settleWindow;
+        uint256 due = l.payoutRoot == 0 ? settle : settle + l.p.claimWindow;
+        if (block.timestamp < due) revert LedgerNotOver(id);
+        if (l.refunded) revert LedgerNothingDue(id, l.client);
+        l.refunded = true;
+        if (l.payoutRoot != 0) l.payoutRoot = bytes32(uint256(1)); // closes claims: no proof opens it
+        l.feeTo = address(0);
+        uint256 amount = l.pool - l.paid;
+        l.paid = l.pool;
+        emit Refunded(id, l.client, amount);
+        if (amount != 0) _send(l.client, amount);
+    }
+
+    /// @notice Returns the caller's bond once the ledger has ended (no slashing is built).
+    function withdrawBond(uint256 id) external {
+        if (block.timestamp < endTime(id)) revert LedgerNotOver(id);
+        uint256 b = bondOf[id][msg.sender];
+        if (b == 0) revert LedgerNothingDue(id, msg.sender);
+        bondOf[id][msg.sender] = 0;
+        emit BondWithdrawn(id, msg.sender, b);
+        _send(msg.sender, b);
+    }
+
+    // ---- views -------------------------------------------------------------------------------------
+
+    /// @notice The ledger record.
+    function ledger(uint256 id) external view returns (Ledger memory) {
+        return _get(id);
+    }
+
+    function _get(uint256 id) private view returns (Ledger storage l) {
+        l = _ledgers[id];
+        if (l.client == address(0)) revert LedgerUnknown(id);
+    }
+
+    function _send(address to, uint256 amount) private {
+        (bool ok,) = to.call{value: amount}("");
+        if (!ok) revert LedgerTransferFailed(to, amount);
+    }
+}

@@ -129,16 +129,16 @@ contract TrainingLedger {
         return keccak256(abi.encode(id, t, contributor, batchCommitment, gradientCommitment, salt));
     }
 
-    /// @notice Step `t`'s window: commits in `[open, commitDeadline)`, reveals in `[commitDeadline, revealDeadline)`.
+    /// @notice Step `t`'s window (steps are 1 .. T, as blocks are): commits in `[open, commitDeadline)`, reveals in `[commitDeadline, revealDeadline)`.
     function stepWindow(uint256 id, uint256 t)
         public
         view
         returns (uint256 open, uint256 commitDeadline, uint256 revealDeadline)
     {
         Ledger storage l = _get(id);
-        if (t >= l.p.steps) revert LedgerBadStep(t, l.p.steps);
+        if (t == 0 || t > l.p.steps) revert LedgerBadStep(t, l.p.steps);
         uint256 period = uint256(l.p.commitWindow) + l.p.revealWindow;
-        open = l.start + t * period;
+        open = l.start + (t - 1) * period;
         commitDeadline = open + l.p.commitWindow;
         revealDeadline = commitDeadline + l.p.revealWindow;
     }
@@ -166,7 +166,7 @@ contract TrainingLedger {
     }
 
     /// @notice The client reveals validation batch `t`'s commitment, opening `leaf("LVAL" || u256(t) || c)`
-    ///         at index `t` of its validation root (a list of `steps` leaves).
+    ///         at index `t - 1` of its validation root (a list of `steps` leaves, steps 1 .. T).
     function revealValidation(uint256 id, uint256 t, bytes32 c, bytes32[] calldata siblings) external {
         Ledger storage l = _get(id);
         if (msg.sender != l.client) revert LedgerNotClient(msg.sender);
@@ -176,7 +176,7 @@ contract TrainingLedger {
         }
         if (validationCommitment[id][t] != 0) revert LedgerValidationAlreadyRevealed(t);
         bytes32 leaf = MerkleLib.leafHash(abi.encodePacked("LVAL", t, c));
-        MerkleLib.verify(l.p.validationRoot, l.p.steps, t, leaf, siblings);
+        MerkleLib.verify(l.p.validationRoot, l.p.steps, t - 1, leaf, siblings);
         validationCommitment[id][t] = c;
         emit ValidationRevealed(id, t, c);
     }
@@ -208,7 +208,7 @@ contract TrainingLedger {
         if (!isBuilder[id][msg.sender]) revert LedgerNotBonded(msg.sender);
         uint256 count = l.p.steps / l.p.intervalSteps;
         if (i >= count) revert LedgerBadInterval(i, count);
-        (,, uint256 rd) = stepWindow(id, (i + 1) * l.p.intervalSteps - 1);
+        (,, uint256 rd) = stepWindow(id, (i + 1) * l.p.intervalSteps);
         uint256 until = endTime(id) + l.p.settleWindow;
         if (block.timestamp < rd || block.timestamp >= until) {
             revert LedgerOutsideWindow(block.timestamp, rd, until);

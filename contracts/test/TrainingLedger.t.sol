@@ -57,7 +57,7 @@ contract TrainingLedgerTest is Test {
 
     function setUp() public {
         ledger = new TrainingLedger();
-        valRoot = MerkleLib.listRoot(2, MerkleLib.nodeHash(_vleaf(0, v0), _vleaf(1, v1)));
+        valRoot = MerkleLib.listRoot(2, MerkleLib.nodeHash(_vleaf(1, v0), _vleaf(2, v1)));
         vm.deal(client, 100 ether);
         vm.deal(alice, 10 ether);
         vm.deal(bob, 10 ether);
@@ -100,7 +100,7 @@ contract TrainingLedgerTest is Test {
 
     function _proof(uint256 t) internal view returns (bytes32[] memory s) {
         s = new bytes32[](1);
-        s[0] = t == 0 ? _vleaf(1, v1) : _vleaf(0, v0);
+        s[0] = t == 1 ? _vleaf(2, v1) : _vleaf(1, v0);
     }
 
     /// The commit, computed here (not through the contract, so a pending prank is not consumed).
@@ -124,7 +124,7 @@ contract TrainingLedgerTest is Test {
 
     /// Runs both steps with both contributors; leaves time at the ledger's end.
     function _runSteps(uint256 id) internal {
-        for (uint256 t; t < 2; ++t) {
+        for (uint256 t = 1; t <= 2; ++t) {
             (uint256 open, uint256 cd,) = ledger.stepWindow(id, t);
             vm.warp(open);
             vm.prank(alice);
@@ -134,7 +134,7 @@ contract TrainingLedgerTest is Test {
             vm.warp(cd);
             bytes32[] memory p = _proof(t);
             vm.prank(client);
-            ledger.revealValidation(id, t, t == 0 ? v0 : v1, p);
+            ledger.revealValidation(id, t, t == 1 ? v0 : v1, p);
             _reveal(id, t, alice);
             _reveal(id, t, bob);
         }
@@ -185,12 +185,22 @@ contract TrainingLedgerTest is Test {
 
     function test_commitAfterDeadline_refused() public {
         uint256 id = _post(1);
-        (, uint256 cd,) = ledger.stepWindow(id, 0);
+        (, uint256 cd,) = ledger.stepWindow(id, 1);
         vm.warp(cd);
-        bytes32 c = _c(id, 0, alice);
+        bytes32 c = _c(id, 1, alice);
         vm.prank(alice);
         vm.expectRevert(abi.encodeWithSelector(LedgerOutsideWindow.selector, cd, cd - 100, cd));
-        ledger.commit(id, 0, c);
+        ledger.commit(id, 1, c);
+    }
+
+    function test_stepOutOfRange_refused() public {
+        uint256 id = _post(1);
+        vm.prank(alice);
+        vm.expectRevert(abi.encodeWithSelector(LedgerBadStep.selector, 0, 2));
+        ledger.commit(id, 0, bytes32(uint256(1)));
+        vm.prank(alice);
+        vm.expectRevert(abi.encodeWithSelector(LedgerBadStep.selector, 3, 2));
+        ledger.commit(id, 3, bytes32(uint256(1)));
     }
 
     function test_unbondedCommit_refused() public {
@@ -198,7 +208,7 @@ contract TrainingLedgerTest is Test {
         address eve = makeAddr("eve");
         vm.prank(eve);
         vm.expectRevert(abi.encodeWithSelector(LedgerNotBonded.selector, eve));
-        ledger.commit(id, 0, bytes32(uint256(1)));
+        ledger.commit(id, 1, bytes32(uint256(1)));
     }
 
     function test_stepFull_refused() public {
@@ -208,85 +218,85 @@ contract TrainingLedgerTest is Test {
         vm.prank(carol);
         ledger.bond{value: 1 ether}(id, false);
         vm.prank(alice);
-        ledger.commit(id, 0, bytes32(uint256(1)));
+        ledger.commit(id, 1, bytes32(uint256(1)));
         vm.prank(bob);
-        ledger.commit(id, 0, bytes32(uint256(2)));
+        ledger.commit(id, 1, bytes32(uint256(2)));
         vm.prank(carol);
-        vm.expectRevert(abi.encodeWithSelector(LedgerStepFull.selector, 0, 2));
-        ledger.commit(id, 0, bytes32(uint256(3)));
+        vm.expectRevert(abi.encodeWithSelector(LedgerStepFull.selector, 1, 2));
+        ledger.commit(id, 1, bytes32(uint256(3)));
     }
 
     function test_frontRunReveal_copiesNothing() public {
         uint256 id = _post(1);
         vm.prank(alice);
-        ledger.commit(id, 0, _c(id, 0, alice));
+        ledger.commit(id, 1, _c(id, 1, alice));
         vm.prank(bob);
-        ledger.commit(id, 0, bytes32(uint256(7)));
-        (, uint256 cd,) = ledger.stepWindow(id, 0);
+        ledger.commit(id, 1, bytes32(uint256(7)));
+        (, uint256 cd,) = ledger.stepWindow(id, 1);
         vm.warp(cd);
-        bytes32[] memory vp = _proof(0);
+        bytes32[] memory vp = _proof(1);
         vm.prank(client);
-        ledger.revealValidation(id, 0, v0, vp);
+        ledger.revealValidation(id, 1, v0, vp);
         // Bob replays Alice's opening from the mempool: the commit binds Alice's address.
         vm.prank(bob);
-        vm.expectRevert(abi.encodeWithSelector(LedgerRevealMismatch.selector, 0, bob));
-        ledger.reveal(id, 0, keccak256(abi.encode("b", 0, alice)), keccak256(abi.encode("g", 0, alice)), "s");
-        _reveal(id, 0, alice);
-        assertTrue(ledger.revealed(id, 0, alice));
-        assertFalse(ledger.revealed(id, 0, bob));
+        vm.expectRevert(abi.encodeWithSelector(LedgerRevealMismatch.selector, 1, bob));
+        ledger.reveal(id, 1, keccak256(abi.encode("b", 1, alice)), keccak256(abi.encode("g", 1, alice)), "s");
+        _reveal(id, 1, alice);
+        assertTrue(ledger.revealed(id, 1, alice));
+        assertFalse(ledger.revealed(id, 1, bob));
     }
 
     function test_revealBeforeValidation_refused() public {
         uint256 id = _post(1);
         vm.prank(alice);
-        ledger.commit(id, 0, _c(id, 0, alice));
-        (, uint256 cd,) = ledger.stepWindow(id, 0);
+        ledger.commit(id, 1, _c(id, 1, alice));
+        (, uint256 cd,) = ledger.stepWindow(id, 1);
         vm.warp(cd);
         vm.prank(alice);
-        vm.expectRevert(abi.encodeWithSelector(LedgerValidationNotRevealed.selector, 0));
-        ledger.reveal(id, 0, keccak256(abi.encode("b", 0, alice)), keccak256(abi.encode("g", 0, alice)), "s");
+        vm.expectRevert(abi.encodeWithSelector(LedgerValidationNotRevealed.selector, 1));
+        ledger.reveal(id, 1, keccak256(abi.encode("b", 1, alice)), keccak256(abi.encode("g", 1, alice)), "s");
     }
 
     function test_lateReveal_refused() public {
         uint256 id = _post(1);
         vm.prank(alice);
-        ledger.commit(id, 0, _c(id, 0, alice));
-        (, uint256 cd, uint256 rd) = ledger.stepWindow(id, 0);
+        ledger.commit(id, 1, _c(id, 1, alice));
+        (, uint256 cd, uint256 rd) = ledger.stepWindow(id, 1);
         vm.warp(cd);
-        bytes32[] memory vp = _proof(0);
+        bytes32[] memory vp = _proof(1);
         vm.prank(client);
-        ledger.revealValidation(id, 0, v0, vp);
+        ledger.revealValidation(id, 1, v0, vp);
         vm.warp(rd);
         vm.prank(alice);
         vm.expectRevert(abi.encodeWithSelector(LedgerOutsideWindow.selector, rd, cd, rd));
-        ledger.reveal(id, 0, keccak256(abi.encode("b", 0, alice)), keccak256(abi.encode("g", 0, alice)), "s");
+        ledger.reveal(id, 1, keccak256(abi.encode("b", 1, alice)), keccak256(abi.encode("g", 1, alice)), "s");
     }
 
     function test_validationWrongProof_refused() public {
         uint256 id = _post(1);
-        (, uint256 cd,) = ledger.stepWindow(id, 0);
+        (, uint256 cd,) = ledger.stepWindow(id, 1);
         vm.warp(cd);
-        bytes32[] memory p = _proof(0);
+        bytes32[] memory p = _proof(1);
         vm.prank(client);
         vm.expectPartialRevert(MerkleRootMismatch.selector);
-        ledger.revealValidation(id, 0, v1, p);
+        ledger.revealValidation(id, 1, v1, p);
         vm.prank(alice);
         vm.expectRevert(abi.encodeWithSelector(LedgerNotClient.selector, alice));
-        ledger.revealValidation(id, 0, v0, p);
+        ledger.revealValidation(id, 1, v0, p);
     }
 
     function test_validationBeforeCommitDeadline_refused() public {
         uint256 id = _post(1);
-        bytes32[] memory p = _proof(0);
+        bytes32[] memory p = _proof(1);
         vm.prank(client);
         vm.expectPartialRevert(LedgerOutsideWindow.selector);
-        ledger.revealValidation(id, 0, v0, p);
+        ledger.revealValidation(id, 1, v0, p);
     }
 
     function test_clientNeverReveals_bondsAndPoolReturn() public {
         uint256 id = _post(1);
         vm.prank(alice);
-        ledger.commit(id, 0, _c(id, 0, alice));
+        ledger.commit(id, 1, _c(id, 1, alice));
         vm.warp(ledger.endTime(id));
         vm.prank(builder);
         vm.expectRevert(abi.encodeWithSelector(LedgerIntervalsIncomplete.selector, id));

@@ -685,3 +685,15 @@ def test_pooling_variants_capture_and_run_with_the_reference_bits(kind: str) -> 
     fast = Interpreter(program).trace(state, batch)[2]
     ref = Interpreter(program, use="reference").trace(state, batch)[2]
     assert [r.outputs for r in fast.records] == [r.outputs for r in ref.records]
+
+
+def test_a_cached_pooling_geometry_lets_no_refused_argument_through() -> None:
+    """Geometries are cached per call, but 2.0 == 2 and True == 1 hash alike: an argument the checks
+    refuse must be refused on every machine, whether or not an equal-looking call came first."""
+    x = torch.randn(1, 2, 4, 4)
+    C.max_pool2d_with_indices(x, [2, 2], [1, 1], [0, 0], [1, 1], False)  # cached
+    C.max_pool2d_with_indices(x, [1, 1], [1, 1], [0, 0], [1, 1], False)
+    for args in (([2.0, 2.0], [1, 1], [0, 0], [1, 1], False), ([2, 2], [1, 1], [0, 0], [True, True], False),
+                 ([True], [1, 1], [0, 0], [1, 1], False)):  # fmt: skip
+        with pytest.raises(RepOpsError, match="must hold 1 or 2 ints"):
+            C.max_pool2d_with_indices(x, *args)

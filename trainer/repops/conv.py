@@ -561,14 +561,16 @@ def _max_geom(op: str, shape: Sequence[int], kernel_size: Sequence[int], stride:
     """The geometry of a pooling call, built once per distinct call (a training step repeats them).
     Its tensors are shared between calls: read them, never write them."""
 
-    def key(v: int | Sequence[int]) -> tuple[int, ...] | int:
-        return v if isinstance(v, int) else tuple(v)
+    def key(v: object) -> tuple[int, ...] | None:
+        """v as a tuple of exact ints, or None. Only exact ints are keys: True == 1 and 2.0 == 2 hash
+        alike, and a cached geometry must never let through an argument the checks would refuse."""
+        vals = (v,) if type(v) is int else tuple(v) if isinstance(v, list | tuple) else None
+        return vals if vals is not None and all(type(x) is int for x in vals) else None
 
-    try:
-        return _max_geom_cached(op, tuple(shape), *(key(v) for v in (kernel_size, stride, padding, dilation)),
-                                bool(ceil_mode))  # type: ignore[arg-type]  # fmt: skip
-    except TypeError:  # an argument that cannot be a key (not ints): let the checks say what is wrong
-        return _MaxGeom(op, shape, kernel_size, stride, padding, dilation, ceil_mode)
+    keys = [key(v) for v in (shape, kernel_size, stride, padding, dilation)]
+    if type(ceil_mode) is bool and all(k is not None for k in keys):
+        return _max_geom_cached(op, *keys, ceil_mode)  # type: ignore[arg-type]
+    return _MaxGeom(op, shape, kernel_size, stride, padding, dilation, ceil_mode)  # the checks say what is wrong
 
 
 def _max_rule(win: Tensor, valid: Tensor, rows: Tensor) -> tuple[Tensor, Tensor]:

@@ -80,6 +80,7 @@ PROTOCOL: Final[tuple[ContractSpec, ...]] = (
     ContractSpec("RecomputeOracle", lambda a: (a["BlockhashRandomness"], ORACLE_ARGS)),
     ContractSpec("DisputeGame", lambda a: (a["RecomputeOracle"],)),
     ContractSpec("TaskMarket", lambda a: (a["DisputeGame"], a["RecomputeOracle"])),
+    ContractSpec("TrainingLedger"),  # stands alone: ledgers of docs/ledger.md
 )
 
 # What the deployer binds once every contract is deployed: only the game asks the oracle, only the

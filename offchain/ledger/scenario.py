@@ -5,8 +5,8 @@ The four kinds of contributor of the issue's demo: `clean` (its own slice of the
 `noisy` (another slice, 40% of its labels replaced by keyed random ones), `copy` (the clean
 contributor's data, batches drawn with its own seed) and `poison` (a slice whose labels are all
 shifted by one). Validation batches come from the held-out test split, one per step, drawn by
-the keyed schedule. The chain side (bonds, commits, reveals, builders' disputes, claims) is not
-built yet; this is its computation, end to end, with real RepOps bits.
+the keyed schedule. `run` is the computation end to end, off chain, with real RepOps bits;
+`offchain.ledger.agents` runs the same ledger on chain (bonds, commits, reveals, builders' roots, claims).
 """
 
 from __future__ import annotations
@@ -114,6 +114,34 @@ def programs(config: ScenarioConfig, n: int) -> tuple[LedgerPrograms, dict[str, 
     return lp, state, validation
 
 
+@dataclass(frozen=True)
+class Setup:
+    """Everything the scenario's ledger starts from: its contributors, programs, initial state, validation
+    batches (the client's, secret until revealed step by step) and genesis."""
+
+    contributors: tuple[Contributor, ...]
+    programs: LedgerPrograms
+    initial_state: dict[str, Tensor]
+    validation: list[dict[str, Tensor]]
+    genesis: Genesis
+
+
+def setup(config: ScenarioConfig, addresses: Sequence[str]) -> Setup:
+    """The scenario's ledger before step 1 (what `run` trains off chain and the chain agents post)."""
+    people = contributors(config, addresses)
+    lp, state0, validation = programs(config, len(people))
+    genesis = Ledger.create_genesis(
+        lp,
+        chain_id=config.chain_id,
+        name="digits-mlp-ledger",
+        initial_state=state0,
+        validation_commitments=[batch_commitment(v) for v in validation],
+        shapley_every=config.shapley_every,
+        payout=config.payout,
+    )
+    return Setup(people, lp, state0, validation, genesis)
+
+
 def run(
     store: Store,
     config: ScenarioConfig | None = None,
@@ -127,17 +155,8 @@ def run(
 
     config = config or ScenarioConfig()
     addresses = addresses or [f"0x{0x1000 + i:040x}" for i in range(len(config.kinds))]
-    people = contributors(config, addresses)
-    lp, state0, validation = programs(config, len(people))
-    genesis = Ledger.create_genesis(
-        lp,
-        chain_id=config.chain_id,
-        name="digits-mlp-ledger",
-        initial_state=state0,
-        validation_commitments=[batch_commitment(v) for v in validation],
-        shapley_every=config.shapley_every,
-        payout=config.payout,
-    )
+    s = setup(config, addresses)
+    people, lp, state0, validation, genesis = s.contributors, s.programs, s.initial_state, s.validation, s.genesis
     ledger = Ledger(lp, genesis)
     start = time.perf_counter()
     state, parent = state0, genesis.model_id

@@ -66,5 +66,21 @@ def ledger_shares(
     return {d: w for d, w in sorted(shares.items(), key=lambda kv: kv[0].encode()) if w}
 
 
+def builder_fee(pool: int, rule: PayoutRule) -> int:
+    """The builders' part of `pool` by `rule` (what a TrainingLedger's `builderFee` is set to)."""
+    return pool * rule.builder_bps // 10_000
+
+
+def tree_shares(pool: int, rule: PayoutRule, blocks: Sequence[Block], refund_to: str) -> dict[str, int]:
+    """The shares of `ledger_shares(pool, rule, blocks, builders, refund_to)` that go into a TrainingLedger's
+    payout tree: everyone's but the builders', whose part (`builder_fee(pool, rule)`, nonzero builders or not)
+    the contract pays them itself. They sum to `pool - builder_fee(pool, rule)` exactly."""
+    builder = "did:pkh:eip155:1:0x" + "00" * 20  # stands for the builders; nobody else can be the zero address
+    shares = ledger_shares(pool, rule, blocks, [builder], refund_to)
+    fee = shares.pop(builder, 0)
+    assert fee == builder_fee(pool, rule) and sum(shares.values()) == pool - fee
+    return shares
+
+
 def fraction_of(shares: Mapping[str, int], pool: int) -> dict[str, Fraction]:
     return {d: Fraction(w, pool) for d, w in shares.items()}

@@ -10,7 +10,9 @@ import "./lib/LedgerErrors.sol";
 /// @notice Ledgers of docs/ledger.md: a client escrows a pool; bonded contributors commit and reveal per
 ///         step; the client reveals validation batch commitments against its validation root; bonded
 ///         builders post interval block roots (a quorum of `quorum` equal posts; any disagreement freezes
-///         payout); a Merkle-sum payout root (total = pool - builder fee) is paid by pull claims.
+///         payout); a Merkle-sum payout root (total = pool - builder fee) agreed by `quorum` equal posts
+///         of bonded builders (a different post freezes) is paid by pull claims once the settle window
+///         is over with no disagreement; the builder fee is split among the agreeing builders.
 /// @dev Disagreement is not resolved here (the game of docs/ledger.md section 8 is not built): a frozen or
 ///      abandoned ledger returns its pool to the client at `endTime + settleWindow`; bonds always return.
 contract TrainingLedger {
@@ -39,9 +41,10 @@ contract TrainingLedger {
         bool frozen;
         bool refunded;
         uint32 intervalsAgreed;
-        bytes32 payoutRoot;
+        bytes32 payoutRoot; // set when `quorum` builders posted the same candidate
         uint64 payoutLeaves;
-        address feeTo;
+        uint32 payoutVotes;
+        bytes32 payoutCandidate; // the first payout post's root
         uint256 paid;
     }
 
@@ -60,6 +63,9 @@ contract TrainingLedger {
     mapping(uint256 => mapping(uint256 => uint256)) public intervalVotes;
     mapping(uint256 => mapping(uint256 => mapping(address => bool))) public posted;
     mapping(uint256 => mapping(uint256 => bool)) public claimed;
+    mapping(uint256 => mapping(address => bool)) public payoutVoted;
+    /// @notice Builder fee owed to each of the `quorum` builders whose payout posts agreed (pull, once).
+    mapping(uint256 => mapping(address => uint256)) public feeDue;
 
     event LedgerPosted(uint256 indexed id, address indexed client, bytes32 genesis, uint256 pool);
     event Bonded(uint256 indexed id, address indexed who, bool builder, uint256 amount);
@@ -74,6 +80,8 @@ contract TrainingLedger {
     );
     event IntervalPosted(uint256 indexed id, uint256 indexed i, address indexed builder, bytes32 root);
     event Frozen(uint256 indexed id, uint256 indexed i, bytes32 first, bytes32 other);
+    event PayoutVoted(uint256 indexed id, address indexed builder, bytes32 root, uint256 votes);
+    event PayoutFrozen(uint256 indexed id, address indexed builder, bytes32 candidate, bytes32 other);
     event PayoutPosted(uint256 indexed id, bytes32 root, uint256 leaves, uint256 total);
     event Claimed(uint256 indexed id, uint256 indexed index, address indexed account, uint256 amount);
     event Refunded(uint256 indexed id, address indexed to, uint256 amount);
@@ -88,7 +96,7 @@ contract TrainingLedger {
         if (p.intervalSteps == 0 || p.steps % p.intervalSteps != 0) revert LedgerBadParam("intervalSteps");
         if (p.commitWindow == 0 || p.revealWindow < 2) revert LedgerBadParam("windows");
         if (p.maxContributors == 0 || p.maxContributors > 256) revert LedgerBadParam("maxContributors");
-        if (p.quorum == 0) revert LedgerBadParam("quorum");
+        if (p.quorum < 2) revert LedgerBadParam("quorum");
         if (p.settleWindow == 0 || p.claimWindow == 0) revert LedgerBadParam("settle");
         if (p.builderFee > msg.value) revert LedgerBadParam("builderFee");
         if (p.validationRoot == bytes32(0) || p.genesis == bytes32(0)) revert LedgerBadParam("roots");
@@ -230,28 +238,53 @@ contract TrainingLedger {
         if (v == l.p.quorum) ++l.intervalsAgreed;
     }
 
-    /// @notice A bonded builder posts the payout root once every interval has its quorum and no builder
-    ///         disagreed; its total must be the pool minus the builder fee (paid to the poster by pull).
+    /// @notice A bonded builder posts (votes for) the payout root, once, when every interval has its quorum
+    ///         and no builder disagreed, before `endTime + settleWindow`; the total must be the pool minus the
+    ///         builder fee. The first post sets the candidate; a post of a different root freezes the ledger
+    ///         for good (also after the quorum: claims open only once the settle window is over, so every
+    ///         bonded builder can object before anything is paid); when `quorum` builders posted the
+    ///         candidate it is the payout root, and those `quorum` builders share the fee.
     function postPayoutRoot(uint256 id, bytes32 topHash, uint64 leaves, uint256 total) external {
         Ledger storage l = _get(id);
         if (!isBuilder[id][msg.sender]) revert LedgerNotBonded(msg.sender);
         if (l.frozen) revert LedgerFrozen(id);
         if (l.intervalsAgreed != l.p.steps / l.p.intervalSteps) revert LedgerIntervalsIncomplete(id);
-        if (l.payoutRoot != 0 || l.refunded) revert LedgerPayoutAlreadyPosted(id);
-        uint256 until = endTime(id) + l.p.settleWindow;
+        if (l.refunded) revert LedgerPayoutAlreadyPosted(id);
+        uint256 until = settleEnd(id);
         if (block.timestamp >= until) revert LedgerOutsideWindow(block.timestamp, 0, until);
         uint256 expected = l.pool - l.p.builderFee;
         if (total != expected) revert LedgerPayoutTotal(total, expected);
         if (leaves == 0 || leaves > 1 << 16 || topHash == 0) revert LedgerBadParam("payout");
-        l.payoutRoot = PayoutTreeLib.rootOf(topHash, leaves, total);
-        l.payoutLeaves = leaves;
-        l.feeTo = msg.sender;
-        emit PayoutPosted(id, l.payoutRoot, leaves, total);
+        if (payoutVoted[id][msg.sender]) revert LedgerPayoutAlreadyVoted(id, msg.sender);
+        payoutVoted[id][msg.sender] = true;
+        bytes32 root = PayoutTreeLib.rootOf(topHash, leaves, total);
+        bytes32 candidate = l.payoutCandidate;
+        if (candidate == 0) {
+            l.payoutCandidate = root;
+            l.payoutLeaves = leaves; // the root commits to the leaf count: equal roots, equal counts
+        } else if (candidate != root) {
+            l.frozen = true;
+            emit PayoutFrozen(id, msg.sender, candidate, root);
+            return;
+        }
+        uint256 v = l.payoutVotes + 1;
+        l.payoutVotes = uint32(v);
+        emit PayoutVoted(id, msg.sender, root, v);
+        uint256 q = l.p.quorum;
+        if (v > q) return; // a later equal post is recorded, and earns no fee
+        uint256 fee = l.p.builderFee;
+        uint256 share = fee / q;
+        feeDue[id][msg.sender] = v == 1 ? share + fee % q : share;
+        if (v == q) {
+            l.payoutRoot = root;
+            emit PayoutPosted(id, root, leaves, total);
+        }
     }
 
     // ---- payments (pull) ---------------------------------------------------------------------------
 
-    /// @notice Pays leaf `index` of the payout tree to `account`; once per leaf.
+    /// @notice Pays leaf `index` of the payout tree to `account`; once per leaf, once the payout root is
+    ///         agreed and the settle window is over with the ledger not frozen.
     function claim(
         uint256 id,
         uint256 index,
@@ -262,6 +295,7 @@ contract TrainingLedger {
         Ledger storage l = _ledgers[id];
         bytes32 root = l.payoutRoot;
         if (root == 0) revert LedgerNoPayout(id);
+        _claimsOpen(id, l);
         if (index >= l.payoutLeaves || claimed[id][index]) revert LedgerBadClaim(id, index);
         bytes32 computed = PayoutTreeLib.computeRoot(l.payoutLeaves, index, account, amount, proof);
         if (computed != root) revert LedgerPayoutMismatch(computed, root);
@@ -271,12 +305,15 @@ contract TrainingLedger {
         _send(account, amount);
     }
 
-    /// @notice Pays the builder fee to the payout poster.
+    /// @notice Pays the caller its part of the builder fee (it is one of the `quorum` builders whose payout
+    ///         posts agreed), under the same conditions as `claim`; once.
     function claimFee(uint256 id) external {
         Ledger storage l = _get(id);
-        uint256 fee = l.p.builderFee;
-        if (l.feeTo != msg.sender || fee == 0) revert LedgerNothingDue(id, msg.sender);
-        l.feeTo = address(0);
+        if (l.payoutRoot == 0) revert LedgerNoPayout(id);
+        _claimsOpen(id, l);
+        uint256 fee = feeDue[id][msg.sender];
+        if (fee == 0) revert LedgerNothingDue(id, msg.sender);
+        feeDue[id][msg.sender] = 0;
         l.paid += fee;
         emit Claimed(id, type(uint256).max, msg.sender, fee);
         _send(msg.sender, fee);
@@ -286,13 +323,12 @@ contract TrainingLedger {
     ///         after `endTime + settleWindow + claimWindow` for what is unclaimed, returns the rest to the client.
     function refund(uint256 id) external {
         Ledger storage l = _get(id);
-        uint256 settle = endTime(id) + l.p.settleWindow;
-        uint256 due = l.payoutRoot == 0 ? settle : settle + l.p.claimWindow;
+        uint256 settle = settleEnd(id);
+        uint256 due = l.payoutRoot == 0 || l.frozen ? settle : settle + l.p.claimWindow;
         if (block.timestamp < due) revert LedgerNotOver(id);
         if (l.refunded) revert LedgerNothingDue(id, l.client);
         l.refunded = true;
         if (l.payoutRoot != 0) l.payoutRoot = bytes32(uint256(1)); // closes claims: no proof opens it
-        l.feeTo = address(0);
         uint256 amount = l.pool - l.paid;
         l.paid = l.pool;
         emit Refunded(id, l.client, amount);
@@ -311,6 +347,11 @@ contract TrainingLedger {
 
     // ---- views -------------------------------------------------------------------------------------
 
+    /// @notice End of the settle window: roots are posted before it; claims open at it.
+    function settleEnd(uint256 id) public view returns (uint256) {
+        return endTime(id) + _ledgers[id].p.settleWindow;
+    }
+
     /// @notice The ledger record.
     function ledger(uint256 id) external view returns (Ledger memory) {
         return _get(id);
@@ -319,6 +360,14 @@ contract TrainingLedger {
     function _get(uint256 id) private view returns (Ledger storage l) {
         l = _ledgers[id];
         if (l.client == address(0)) revert LedgerUnknown(id);
+    }
+
+    /// Claims need the ledger not frozen, not refunded, and its settle window over.
+    function _claimsOpen(uint256 id, Ledger storage l) private view {
+        if (l.frozen) revert LedgerFrozen(id);
+        if (l.refunded) revert LedgerNoPayout(id);
+        uint256 opens = settleEnd(id);
+        if (block.timestamp < opens) revert LedgerClaimsNotOpen(id, opens);
     }
 
     function _send(address to, uint256 amount) private {

@@ -111,8 +111,8 @@ class LedgerAlreadyPosted(TrainingLedgerError):
 
 
 class LedgerFrozen(TrainingLedgerError):
-    """Builders posted different roots for an interval: the ledger's payout is frozen (the pool returns to the
-    client after the settle window)."""
+    """Builders posted different roots for an interval or for the payout: the ledger's payout is frozen for
+    good, nothing can be claimed (the pool returns to the client after the settle window)."""
 
 
 class LedgerIntervalsIncomplete(TrainingLedgerError):
@@ -120,15 +120,25 @@ class LedgerIntervalsIncomplete(TrainingLedgerError):
 
 
 class LedgerPayoutAlreadyPosted(TrainingLedgerError):
-    """The payout root is already posted (or the pool was refunded)."""
+    """The pool was already refunded: no payout root can be posted."""
 
 
 class LedgerPayoutTotal(TrainingLedgerError):
     """The payout tree's total must be the pool minus the builder fee."""
 
 
+class LedgerPayoutAlreadyVoted(TrainingLedgerError):
+    """This builder has already posted its payout root for the ledger: one post per builder, no change of vote."""
+
+
+class LedgerClaimsNotOpen(TrainingLedgerError):
+    """The payout root is agreed, but claims (and fee claims) open only at the end of the settle window, so
+    that every bonded builder can still object to it."""
+
+
 class LedgerNoPayout(TrainingLedgerError):
-    """No payout root is posted (or claims are closed): nothing can be claimed."""
+    """No payout root is agreed by the builder quorum yet (or the pool was refunded and claims are closed):
+    nothing can be claimed."""
 
 
 class LedgerBadClaim(TrainingLedgerError):

@@ -4,9 +4,10 @@ A client posts a ledger (`post_ledger` with `LedgerParams` and its pool), contri
 `bond`; per step t (1 .. T) contributors `commit` `commit_hash(...)` before the step's commit deadline,
 the client reveals validation batch t with its opening of the validation root (`reveal_validation`,
 `validation_opening` builds it) and contributors `reveal`; bonded builders post each interval's block
-root (`post_interval_root`) and the payout tree (`post_payout_root`); accounts `claim` their leaf with
-its proof, builders `claim_fee`, anyone `refund`s what is left to the client and bonds are withdrawn
-(`withdraw_bond`). Views read the contract's state; `events(...)` decodes its logs.
+root (`post_interval_root`) and, each of them, the payout tree (`post_payout_root`: `quorum` equal posts
+agree it, a different one freezes the ledger); after the settle window accounts `claim` their leaf with its
+proof, the agreeing builders `claim_fee`, anyone `refund`s what is left to the client and bonds are
+withdrawn (`withdraw_bond`). Views read the contract's state; `events(...)` decodes its logs.
 
 Every custom error of the contract (contracts/src/lib/LedgerErrors.sol) surfaces as a subclass of
 `TrainingLedgerError` named after it, with the sentence a user reads.
@@ -220,8 +221,10 @@ class LedgerView:
     frozen: bool
     refunded: bool
     intervals_agreed: int
-    payout_root: bytes  # 0: none; 0x..01 after a refund closed claims
+    payout_root: bytes  # set once `quorum` builders posted the same candidate; 0x..01 after a refund closed claims
     payout_leaves: int
+    payout_votes: int  # builders that posted the candidate
+    payout_candidate: bytes  # the first payout post's root (0: none yet)
     paid: Wei
     extra: Mapping[str, Any]
 
@@ -236,7 +239,11 @@ class LedgerView:
 
     @property
     def has_payout(self) -> bool:
+        """Whether a payout root is agreed (claims open at `settle_time`, unless the ledger is frozen)."""
         return self.payout_root != bytes(32)
+
+    def claims_open(self, now: int) -> bool:
+        return self.has_payout and not self.frozen and not self.refunded and now >= self.settle_time
 
     def step_window(self, t: int) -> tuple[int, int, int]:
         """(open, commit deadline, reveal deadline) of step t, as `stepWindow` computes them."""
@@ -255,6 +262,8 @@ _VIEW_FIELDS: Final = {
     "intervalsAgreed": "intervals_agreed",
     "payoutRoot": "payout_root",
     "payoutLeaves": "payout_leaves",
+    "payoutVotes": "payout_votes",
+    "payoutCandidate": "payout_candidate",
     "paid": "paid",
 }
 
@@ -309,6 +318,8 @@ EVENTS: Final = (
     "Revealed",
     "IntervalPosted",
     "Frozen",
+    "PayoutVoted",
+    "PayoutFrozen",
     "PayoutPosted",
     "Claimed",
     "Refunded",
@@ -391,21 +402,22 @@ class TrainingLedgerClient(ContractClient):
         return self._send(self.contract.functions.postIntervalRoot(ledger_id, i, word(root, "interval root")))
 
     def post_payout_root(self, ledger_id: int, tree: PayoutTree) -> Receipt:
-        """A bonded builder posts the Merkle-sum payout tree (its top hash, leaf count and total)."""
+        """A bonded builder posts (votes for) the Merkle-sum payout tree (its top hash, leaf count and total), once;
+        `quorum` equal posts make it the payout root, a different one freezes the ledger."""
         fn = self.contract.functions.postPayoutRoot(
             ledger_id, word(tree.top_hash, "top hash"), tree.leaf_count, tree.total
         )
         return self._send(fn)
 
     def claim(self, ledger_id: int, proof: PayoutProof) -> Receipt:
-        """Pays leaf `proof.index` to its account (anyone may send it)."""
+        """Pays leaf `proof.index` to its account (anyone may send it), once the settle window is over."""
         fn = self.contract.functions.claim(
             ledger_id, proof.index, address("0x" + proof.account.hex()), proof.amount, proof.steps_abi()
         )
         return self._send(fn)
 
     def claim_fee(self, ledger_id: int) -> Receipt:
-        """A builder pulls its builder fee."""
+        """A builder whose payout post was one of the `quorum` agreeing ones pulls its part of the fee."""
         return self._send(self.contract.functions.claimFee(ledger_id))
 
     def refund(self, ledger_id: int) -> Receipt:
@@ -427,7 +439,7 @@ class TrainingLedgerClient(ContractClient):
             v = named.pop(abi_name, None)
             if ours in ("client",):
                 kw[ours] = address(v)
-            elif ours == "payout_root":
+            elif ours in ("payout_root", "payout_candidate"):
                 kw[ours] = bytes(v) if v is not None else bytes(32)
             elif ours in ("frozen", "refunded"):
                 kw[ours] = bool(v)
@@ -479,6 +491,18 @@ class TrainingLedgerClient(ContractClient):
 
     def posted(self, ledger_id: int, i: int, builder: str) -> bool:
         return bool(self._call(self.contract.functions.posted(ledger_id, i, address(builder))))
+
+    def payout_voted(self, ledger_id: int, builder: str) -> bool:
+        """Whether `builder` has posted its payout root."""
+        return bool(self._call(self.contract.functions.payoutVoted(ledger_id, address(builder))))
+
+    def fee_due(self, ledger_id: int, builder: str) -> Wei:
+        """The part of the builder fee `builder` may still pull (`claim_fee`)."""
+        return Wei(int(self._call(self.contract.functions.feeDue(ledger_id, address(builder)))))
+
+    def settle_end(self, ledger_id: int) -> int:
+        """`endTime + settleWindow`: roots are posted before it, claims open at it."""
+        return int(self._call(self.contract.functions.settleEnd(ledger_id)))
 
     def claimed(self, ledger_id: int, index: int) -> bool:
         return bool(self._call(self.contract.functions.claimed(ledger_id, index)))

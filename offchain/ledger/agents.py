@@ -376,14 +376,14 @@ class LedgerClientAgent(_LedgerAgent):
                     raise LedgerChainError(f"validation batch {t} does not have its commitment")
                 self.say(f"step {t}: revealing validation batch 0x{c.hex()[:16]}")
                 return self._sent(self.lc.reveal_validation(lid, t, c, validation_opening(self.commitments, t)))
-        if now < view.settle_time:
-            if not view.has_payout:
-                waits.append(view.settle_time)
-                return idle(min(waits))
-            if not self.sweep:
-                return DONE
-        if not view.has_payout:
-            self.say("no payout root by the end of the settle window: taking the pool back")
+        if now < view.settle_time:  # a payout root may be agreed, or frozen, until then
+            waits.append(view.settle_time)
+            return idle(min(waits))
+        if not view.has_payout or view.frozen:
+            if view.frozen:
+                self.say("the builders disagree (the ledger is frozen): taking the pool back")
+            else:
+                self.say("no payout root by the end of the settle window: taking the pool back")
             return self._sent(self.lc.refund(lid))
         if not self.sweep:
             return DONE
@@ -534,7 +534,7 @@ class ContributorAgent(_Follows):
     def _claim(self, view: LedgerView, now: int) -> Tick:
         f = self.follower
         lid = self.ledger_id
-        if self.claimed_amount is None and view.has_payout and not view.refunded and f.stalled is None:
+        if self.claimed_amount is None and view.claims_open(now) and f.stalled is None:
             tree = payout_tree(view, f.genesis, f.blocks, self.chain.chain_id)
             i = self.my_leaf(tree)
             if tree.root != view.payout_root:
@@ -550,9 +550,9 @@ class ContributorAgent(_Follows):
                 return tick
         if not self.withdrawn and self.lc.bond_of(lid, self.address) != 0:
             return self._withdraw(view, now)
-        waiting = self.claimed_amount is None and not view.has_payout and not view.refunded
+        waiting = self.claimed_amount is None and not view.frozen and not view.refunded
         if waiting and f.stalled is None and now < view.settle_time:
-            return idle(view.settle_time)
+            return idle(view.settle_time)  # a payout root may still be agreed; claims open then
         return DONE
 
 
@@ -578,6 +578,7 @@ class BuilderAgent(_Follows):
         self.tree: PayoutTree | None = None
         self.head: bytes | None = None
         self.fee_claimed = False
+        self.saw_freeze = False
 
     def _tick(self) -> Tick:
         lid, view, now = self.ledger_id, self.lc.ledger(self.ledger_id), self.now()
@@ -595,12 +596,13 @@ class BuilderAgent(_Follows):
                 if f.stalled is not None:
                     return self._withdraw(view, now)
                 return idle(view.step_window(last)[2])
-            if now < view.settle_time and not self.lc.posted(lid, i, self.address):
+            if now < view.settle_time and not view.frozen and not self.lc.posted(lid, i, self.address):
                 r = interval_root(f.blocks[i * k : last])
                 self.say(f"interval {i}: posting block root 0x{r.hex()[:16]}")
                 return self._sent(self.lc.post_interval_root(lid, i, r))
         if view.frozen or view.refunded:
-            if view.frozen:
+            if view.frozen and not self.saw_freeze:
+                self.saw_freeze = True
                 self.say("the ledger is frozen (builders disagree): no payout")
             return self._withdraw(view, now)
         if view.intervals_agreed < view.params.intervals:
@@ -622,15 +624,17 @@ class BuilderAgent(_Follows):
             tick = self._sent(self.lc.claim_fee(lid))
             self.fee_claimed = True
             return tick
+        fee_waits = view.has_payout and not self.fee_claimed and now < view.settle_time
+        if fee_waits and self.lc.fee_due(lid, self.address):
+            return idle(view.settle_time)  # fees are pulled once the settle window is over
         if not view.has_payout and now < view.settle_time:
             return idle(view.settle_time)
         return self._withdraw(view, now)
 
     def _may_post_payout(self, view: LedgerView) -> bool:
-        """Whether this builder still has to post its payout root."""
-        return not view.has_payout and not view.refunded
+        """Whether this builder still has to post its payout root (every bonded builder posts it once)."""
+        return not view.frozen and not view.refunded and not self.lc.payout_voted(self.ledger_id, self.address)
 
     def _fee_due(self, view: LedgerView) -> bool:
-        if not view.has_payout or view.refunded or view.params.builder_fee == 0:
-            return False
-        return str(view.extra.get("feeTo", "")).lower() == self.address.lower()
+        now = self.now()
+        return view.claims_open(now) and self.lc.fee_due(self.ledger_id, self.address) > 0

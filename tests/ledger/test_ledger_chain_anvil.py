@@ -22,6 +22,7 @@ from offchain.chain.client import ChainClient
 from offchain.chain.deploy import deploy_all
 from offchain.contracts.training_ledger import (
     FEE_INDEX,
+    LedgerClaimsNotOpen,
     LedgerFrozen,
     LedgerPayoutMismatch,
     LedgerRevealMismatch,
@@ -135,9 +136,7 @@ def _world(anvil: Anvil, artifacts: dict[str, Artifact], tmp_path: Path, *, tamp
         for i, p in enumerate(s.contributors)
     ]
     builders = [
-        BuilderAgent(
-            f"builder{j}", chain(5 + j), lc, store, lid, observer=events, tamper=tamper if j == 2 else None
-        )
+        BuilderAgent(f"builder{j}", chain(5 + j), lc, store, lid, observer=events, tamper=tamper if j == 2 else None)
         for j in range(3)
     ]
     devnet = Devnet(anvil.rpc_url, [*contributors, *builders, client], observer=events)
@@ -154,17 +153,23 @@ def test_the_ledger_runs_on_chain_and_pays_by_attribution_to_the_wei(
     start = time.perf_counter()
     w = _world(anvil, artifacts, tmp_path)
     lc, lid = w.lc, w.ledger_id
-    # Up to the moment the payout root is agreed (contributors tick first in a round: nobody has claimed).
+    # Up to the moment the payout root is agreed by the quorum (2 of the 3 builders' equal posts; the third
+    # posts in the same round of ticks).
     w.run(lambda: w.lc.ledger(lid).has_payout)
     view = lc.ledger(lid)
-    assert not view.frozen and view.intervals_agreed == 2
+    assert not view.frozen and view.intervals_agreed == 2 and view.payout_votes >= view.params.quorum == 2
     tree = w.builders[0].tree
     assert tree is not None and view.payout_root == tree.root and tree.total == POOL - view.params.builder_fee
     assert all(b.tree is not None and b.tree.root == tree.root for b in w.builders)
+    relayer = w.contributors[0].lc
+    with pytest.raises(LedgerClaimsNotOpen):  # every builder may still object until the settle window ends
+        relayer.claim(lid, tree.proof(0))
 
+    # Up to the end of the settle window: the third builder's equal post counted, nobody has claimed yet.
+    w.run(lambda: w.lc.ledger(lid).has_payout and w.client.now() >= view.settle_time)
+    assert lc.ledger(lid).payout_votes == 3 and all(lc.payout_voted(lid, b.address) for b in w.builders)
     # A claim with a wrong proof is refused with the typed error (a wrong amount, then another leaf's siblings).
     good = tree.proof(0)
-    relayer = w.contributors[0].lc
     with pytest.raises(LedgerPayoutMismatch, match="does not open the ledger's payout root"):
         relayer.claim(lid, dataclasses.replace(good, amount=good.amount + 1))
     with pytest.raises(LedgerPayoutMismatch):
@@ -195,7 +200,10 @@ def test_the_ledger_runs_on_chain_and_pays_by_attribution_to_the_wei(
     assert {did_of(w.anvil.chain_id, a): v for a, v in claimed.items()} == shares
     assert {c.claimed_amount for c in w.contributors} == set(shares.values())
     fees = {e["account"]: int(e["amount"]) for e in lc.events("Claimed", {"id": lid}) if e["index"] == FEE_INDEX}
-    assert sum(fees.values()) == fee and set(fees) <= {b.address for b in w.builders}
+    # The fee is split between the two builders whose posts made the quorum (the first takes the remainder).
+    voters = [e["builder"] for e in lc.events("PayoutVoted", {"id": lid})]
+    assert sorted(fees) == sorted(voters[:2]) and sum(fees.values()) == fee
+    assert fees[voters[0]] == fee // 2 + fee % 2 and fees[voters[1]] == fee // 2
 
     # Exact balances: each account's change is what it was paid minus the gas it paid; the contract holds nothing.
     gas = w.gas_paid()

@@ -329,7 +329,8 @@ def _dense(t: Any, where: str) -> Any:
 # -- agents ------------------------------------------------------------------------------------
 
 DEFAULT_RPC = "http://127.0.0.1:8545"
-DEV_ACCOUNT = {"deployer": 0, "client": 1, "trainer": 2, "oracle": 10, "watcher": 6}  # anvil's dev accounts, by role
+# anvil's dev accounts, by role (the ledger's contributors and builders pick theirs with --account)
+DEV_ACCOUNT = {"deployer": 0, "client": 1, "trainer": 2, "oracle": 10, "watcher": 6, "contributor": 3, "builder": 7}
 ORACLES = 5  # a question is drawn once committeeSize + 2 oracles are registered (deploy.ORACLE_ARGS)
 MAX_WINDOW = 10 * 365 * 86400  # ten years: every deadline fits a uint64 long after
 MAX_BATCH = 96  # digits: 64 float32 a example, and a batch proof carries at most 24 KiB

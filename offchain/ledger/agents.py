@@ -35,14 +35,17 @@ window when every agent waits.
 from __future__ import annotations
 
 import hashlib
+import json
 import secrets
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import torch
 
 from offchain.agents.base import BUSY, DONE, PrintObserver, Tick, idle
+from offchain.chain._files import write_json_atomically
 from offchain.chain.client import ChainClient, Receipt
 from offchain.contracts.training_ledger import (
     LedgerParams,
@@ -60,7 +63,7 @@ from trainer.ledger.block import BLOCK_TAG, GENESIS_TAG, Block, Genesis, interva
 from trainer.ledger.did import did_of
 from trainer.ledger.encoding import dumps, loads
 from trainer.ledger.errors import BlockError
-from trainer.ledger.ledger import Contribution, Ledger, StepInputs, batch_commitment
+from trainer.ledger.ledger import Contribution, Ledger, StepInputs, batch_commitment, validation_root
 from trainer.ledger.payout import PayoutTree, build_tree, leaves_from_shares
 from trainer.ledger.programs import ProgramPair
 from trainer.ledger.shares import builder_fee, tree_shares
@@ -170,6 +173,12 @@ class LedgerFollower:
         self.initial_state = self.store.get_state(g.initial_root)
         self.state = dict(self.initial_state)
         self._ready = True
+
+    @property
+    def batch_size(self) -> int:
+        """Examples per batch the ledger's gradient program takes (its input `x`'s leading axis)."""
+        x = next(i for i in self.ledger.programs.gradient.inputs if i.name == "x")
+        return int(x.type.shape[0])
 
     @property
     def head(self) -> bytes:
@@ -302,26 +311,35 @@ class LedgerClientAgent(_LedgerAgent):
         lc: TrainingLedgerClient,
         store: Store,
         *,
-        genesis: Genesis,
-        programs: ProgramPair,
-        initial_state: Mapping[str, Tensor],
         validation: Sequence[Mapping[str, Tensor]],
+        genesis: Genesis | None = None,
+        programs: ProgramPair | None = None,
+        initial_state: Mapping[str, Tensor] | None = None,
+        ledger_id: int | None = None,
         observer: Any | None = None,
         sweep: bool = False,
     ) -> None:
+        """`genesis`, `programs` and `initial_state` are needed to `post`; a client that resumes an
+        existing ledger (`ledger_id`) needs only its validation batches."""
         super().__init__(name, chain, lc, store, observer)
         self.genesis = genesis
         self.programs = programs
-        self.initial_state = dict(initial_state)
+        self.initial_state = None if initial_state is None else dict(initial_state)
         self.validation = [dict(v) for v in validation]
         self.commitments = [batch_commitment(v) for v in self.validation]
         self.sweep = sweep  # after the claim window, take back what was not claimed
-        self.ledger_id: int | None = None
+        self.ledger_id = ledger_id
+        if ledger_id is not None:
+            root = self.lc.ledger(ledger_id).params.validation_root
+            if validation_root(self.commitments) != root:
+                raise LedgerChainError(f"these validation batches are not ledger {ledger_id}'s (its validation root)")
 
     def params(self, pool: int, **windows: int) -> LedgerParams:
         """The ledger's parameters: the genesis' model id, validation root, steps and contribution limit, the
         builder fee of the genesis payout rule; windows, quorum and bonds from `windows` (defaults below)."""
         g = self.genesis
+        if g is None:
+            raise LedgerChainError("a client posts a ledger from its genesis")
         kw = {
             "interval_steps": 1,
             "commit_window": 600,
@@ -348,6 +366,8 @@ class LedgerClientAgent(_LedgerAgent):
     def post(self, pool: int, **windows: int) -> int:
         """Publish the genesis, programs and initial state, then post the ledger escrowing `pool` wei."""
         store = self.store
+        if self.genesis is None or self.programs is None or self.initial_state is None:
+            raise LedgerChainError("a client posts a ledger from its genesis, programs and initial state")
         publish_genesis(store, self.genesis)
         store.put_program(self.programs.gradient)
         store.put_program(self.programs.block)
@@ -418,13 +438,16 @@ class _Follows(_LedgerAgent):
 
     def _bond_or_follow(self, view: LedgerView, now: int) -> Tick | None:
         if not self.withdrawn and self.lc.bond_of(self.ledger_id, self.address) == 0:
-            if now >= view.end_time:
+            if self.lc.events("Bonded", {"id": self.ledger_id, "who": self.address}):
+                self.withdrawn = True  # bonded, and withdrew already (a restarted agent): it goes on
+            elif now >= view.end_time:
                 return DONE
-            role = "builder" if self.BUILDER else "contributor"
-            self.say(f"bonding as a {role}")
-            return self._sent(self.lc.bond(self.ledger_id, self.BUILDER))
-        for _ in range(self.follower.advance(view, now)):
-            b = self.follower.blocks[len(self.follower.blocks) - 1]
+            else:
+                role = "builder" if self.BUILDER else "contributor"
+                self.say(f"bonding as a {role}")
+                return self._sent(self.lc.bond(self.ledger_id, self.BUILDER))
+        built = self.follower.advance(view, now)
+        for b in self.follower.blocks[len(self.follower.blocks) - built :] if built else []:
             self.say(f"block {b.step}: model root 0x{b.model_root.hex()[:16]}, {len(b.contributors)} contributors")
         if self.follower.stalled:
             self.say(f"the ledger cannot go on: {self.follower.stalled}")
@@ -465,23 +488,51 @@ class ContributorAgent(_Follows):
         batches: Callable[[int], Sequence[Mapping[str, Tensor]]],
         observer: Any | None = None,
         gradient: Callable[[int, Mapping[str, Tensor]], Mapping[str, Tensor]] | None = None,
+        journal: Path | None = None,
     ) -> None:
         super().__init__(name, chain, lc, store, ledger_id, observer)
         self.batches = batches  # step t -> this contributor's batches for step t
         self.gradient = gradient  # tests: rewrite the gradient before committing (a cheat)
         self.pending: dict[int, _Pending] = {}
         self.claimed_amount: int | None = None
+        self.journal = journal  # where the nonces of committed contributions are kept (to reveal after a restart)
 
-    def _contribute(self, t: int) -> _Pending:
+    def _nonces(self) -> dict[str, str]:
+        if self.journal is None or not self.journal.exists():
+            return {}
+        return dict(json.loads(self.journal.read_text(encoding="utf-8")).get("nonces", {}))
+
+    def _remember(self, t: int, nonce: bytes) -> None:
+        if self.journal is None:
+            return
+        data = json.loads(self.journal.read_text(encoding="utf-8")) if self.journal.exists() else {}
+        data.setdefault("nonces", {})[str(t)] = nonce.hex()
+        write_json_atomically(self.journal, data, indent=2)
+
+    def _contribute(self, t: int, nonce: bytes | None = None) -> _Pending:
+        """Step t's contribution at the follower's state θ_{t-1} (the same bits when recomputed)."""
         f = self.follower
         batches = [dict(b) for b in self.batches(t)]
+        for b in batches:
+            if "x" in b and int(b["x"].shape[0]) != f.batch_size:
+                raise LedgerChainError(
+                    f"a batch of {int(b['x'].shape[0])} examples: the ledger's gradient program takes {f.batch_size}"
+                )
         c = f.ledger.contribute(self.did, f.state, batches)
         if self.gradient is not None:
             grads = dict(self.gradient(t, dict(c.gradients or {})))
             c = Contribution.of(self.did, batches, grads)
         roots = [batch_commitment(b) for b in batches]
-        record = contribution_record(roots, c.gradient_commitment, secrets.token_bytes(32))
+        nonce = secrets.token_bytes(32) if nonce is None else nonce
+        record = contribution_record(roots, c.gradient_commitment, nonce)
         return _Pending(c, batches, record, hashlib.sha256(record).digest())
+
+    def _recover(self, t: int) -> _Pending | None:
+        """Step t's contribution from the journal's nonce, recomputed at θ_{t-1} (after a restart)."""
+        nonce = self._nonces().get(str(t))
+        if nonce is None or len(self.follower.blocks) != t - 1:
+            return None
+        return self._contribute(t, bytes.fromhex(nonce))
 
     def _tick(self) -> Tick:
         lid, view, now = self.ledger_id, self.lc.ledger(self.ledger_id), self.now()
@@ -503,17 +554,27 @@ class ContributorAgent(_Follows):
                         return idle(cd)
                     if t not in self.pending:
                         self.pending[t] = self._contribute(t)
+                        self._remember(t, loads(self.pending[t].record)["nonce"])
                     p = self.pending[t]
                     c = p.contribution
                     h = commit_hash(lid, t, self.address, c.batch_commitment, c.gradient_commitment, p.salt)
                     self.say(f"step {t}: committing gradient 0x{c.gradient_commitment.hex()[:16]}")
                     return self._sent(self.lc.commit(lid, t, h))
-                if self.lc.revealed(lid, t, self.address) or t not in self.pending:
+                if self.lc.revealed(lid, t, self.address):
                     return idle(rd)
+                if t not in self.pending:
+                    recovered = self._recover(t)
+                    if recovered is None:
+                        return idle(rd)
+                    self.pending[t] = recovered
                 if self.lc.validation_commitment(lid, t) is None:
                     return idle(rd)
                 p = self.pending[t]
                 c = p.contribution
+                mine = commit_hash(lid, t, self.address, c.batch_commitment, c.gradient_commitment, p.salt)
+                if self.lc.commit_of(lid, t, self.address) != mine:
+                    self.say(f"step {t}: the contribution at hand does not open my commit; not revealing")
+                    return idle(rd)
                 for b in p.batches:
                     self.store.put_state(b)
                 if c.gradients is not None:

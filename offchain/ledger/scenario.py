@@ -99,11 +99,16 @@ def contributors(config: ScenarioConfig, addresses: Sequence[str]) -> tuple[Cont
     return tuple(out)
 
 
+def validation_batches(config: ScenarioConfig) -> list[dict[str, Tensor]]:
+    """The client's validation batches of steps 1 .. T, from the held-out test split."""
+    test = digits("test")
+    return [test.batch(config.seed, t, config.validation_batch) for t in range(1, config.steps + 1)]
+
+
 def programs(config: ScenarioConfig, n: int) -> tuple[LedgerPrograms, dict[str, Tensor], list[dict[str, Tensor]]]:
     torch.manual_seed(0)  # the module's throwaway default init only; the state is keyed
     model = MLP(MLPConfig())
-    test = digits("test")
-    validation = [test.batch(config.seed, t, config.validation_batch) for t in range(1, config.steps + 1)]
+    validation = validation_batches(config)
     example = digits("train").batch(config.seed, 0, config.batch)
     lp = LedgerPrograms(model, F.cross_entropy, config.optimizer, n, example, validation[0])
     state = lp.model_state()

@@ -26,6 +26,7 @@ from offchain.contracts.training_ledger import (
     LedgerFrozen,
     LedgerPayoutMismatch,
     LedgerRevealMismatch,
+    LedgerUnknown,
     TrainingLedgerClient,
     commit_hash,
 )
@@ -218,6 +219,18 @@ def test_the_ledger_runs_on_chain_and_pays_by_attribution_to_the_wei(
     assert view.paid == POOL and not view.refunded
     assert all(lc.bond_of(lid, a.address) == 0 for a in [*w.contributors, *w.builders])
     assert all(lc.claimed(lid, i) for i in range(tree.leaf_count))
+
+    # The client's views and local computations agree with the contract's.
+    salt, bc, gc = b"\x01" * 32, b"\x02" * 32, b"\x03" * 32
+    who = w.contributors[0].address
+    assert lc.contract_commit_hash(lid, 3, who, bc, gc, salt) == commit_hash(lid, 3, who, bc, gc, salt)
+    assert lc.step_window(lid, 2) == view.step_window(2) and lc.end_time(lid) == view.end_time
+    assert lc.settle_end(lid) == view.settle_time and lc.max_pool() == 2**96 - 1 and lc.ledger_count() > lid
+    assert lc.commit_count(lid, 1) == 4 and lc.interval_votes(lid, 0) == 3 and lc.interval_root(lid, 1) is not None
+    assert all(lc.is_builder(lid, b.address) for b in w.builders) and not lc.is_builder(lid, who)
+    assert [r.contributor for r in lc.reveals(lid, 1)] == [c.address for c in w.contributors]
+    with pytest.raises(LedgerUnknown, match="No ledger has this id"):
+        lc.ledger(lc.ledger_count())
     assert time.perf_counter() - start < 120
 
 

@@ -600,8 +600,26 @@ def main(
     batch: Annotated[int | None, typer.Option(help="batch size, at most 96 (default 64)")] = None,
     quick: Annotated[bool, typer.Option(help="a small run (32 steps, c = 8, batch 16), for tests")] = False,
     out: Annotated[Path, typer.Option(help="where report.json and report.png go")] = Path("out/demo"),
+    ledger: Annotated[
+        bool,
+        typer.Option(
+            "--ledger",
+            help="instead: the training ledger on anvil (four contributors, three builders), paid by attribution",
+        ),
+    ] = False,
+    misattribute: Annotated[
+        bool, typer.Option(help="with --ledger: one builder misattributes; the ledger freezes, the pool is refunded")
+    ] = False,
 ) -> None:
     console = Console(width=None if sys.stdout.isatty() else 120, highlight=False)
+    if ledger:
+        from offchain.ledger.demo import run as run_ledger
+
+        out_dir = (repo_root() / out) if not out.is_absolute() else out
+        report = run_ledger(console, out_dir, steps=steps or 4, misattribute=misattribute)
+        if not all(report["checks"].values()):
+            sys.exit(1)
+        return
     if cheat != NONE and cheat not in CATALOGUE:
         typer.echo(
             f"error: --cheat {cheat!r} is not in the catalogue: {', '.join(sorted(CATALOGUE))}, or {NONE}", err=True

@@ -1,0 +1,191 @@
+"""`./scripts/demo --ledger`: the training ledger on a fresh anvil chain, paid out by attribution.
+
+A client posts the digits ledger (docs/ledger.md) on the real TrainingLedger with a pool; the four
+contributors of the scenario (clean, noisy, copy, poison) commit and reveal their gradients each step;
+three builders (quorum 2) build every block with trainer.ledger, post the interval and payout roots
+and pull their fee; every contributor claims its leaf. The agents run in one process (`Devnet`),
+which moves the chain's clock to the next window when every agent waits. Prints a table per
+contributor (Σφ, payout, claimed, gas) and writes `out/demo/ledger.json`. `--misattribute` makes one
+builder post blocks with the attribution reversed: the ledger freezes and the pool goes back to the
+client (section 8: resolving it through the game is not built).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from offchain.agents.devnet import Devnet
+from offchain.chain.anvil import Anvil
+from offchain.chain.build import compile_contracts
+from offchain.chain.client import ChainClient
+from offchain.chain.deploy import deploy_all
+from offchain.contracts.training_ledger import FEE_INDEX, TrainingLedgerClient
+from offchain.ledger.agents import BuilderAgent, ContributorAgent, LedgerClientAgent
+from offchain.ledger.scenario import ScenarioConfig, setup
+from offchain.store import Store
+from trainer.ledger.block import Block
+from trainer.ledger.did import did_of
+from trainer.ledger.graph import cumulative
+
+ETH = 10**18
+
+
+class _Console:
+    def __init__(self, console: Console) -> None:
+        self.console = console
+
+    def event(self, agent: str, message: str) -> None:
+        self.console.print(f"[dim]{agent:>9}[/] {message}")
+
+    def progress(self, agent: str, task_id: int, done: int, total: int, loss: float | None) -> None:
+        pass
+
+
+def _misattribute(block: Block) -> Block:
+    return dataclasses.replace(block, phi=tuple(reversed(block.phi)))
+
+
+def gas_paid(chain: ChainClient, first_block: int) -> dict[str, int]:
+    """Wei each account paid for gas from `first_block` on, from every mined transaction's receipt."""
+    w3 = chain.w3
+    paid: dict[str, int] = {}
+    for n in range(first_block, w3.eth.block_number + 1):
+        for tx_hash in w3.eth.get_block(n)["transactions"]:
+            tx = w3.eth.get_transaction(tx_hash)
+            r = w3.eth.get_transaction_receipt(tx_hash)
+            paid[tx["from"]] = paid.get(tx["from"], 0) + int(r["gasUsed"]) * int(r["effectiveGasPrice"])
+    return paid
+
+
+def run(
+    console: Console, out_dir: Path, *, steps: int = 4, pool: int = ETH, misattribute: bool = False
+) -> dict[str, Any]:
+    """Run the ledger on a fresh anvil; the report (also written to `out_dir/ledger.json`)."""
+    t0 = time.perf_counter()
+    artifacts = compile_contracts()
+    with Anvil(accounts=10) as node, tempfile.TemporaryDirectory() as tmp:
+        accounts = node.accounts
+        deployer = ChainClient(node.rpc_url, accounts[9].private_key, artifacts=artifacts.values())
+        lc = TrainingLedgerClient.from_deployment(deployer, deploy_all(deployer, artifacts=artifacts, write=False))
+        config = ScenarioConfig(steps=steps, batch=16, validation_batch=32, shapley_every=0, chain_id=node.chain_id)
+        s = setup(config, [a.address for a in accounts[1:5]])
+        store = Store(Path(tmp) / "public")
+        observer = _Console(console)
+        before = {a.address: deployer.balance(a.address) for a in accounts[:8]}
+        first_block = deployer.block_number() + 1
+
+        def chain(i: int) -> ChainClient:
+            return ChainClient(node.rpc_url, accounts[i].private_key, artifacts=artifacts.values())
+
+        client = LedgerClientAgent(
+            "client", chain(0), lc, store, validation=s.validation, genesis=s.genesis,
+            programs=s.programs.pair, initial_state=s.initial_state, observer=observer,
+        )  # fmt: skip
+        lid = client.post(pool, interval_steps=2 if steps % 2 == 0 else 1, quorum=2)
+        contributors = [
+            ContributorAgent(
+                p.kind,
+                chain(1 + i),
+                lc,
+                store,
+                lid,
+                observer=observer,
+                batches=lambda t, p=p: [p.data.batch(p.seed, t, config.batch)],
+            )
+            for i, p in enumerate(s.contributors)
+        ]
+        builders = [
+            BuilderAgent(
+                f"builder{j}",
+                chain(5 + j),
+                lc,
+                store,
+                lid,
+                observer=observer,
+                tamper=_misattribute if misattribute and j == 2 else None,
+            )
+            for j in range(3)
+        ]
+        agents: list[Any] = [*contributors, *builders, client]
+        devnet = Devnet(node.rpc_url, agents, observer=observer)
+        devnet.run(lambda: all(a.finished for a in agents), timeout_s=600)
+        view = lc.ledger(lid)
+        claims = lc.events("Claimed", {"id": lid})
+        paid = {e["account"]: int(e["amount"]) for e in claims if e["index"] != FEE_INDEX}
+        fees = {e["account"]: int(e["amount"]) for e in claims if e["index"] == FEE_INDEX}
+        blocks = builders[0].follower.blocks
+        totals = {d: ys[-1] for d, ys in cumulative(blocks).items()}
+        paid_gas = gas_paid(deployer, first_block)
+        gas = {a.address: paid_gas.get(a.address, 0) for a in agents}
+        change = {a: deployer.balance(a) - b for a, b in before.items()}
+        report: dict[str, Any] = {
+            "ledger": lid,
+            "steps": steps,
+            "pool_wei": pool,
+            "frozen": view.frozen,
+            "refunded": view.refunded,
+            "chain_seconds_skipped": devnet.warped_s,
+            "contract_balance_wei": lc.balance(),
+            "head": None if builders[0].head is None else "0x" + builders[0].head.hex(),
+            "contributors": [
+                {
+                    "kind": c.name,
+                    "address": c.address,
+                    "attribution": float(totals.get(did_of(node.chain_id, c.address), 0)),
+                    "payout_wei": paid.get(c.address, 0),
+                    "gas_wei": gas[c.address],
+                    "balance_change_wei": change[c.address],
+                }
+                for c in contributors
+            ],
+            "builders": [
+                {"name": b.name, "address": b.address, "fee_wei": fees.get(b.address, 0), "gas_wei": gas[b.address]}
+                for b in builders
+            ],
+            "client": {
+                "address": client.address,
+                "gas_wei": gas[client.address],
+                "balance_change_wei": change[client.address],
+            },
+        }
+        exact = all(r["balance_change_wei"] == r["payout_wei"] - r["gas_wei"] for r in report["contributors"])
+        exact = exact and all(change[b["address"]] == b["fee_wei"] - b["gas_wei"] for b in report["builders"])
+        exact = exact and change[client.address] == -gas[client.address] - (0 if view.refunded else pool)
+        report["checks"] = {
+            "every_balance_change_is_payout_minus_gas": exact,
+            "the_contract_holds_nothing": report["contract_balance_wei"] == 0,
+            "the_whole_pool_is_paid_or_refunded": view.paid == view.pool,
+        }
+    report["wall_s"] = round(time.perf_counter() - t0, 2)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "ledger.json").write_text(json.dumps(report, indent=2) + "\n")
+    _summary(console, report)
+    return report
+
+
+def _summary(console: Console, report: dict[str, Any]) -> None:
+    state = "frozen, pool refunded to the client" if report["frozen"] else "paid out by attribution"
+    table = Table(title=f"ledger {report['ledger']}: {report['steps']} steps, {state}")
+    for col in ("contributor", "address", "Σ φ", "payout wei", "share", "claimed", "gas wei"):
+        table.add_column(col, justify="left" if col in ("contributor", "address") else "right")
+    pool = report["pool_wei"]
+    for r in report["contributors"]:
+        table.add_row(
+            r["kind"], r["address"], f"{r['attribution']:+.4e}", str(r["payout_wei"]),
+            f"{r['payout_wei'] / pool:.2%}", "yes" if r["payout_wei"] else "no", str(r["gas_wei"]),
+        )  # fmt: skip
+    for b in report["builders"]:
+        table.add_row(b["name"], b["address"], "", str(b["fee_wei"]), f"{b['fee_wei'] / pool:.2%}",
+                      "fee" if b["fee_wei"] else "no", str(b["gas_wei"]))  # fmt: skip
+    console.print(table)
+    for check, ok in report["checks"].items():
+        console.print(f"{'[green]ok[/]' if ok else '[red]FAILED[/]'}  {check.replace('_', ' ')}")
+    console.print(f"chain clock moved {report['chain_seconds_skipped']} s; wall {report['wall_s']} s")

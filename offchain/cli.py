@@ -19,12 +19,14 @@
     refereed keystore create PATH        an encrypted keystore file (use it with --keystore)
     refereed serve                       a local, read-only web dashboard that updates live
     refereed ledger simulate|show|verify-replay   the training ledger (docs/ledger.md): attribution, replay
+    refereed ledger post|contribute|build|claim   the training ledger on chain (TrainingLedger): its client,
+                                         contributors and block builders, and claims of payout leaves
 
 The agent commands work against any RPC (`--rpc`, default the local anvil). Keys come from
 `--key` or REFEREED_KEY; on anvil's chain (31337) each role defaults to a dev account
-(client 1, trainer 2, oracle 10, watcher 6; `--account I` picks another; `oracle run --count N`
-runs N oracles on accounts I, I+1, ...: a question is drawn only once committeeSize + 2 = 5
-oracles are registered, so `refereed devnet` funds 20 accounts). The deployment is
+(client 1, trainer 2, oracle 10, watcher 6, ledger contributor 3, ledger builder 7; `--account I`
+picks another; `oracle run --count N` runs N oracles on accounts I, I+1, ...: a question is drawn
+only once committeeSize + 2 = 5 oracles are registered, so `refereed devnet` funds 20 accounts). The deployment is
 read from deployments/<chainId>.json, an agent keeps its records in `--home` (default
 .refereed/<role>-<address>/), and all share the public store `--store` (.refereed/public).
 

@@ -166,6 +166,11 @@ class LedgerFollower:
         g = self.genesis
         if g.validation_root != view.params.validation_root or g.steps != view.params.steps:
             raise LedgerChainError("the ledger's validation root or step count is not its genesis'")
+        if view.params.max_contributors != g.max_contributors:
+            raise LedgerChainError(
+                f"the ledger takes {view.params.max_contributors} contributions a step, its genesis' block program "
+                f"{g.max_contributors}: its blocks could not be built"
+            )
         if g.chain_id != self.lc.chain.chain_id:
             raise LedgerChainError(f"the genesis is for chain {g.chain_id}, the ledger is on {self.lc.chain.chain_id}")
         programs = ProgramPair(self.store.get_program(g.gradient_program), self.store.get_program(g.block_program))

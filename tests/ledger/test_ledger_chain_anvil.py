@@ -179,6 +179,7 @@ def test_the_ledger_runs_on_chain_and_pays_by_attribution_to_the_wei(
     w.run()
     view = lc.ledger(lid)
     assert all(a.finished for a in w.agents), w.events.lines[-20:]
+    assert w.devnet.refused == []  # no honest agent sent a transaction the contract refused
 
     # The blocks on chain are the off-chain ledger's, hash for hash: the same genesis, contributions, programs.
     off = run(Store(tmp_path / "offchain"), w.config, [a.address for a in w.anvil.accounts[1:5]])

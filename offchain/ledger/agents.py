@@ -494,8 +494,10 @@ class ContributorAgent(_Follows):
         observer: Any | None = None,
         gradient: Callable[[int, Mapping[str, Tensor]], Mapping[str, Tensor]] | None = None,
         journal: Path | None = None,
+        publish: bool = True,
     ) -> None:
         super().__init__(name, chain, lc, store, ledger_id, observer)
+        self.publish = publish  # tests: False reveals without publishing the data (builders refuse it)
         self.batches = batches  # step t -> this contributor's batches for step t
         self.gradient = gradient  # tests: rewrite the gradient before committing (a cheat)
         self.pending: dict[int, _Pending] = {}
@@ -580,11 +582,12 @@ class ContributorAgent(_Follows):
                 if self.lc.commit_of(lid, t, self.address) != mine:
                     self.say(f"step {t}: the contribution at hand does not open my commit; not revealing")
                     return idle(rd)
-                for b in p.batches:
-                    self.store.put_state(b)
-                if c.gradients is not None:
-                    self.store.put_state(dict(c.gradients))
-                self.store.put_blob(p.record)
+                if self.publish:
+                    for b in p.batches:
+                        self.store.put_state(b)
+                    if c.gradients is not None:
+                        self.store.put_state(dict(c.gradients))
+                    self.store.put_blob(p.record)
                 self.say(f"step {t}: revealing (batches 0x{c.batch_commitment.hex()[:16]})")
                 return self._sent(self.lc.reveal(lid, t, c.batch_commitment, c.gradient_commitment, p.salt))
             return idle(view.end_time)

@@ -3,7 +3,8 @@ contributors of the digits scenario (clean, noisy, copy, poison) commit and reve
 computed with trainer.ledger, three builders (quorum 2) build the blocks and post interval and payout
 roots, every contributor claims; balances are exact to the wei and the blocks and shares are those of
 the same ledger computed off chain. A builder that misattributes freezes the ledger and the pool goes
-back to the client by `refund` (docs/ledger.md section 8)."""
+back to the client by `refund` (docs/ledger.md section 8); a contributor that reveals without publishing
+its data is refused as unavailable."""
 
 from __future__ import annotations
 
@@ -95,7 +96,9 @@ class World:
         return {a: w3.eth.get_balance(a) - b for a, b in self.before.items()}
 
 
-def _world(anvil: Anvil, artifacts: dict[str, Artifact], tmp_path: Path, *, tamper: Any = None) -> World:
+def _world(
+    anvil: Anvil, artifacts: dict[str, Artifact], tmp_path: Path, *, tamper: Any = None, withhold: str = ""
+) -> World:
     accounts = anvil.accounts
     deployer = ChainClient(anvil.rpc_url, accounts[9].private_key, artifacts=artifacts.values())
     deployment = deploy_all(deployer, artifacts=artifacts, write=False)
@@ -133,6 +136,7 @@ def _world(anvil: Anvil, artifacts: dict[str, Artifact], tmp_path: Path, *, tamp
             lid,
             batches=lambda t, p=p: [p.data.batch(p.seed, t, config.batch)],
             observer=events,
+            publish=p.kind != withhold,
         )
         for i, p in enumerate(s.contributors)
     ]
@@ -243,7 +247,7 @@ def _misattribute(block: Block) -> Block:
 def test_a_misattributing_builder_freezes_the_ledger_and_the_pool_returns_to_the_client(
     anvil: Anvil, artifacts: dict[str, Artifact], tmp_path: Path
 ) -> None:
-    w = _world(anvil, artifacts, tmp_path, tamper=_misattribute)
+    w = _world(anvil, artifacts, tmp_path, tamper=_misattribute, withhold="copy")
     lc, lid = w.lc, w.ledger_id
 
     # A reveal that does not open the contributor's commit is refused (before its agent reveals the right one).
@@ -268,6 +272,11 @@ def test_a_misattributing_builder_freezes_the_ledger_and_the_pool_returns_to_the
     honest, cheat = w.builders[0].follower.blocks, w.builders[2].follower.blocks
     assert [b.model_root for b in honest] == [b.model_root for b in cheat]  # same model, other attribution
     assert _hashes(honest) != _hashes(cheat)
+    # The contributor that revealed without publishing its data is refused as unavailable in every block.
+    copy = did_of(anvil.chain_id, w.contributors[2].address)
+    assert w.contributors[2].name == "copy"
+    assert all(b.refused == ((copy, "unavailable"),) and copy not in b.contributors for b in honest)
+    assert all(len(b.contributors) == 3 for b in honest)
     # Nobody can post a payout root on a frozen ledger.
     tree = payout_tree(view, w.builders[0].follower.genesis, honest, anvil.chain_id)
     with pytest.raises(LedgerFrozen):

@@ -323,10 +323,13 @@ class LedgerClientAgent(_LedgerAgent):
         ledger_id: int | None = None,
         observer: Any | None = None,
         sweep: bool = False,
+        reveal: bool = True,
     ) -> None:
         """`genesis`, `programs` and `initial_state` are needed to `post`; a client that resumes an
-        existing ledger (`ledger_id`) needs only its validation batches."""
+        existing ledger (`ledger_id`) needs only its validation batches. `reveal=False` (tests) never
+        reveals a validation batch."""
         super().__init__(name, chain, lc, store, observer)
+        self.reveal = reveal
         self.genesis = genesis
         self.programs = programs
         self.initial_state = None if initial_state is None else dict(initial_state)
@@ -395,7 +398,7 @@ class LedgerClientAgent(_LedgerAgent):
             if now < cd:
                 waits.append(cd)
                 break
-            if now < rd and self.lc.validation_commitment(lid, t) is None:
+            if self.reveal and now < rd and self.lc.validation_commitment(lid, t) is None:
                 c = self.commitments[t - 1]
                 if self.store.put_state(self.validation[t - 1]) != c:  # pragma: no cover - a state root is its key
                     raise LedgerChainError(f"validation batch {t} does not have its commitment")
@@ -440,6 +443,7 @@ class _Follows(_LedgerAgent):
         self.ledger_id = ledger_id
         self.follower = LedgerFollower(self.lc, store, ledger_id, tamper)
         self.withdrawn = False
+        self._said_stalled = False
 
     def _bond_or_follow(self, view: LedgerView, now: int) -> Tick | None:
         if not self.withdrawn and self.lc.bond_of(self.ledger_id, self.address) == 0:
@@ -454,7 +458,8 @@ class _Follows(_LedgerAgent):
         built = self.follower.advance(view, now)
         for b in self.follower.blocks[len(self.follower.blocks) - built :] if built else []:
             self.say(f"block {b.step}: model root 0x{b.model_root.hex()[:16]}, {len(b.contributors)} contributors")
-        if self.follower.stalled:
+        if self.follower.stalled and not self._said_stalled:
+            self._said_stalled = True
             self.say(f"the ledger cannot go on: {self.follower.stalled}")
         return None
 

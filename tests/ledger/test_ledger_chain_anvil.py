@@ -97,13 +97,20 @@ class World:
 
 
 def _world(
-    anvil: Anvil, artifacts: dict[str, Artifact], tmp_path: Path, *, tamper: Any = None, withhold: str = ""
+    anvil: Anvil,
+    artifacts: dict[str, Artifact],
+    tmp_path: Path,
+    *,
+    tamper: Any = None,
+    withhold: str = "",
+    steps: int = 4,
+    reveal: bool = True,
 ) -> World:
     accounts = anvil.accounts
     deployer = ChainClient(anvil.rpc_url, accounts[9].private_key, artifacts=artifacts.values())
     deployment = deploy_all(deployer, artifacts=artifacts, write=False)
     lc = TrainingLedgerClient.from_deployment(deployer, deployment, artifacts)
-    config = ScenarioConfig(chain_id=anvil.chain_id, **CONFIG)  # type: ignore[arg-type]
+    config = ScenarioConfig(chain_id=anvil.chain_id, **{**CONFIG, "steps": steps})  # type: ignore[arg-type]
     people = [a.address for a in accounts[1:5]]
     s = setup(config, people)
     store = Store(tmp_path / "public")
@@ -125,6 +132,7 @@ def _world(
         initial_state=s.initial_state,
         validation=s.validation,
         observer=events,
+        reveal=reveal,
     )
     lid = client.post(POOL, **WINDOWS)
     contributors = [
@@ -287,6 +295,22 @@ def test_a_misattributing_builder_freezes_the_ledger_and_the_pool_returns_to_the
     assert [int(e["amount"]) for e in refunds] == [POOL]
     gas = w.gas_paid()
     change = w.balance_changes()
+    for a in [w.anvil.accounts[0].address, *(c.address for c in w.contributors), *(b.address for b in w.builders)]:
+        assert change[a] == -gas[a], a
+    assert change[lc.address] == 0 and lc.balance() == 0
+
+
+def test_a_client_that_never_reveals_validation_gets_its_pool_back_and_nobody_loses_a_bond(
+    anvil: Anvil, artifacts: dict[str, Artifact], tmp_path: Path
+) -> None:
+    w = _world(anvil, artifacts, tmp_path, steps=2, reveal=False)
+    lc, lid = w.lc, w.ledger_id
+    w.run()
+    view = lc.ledger(lid)
+    assert view.refunded and not view.has_payout and lc.commit_count(lid, 1) == 4
+    assert lc.events("Revealed", {"id": lid}) == [] and lc.events("IntervalPosted", {"id": lid}) == []
+    assert all(b.follower.stalled == "the client never revealed validation batch 1" for b in w.builders)
+    gas, change = w.gas_paid(), w.balance_changes()
     for a in [w.anvil.accounts[0].address, *(c.address for c in w.contributors), *(b.address for b in w.builders)]:
         assert change[a] == -gas[a], a
     assert change[lc.address] == 0 and lc.balance() == 0

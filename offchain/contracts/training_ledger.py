@@ -12,7 +12,7 @@ class TrainingLedgerError(TypedRevert):
 
 class LedgerBadParam(TrainingLedgerError):
     """A ledger parameter is out of range (the error names which: pool, steps, intervalSteps, windows,
-    maxContributors, quorum, settle, builderFee, roots or payout)."""
+    maxContributors, quorum (2 to 256), settle, builderFee, roots, root (a zero interval root) or payout)."""
 
 
 class LedgerUnknown(TrainingLedgerError):
@@ -28,8 +28,8 @@ class LedgerAlreadyBonded(TrainingLedgerError):
 
 
 class LedgerNotBonded(TrainingLedgerError):
-    """This address has not bonded on the ledger in the role the call needs (a contributor to commit, a
-    builder to post roots)."""
+    """This address does not hold a bond on the ledger in the role the call needs (a contributor to commit, a
+    builder to post roots: a builder who withdrew its bond posts no more)."""
 
 
 class LedgerOutsideWindow(TrainingLedgerError):
@@ -74,6 +74,10 @@ class LedgerBadInterval(TrainingLedgerError):
 
 class LedgerAlreadyPosted(TrainingLedgerError):
     """This builder has already posted this interval's root."""
+
+
+class LedgerIntervalOrder(TrainingLedgerError):
+    """A builder posts its interval roots in order (0, 1, ...): this interval comes after one it has not posted."""
 
 
 class LedgerFrozen(TrainingLedgerError):

@@ -52,6 +52,24 @@ contract TrainingLedger {
         uint96 feesPaid;
     }
 
+    /// @notice A ledger's record as `ledger(id)` returns it (the stored fields, unpacked, and what was paid out).
+    struct LedgerView {
+        Params p;
+        address client;
+        uint64 start;
+        uint96 pool;
+        bool frozen;
+        bool refunded;
+        uint32 intervalsAgreed;
+        bytes32 payoutRoot; // agreed by `quorum` equal posts (0: none); kept after a refund, which closes claims
+        uint64 payoutLeaves;
+        uint32 payoutVotes;
+        bytes32 payoutCandidate;
+        uint256 paid; // claims and fee parts paid; the whole pool once refunded (`paidOut`)
+        uint64 settleEnd;
+        uint96 feesPaid;
+    }
+
     /// @notice Largest pool (payout sums are 96-bit).
     uint256 public constant MAX_POOL = PayoutTreeLib.MAX_SUM;
     /// @notice Largest payout tree.
@@ -433,15 +451,22 @@ contract TrainingLedger {
     }
 
     /// @notice What left the pool: claims and fee parts paid, or the whole pool once refunded.
-    function paidOut(uint256 id) external view returns (uint256) {
+    function paidOut(uint256 id) public view returns (uint256) {
         Ledger storage l = _get(id);
         if (l.refunded) return l.pool;
         return l.payoutRoot == 0 ? 0 : _paid(id, l);
     }
 
     /// @notice The ledger record.
-    function ledger(uint256 id) external view returns (Ledger memory) {
-        return _get(id);
+    function ledger(uint256 id) external view returns (LedgerView memory v) {
+        Ledger storage l = _get(id);
+        v.p = l.p;
+        (v.client, v.start, v.pool) = (l.client, l.start, l.pool);
+        (v.frozen, v.refunded, v.intervalsAgreed) = (l.frozen, l.refunded, l.intervalsAgreed);
+        (v.payoutRoot, v.payoutLeaves, v.payoutVotes) = (l.payoutRoot, l.payoutLeaves, l.payoutVotes);
+        v.payoutCandidate = l.payoutCandidate;
+        v.paid = paidOut(id);
+        (v.settleEnd, v.feesPaid) = (l.settleEnd, l.feesPaid);
     }
 
     function _get(uint256 id) private view returns (Ledger storage l) {

@@ -536,12 +536,14 @@ contract TrainingLedgerTest is TrainingLedgerFixture {
         ledger.claimFee(id);
         assertEq(ledger.feeDue(id, builder2), 0);
         assertEq(ledger.paidOut(id), 3.5 ether);
-        TrainingLedger.Ledger memory l = ledger.ledger(id);
+        TrainingLedger.LedgerView memory l = ledger.ledger(id);
         assertEq(l.payoutVotes, 2);
         assertEq(l.payoutLeaves, 2);
         assertEq(l.intervalsAgreed, 2);
         assertEq(l.feesPaid, 0.5 ether);
         assertEq(l.payoutRoot, l.payoutCandidate);
+        assertEq(l.paid, 3.5 ether);
+        assertEq(l.settleEnd, ledger.endTime(id) + 1000);
         vm.warp(ledger.settleEnd(id) + 1000);
         ledger.refund(id);
         assertEq(ledger.paidOut(id), POOL);

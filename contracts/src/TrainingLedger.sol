@@ -291,8 +291,9 @@ contract TrainingLedger {
     function postPayoutRoot(uint256 id, bytes32 topHash, uint64 leaves, uint256 total) external {
         Ledger storage l = _get(id);
         uint256 m = _member[id][msg.sender];
-        if (m & BUILDER == 0 || m & BOND_MASK == 0) revert LedgerNotBonded(msg.sender);
-        if (l.frozen) revert LedgerFrozen(id);
+        if (m & BUILDER == 0) revert LedgerNotBonded(msg.sender);
+        if (l.frozen) revert LedgerFrozen(id); // before the bond: a frozen ledger says so to every builder
+        if (m & BOND_MASK == 0) revert LedgerNotBonded(msg.sender);
         if (l.intervalsAgreed != l.p.steps / l.p.intervalSteps) revert LedgerIntervalsIncomplete(id);
         if (l.refunded) revert LedgerPayoutAlreadyPosted(id);
         uint256 until = l.settleEnd;

@@ -40,7 +40,8 @@ contract LedgerReenterer {
     }
 }
 
-contract TrainingLedgerTest is Test {
+/// @notice The ledger fixture the ledger tests share: a client, two contributors, bonded builders, two steps.
+abstract contract TrainingLedgerFixture is Test {
     using PayoutTrees for PayoutTrees.Tree;
 
     TrainingLedger internal ledger;
@@ -96,6 +97,31 @@ contract TrainingLedgerTest is Test {
         ledger.bond{value: 1 ether}(id, false);
         vm.prank(builder);
         ledger.bond{value: 2 ether}(id, true);
+        vm.prank(builder2);
+        ledger.bond{value: 2 ether}(id, true);
+    }
+
+    /// Both builders post the same interval roots.
+    function _agreeIntervals(uint256 id) internal {
+        for (uint256 i; i < 2; ++i) {
+            bytes32 r = keccak256(abi.encode("r", i));
+            vm.prank(builder);
+            ledger.postIntervalRoot(id, i, r);
+            vm.prank(builder2);
+            ledger.postIntervalRoot(id, i, r);
+        }
+    }
+
+    /// Both builders post the payout tree `t` (the intervals agreed); time is then the end of the settle window.
+    function _agreePayout(uint256 id, PayoutTrees.Tree memory t) internal {
+        bytes32 top = t.top();
+        uint64 n = uint64(t.count());
+        uint256 total = t.total();
+        vm.prank(builder);
+        ledger.postPayoutRoot(id, top, n, total);
+        vm.prank(builder2);
+        ledger.postPayoutRoot(id, top, n, total);
+        vm.warp(ledger.settleEnd(id));
     }
 
     function _proof(uint256 t) internal view returns (bytes32[] memory s) {
@@ -148,6 +174,10 @@ contract TrainingLedgerTest is Test {
         (x[0], x[1]) = (6 ether, 3 ether);
         return PayoutTrees.build(acc, x);
     }
+}
+
+contract TrainingLedgerTest is TrainingLedgerFixture {
+    using PayoutTrees for PayoutTrees.Tree;
 
     function test_commitHash_matchesAbiEncode() public view {
         assertEq(
@@ -159,32 +189,35 @@ contract TrainingLedgerTest is Test {
     }
 
     function test_fullLedger_paysEveryoneAndConservesFunds() public {
-        uint256 id = _post(1);
+        uint256 id = _post(2);
         _runSteps(id);
-        vm.startPrank(builder);
-        ledger.postIntervalRoot(id, 0, keccak256("r0"));
-        ledger.postIntervalRoot(id, 1, keccak256("r1"));
         PayoutTrees.Tree memory t = _tree(alice, bob);
-        ledger.postPayoutRoot(id, t.top(), 2, 9 ether);
+        _agreeIntervals(id);
+        _agreePayout(id, t);
+        vm.prank(builder);
         ledger.claimFee(id);
-        vm.stopPrank();
+        vm.prank(builder2);
+        ledger.claimFee(id);
         ledger.claim(id, 0, alice, 6 ether, t.proof(0));
         ledger.claim(id, 1, bob, 3 ether, t.proof(1));
-        assertEq(address(ledger).balance, 4 ether, "only bonds left");
+        assertEq(address(ledger).balance, 6 ether, "only bonds left");
         vm.prank(alice);
         ledger.withdrawBond(id);
         vm.prank(bob);
         ledger.withdrawBond(id);
         vm.prank(builder);
         ledger.withdrawBond(id);
+        vm.prank(builder2);
+        ledger.withdrawBond(id);
         assertEq(address(ledger).balance, 0, "nothing locked");
         assertEq(alice.balance, 16 ether);
         assertEq(bob.balance, 13 ether);
-        assertEq(builder.balance, 11 ether);
+        assertEq(builder.balance, 10.5 ether, "half the fee");
+        assertEq(builder2.balance, 10.5 ether, "half the fee");
     }
 
     function test_commitAfterDeadline_refused() public {
-        uint256 id = _post(1);
+        uint256 id = _post(2);
         (, uint256 cd,) = ledger.stepWindow(id, 1);
         vm.warp(cd);
         bytes32 c = _c(id, 1, alice);
@@ -194,7 +227,7 @@ contract TrainingLedgerTest is Test {
     }
 
     function test_stepOutOfRange_refused() public {
-        uint256 id = _post(1);
+        uint256 id = _post(2);
         vm.prank(alice);
         vm.expectRevert(abi.encodeWithSelector(LedgerBadStep.selector, 0, 2));
         ledger.commit(id, 0, bytes32(uint256(1)));
@@ -204,7 +237,7 @@ contract TrainingLedgerTest is Test {
     }
 
     function test_unbondedCommit_refused() public {
-        uint256 id = _post(1);
+        uint256 id = _post(2);
         address eve = makeAddr("eve");
         vm.prank(eve);
         vm.expectRevert(abi.encodeWithSelector(LedgerNotBonded.selector, eve));
@@ -212,7 +245,7 @@ contract TrainingLedgerTest is Test {
     }
 
     function test_stepFull_refused() public {
-        uint256 id = _post(1);
+        uint256 id = _post(2);
         address carol = makeAddr("carol");
         vm.deal(carol, 1 ether);
         vm.prank(carol);
@@ -227,7 +260,7 @@ contract TrainingLedgerTest is Test {
     }
 
     function test_frontRunReveal_copiesNothing() public {
-        uint256 id = _post(1);
+        uint256 id = _post(2);
         vm.prank(alice);
         ledger.commit(id, 1, _c(id, 1, alice));
         vm.prank(bob);
@@ -247,7 +280,7 @@ contract TrainingLedgerTest is Test {
     }
 
     function test_revealBeforeValidation_refused() public {
-        uint256 id = _post(1);
+        uint256 id = _post(2);
         vm.prank(alice);
         ledger.commit(id, 1, _c(id, 1, alice));
         (, uint256 cd,) = ledger.stepWindow(id, 1);
@@ -258,7 +291,7 @@ contract TrainingLedgerTest is Test {
     }
 
     function test_lateReveal_refused() public {
-        uint256 id = _post(1);
+        uint256 id = _post(2);
         vm.prank(alice);
         ledger.commit(id, 1, _c(id, 1, alice));
         (, uint256 cd, uint256 rd) = ledger.stepWindow(id, 1);
@@ -273,7 +306,7 @@ contract TrainingLedgerTest is Test {
     }
 
     function test_validationWrongProof_refused() public {
-        uint256 id = _post(1);
+        uint256 id = _post(2);
         (, uint256 cd,) = ledger.stepWindow(id, 1);
         vm.warp(cd);
         bytes32[] memory p = _proof(1);
@@ -286,7 +319,7 @@ contract TrainingLedgerTest is Test {
     }
 
     function test_validationBeforeCommitDeadline_refused() public {
-        uint256 id = _post(1);
+        uint256 id = _post(2);
         bytes32[] memory p = _proof(1);
         vm.prank(client);
         vm.expectPartialRevert(LedgerOutsideWindow.selector);
@@ -294,7 +327,7 @@ contract TrainingLedgerTest is Test {
     }
 
     function test_clientNeverReveals_bondsAndPoolReturn() public {
-        uint256 id = _post(1);
+        uint256 id = _post(2);
         vm.prank(alice);
         ledger.commit(id, 1, _c(id, 1, alice));
         vm.warp(ledger.endTime(id));
@@ -315,8 +348,6 @@ contract TrainingLedgerTest is Test {
 
     function test_disagreement_freezesPayout_thenRefund() public {
         uint256 id = _post(2);
-        vm.prank(builder2);
-        ledger.bond{value: 2 ether}(id, true);
         _runSteps(id);
         vm.prank(builder);
         ledger.postIntervalRoot(id, 0, keccak256("r0"));
@@ -344,8 +375,6 @@ contract TrainingLedgerTest is Test {
 
     function test_quorumTwo_needsBothBuilders() public {
         uint256 id = _post(2);
-        vm.prank(builder2);
-        ledger.bond{value: 2 ether}(id, true);
         _runSteps(id);
         vm.startPrank(builder);
         ledger.postIntervalRoot(id, 0, keccak256("r0"));
@@ -360,28 +389,28 @@ contract TrainingLedgerTest is Test {
         ledger.postIntervalRoot(id, 1, keccak256("r1"));
         ledger.postPayoutRoot(id, bytes32(uint256(1)), 2, 9 ether);
         vm.stopPrank();
+        assertEq(ledger.ledger(id).payoutRoot, 0, "one vote is not the quorum");
+        vm.prank(builder);
+        ledger.postPayoutRoot(id, bytes32(uint256(1)), 2, 9 ether);
+        assertTrue(ledger.ledger(id).payoutRoot != 0, "agreed");
     }
 
     function test_payoutTotalNotPoolMinusFee_refused() public {
-        uint256 id = _post(1);
+        uint256 id = _post(2);
         _runSteps(id);
+        _agreeIntervals(id);
         vm.startPrank(builder);
-        ledger.postIntervalRoot(id, 0, keccak256("r0"));
-        ledger.postIntervalRoot(id, 1, keccak256("r1"));
         vm.expectRevert(abi.encodeWithSelector(LedgerPayoutTotal.selector, 10 ether, 9 ether));
         ledger.postPayoutRoot(id, bytes32(uint256(1)), 2, 10 ether);
         vm.stopPrank();
     }
 
     function test_duplicateClaim_refused() public {
-        uint256 id = _post(1);
+        uint256 id = _post(2);
         _runSteps(id);
         PayoutTrees.Tree memory t = _tree(alice, bob);
-        vm.startPrank(builder);
-        ledger.postIntervalRoot(id, 0, keccak256("r0"));
-        ledger.postIntervalRoot(id, 1, keccak256("r1"));
-        ledger.postPayoutRoot(id, t.top(), 2, 9 ether);
-        vm.stopPrank();
+        _agreeIntervals(id);
+        _agreePayout(id, t);
         ledger.claim(id, 0, alice, 6 ether, t.proof(0));
         IPayoutDistributor.ProofStep[] memory p = t.proof(0);
         vm.expectRevert(abi.encodeWithSelector(LedgerBadClaim.selector, id, 0));
@@ -392,15 +421,12 @@ contract TrainingLedgerTest is Test {
     }
 
     function test_reentrantClaim_refused() public {
-        uint256 id = _post(1);
+        uint256 id = _post(2);
         _runSteps(id);
         LedgerReenterer r = new LedgerReenterer();
         PayoutTrees.Tree memory t = _tree(address(r), bob);
-        vm.startPrank(builder);
-        ledger.postIntervalRoot(id, 0, keccak256("r0"));
-        ledger.postIntervalRoot(id, 1, keccak256("r1"));
-        ledger.postPayoutRoot(id, t.top(), 2, 9 ether);
-        vm.stopPrank();
+        _agreeIntervals(id);
+        _agreePayout(id, t);
         r.arm(ledger, id, 0, 6 ether, t.proof(0));
         ledger.claim(id, 0, address(r), 6 ether, t.proof(0));
         assertTrue(r.reentryRefused());
@@ -408,14 +434,18 @@ contract TrainingLedgerTest is Test {
     }
 
     function test_badParams_refused() public {
-        TrainingLedger.Params memory p = _params(1);
+        TrainingLedger.Params memory p = _params(2);
         vm.startPrank(client);
         vm.expectRevert(abi.encodeWithSelector(LedgerBadParam.selector, "pool"));
         ledger.postLedger(p);
+        p.quorum = 1; // one builder would decide every root alone
+        vm.expectRevert(abi.encodeWithSelector(LedgerBadParam.selector, "quorum"));
+        ledger.postLedger{value: 1 ether}(p);
+        p.quorum = 2;
         p.intervalSteps = 3;
         vm.expectRevert(abi.encodeWithSelector(LedgerBadParam.selector, "intervalSteps"));
         ledger.postLedger{value: 1 ether}(p);
-        p = _params(1);
+        p = _params(2);
         p.builderFee = 2 ether;
         vm.expectRevert(abi.encodeWithSelector(LedgerBadParam.selector, "builderFee"));
         ledger.postLedger{value: 1 ether}(p);
@@ -423,7 +453,7 @@ contract TrainingLedgerTest is Test {
     }
 
     function test_bondRules() public {
-        uint256 id = _post(1);
+        uint256 id = _post(2);
         vm.prank(alice);
         vm.expectRevert(abi.encodeWithSelector(LedgerAlreadyBonded.selector, alice));
         ledger.bond{value: 1 ether}(id, false);
@@ -438,15 +468,85 @@ contract TrainingLedgerTest is Test {
     }
 
     function testFuzz_payoutTotalMustMatch(uint256 total) public {
-        uint256 id = _post(1);
+        uint256 id = _post(2);
         _runSteps(id);
+        _agreeIntervals(id);
         vm.startPrank(builder);
-        ledger.postIntervalRoot(id, 0, keccak256("r0"));
-        ledger.postIntervalRoot(id, 1, keccak256("r1"));
         if (total != 9 ether) {
             vm.expectRevert(abi.encodeWithSelector(LedgerPayoutTotal.selector, total, 9 ether));
         }
         ledger.postPayoutRoot(id, bytes32(uint256(1)), 2, total);
         vm.stopPrank();
+    }
+
+    function test_intervalRules_orderZeroRootWithdrawnBuilder() public {
+        uint256 id = _post(2);
+        _runSteps(id);
+        vm.startPrank(builder);
+        vm.expectRevert(abi.encodeWithSelector(LedgerIntervalOrder.selector, 1, 0));
+        ledger.postIntervalRoot(id, 1, keccak256("r1"));
+        vm.expectRevert(abi.encodeWithSelector(LedgerBadParam.selector, "root"));
+        ledger.postIntervalRoot(id, 0, bytes32(0));
+        ledger.postIntervalRoot(id, 0, keccak256("r0"));
+        assertTrue(ledger.posted(id, 0, builder));
+        assertFalse(ledger.posted(id, 1, builder));
+        vm.expectRevert(abi.encodeWithSelector(LedgerAlreadyPosted.selector, 0, builder));
+        ledger.postIntervalRoot(id, 0, keccak256("r0"));
+        vm.stopPrank();
+        // A builder who took its bond back posts no more (roots or payout).
+        vm.startPrank(builder2);
+        ledger.withdrawBond(id);
+        assertTrue(ledger.isBuilder(id, builder2));
+        assertEq(ledger.bondOf(id, builder2), 0);
+        vm.expectRevert(abi.encodeWithSelector(LedgerNotBonded.selector, builder2));
+        ledger.postIntervalRoot(id, 0, keccak256("r0"));
+        vm.expectRevert(abi.encodeWithSelector(LedgerNotBonded.selector, builder2));
+        ledger.postPayoutRoot(id, bytes32(uint256(1)), 2, 9 ether);
+        vm.stopPrank();
+    }
+
+    function test_quorumBounds_refused() public {
+        TrainingLedger.Params memory p = _params(2);
+        p.quorum = uint32(ledger.MAX_QUORUM() + 1);
+        vm.prank(client);
+        vm.expectRevert(abi.encodeWithSelector(LedgerBadParam.selector, "quorum"));
+        ledger.postLedger{value: 1 ether}(p);
+        p.quorum = 0;
+        vm.prank(client);
+        vm.expectRevert(abi.encodeWithSelector(LedgerBadParam.selector, "quorum"));
+        ledger.postLedger{value: 1 ether}(p);
+    }
+
+    function test_views_claimedPaidOutFeeDue() public {
+        uint256 id = _post(2);
+        _runSteps(id);
+        PayoutTrees.Tree memory t = _tree(alice, bob);
+        assertFalse(ledger.claimed(id, 0));
+        assertEq(ledger.paidOut(id), 0);
+        _agreeIntervals(id);
+        _agreePayout(id, t);
+        assertTrue(ledger.payoutVoted(id, builder));
+        assertEq(ledger.feeDue(id, builder), 0.5 ether);
+        assertEq(ledger.settleEnd(id), ledger.endTime(id) + 1000);
+        ledger.claim(id, 1, bob, 3 ether, t.proof(1));
+        assertTrue(ledger.claimed(id, 1));
+        assertFalse(ledger.claimed(id, 0));
+        assertFalse(ledger.claimed(id, 2), "out of range");
+        vm.prank(builder2);
+        ledger.claimFee(id);
+        assertEq(ledger.feeDue(id, builder2), 0);
+        assertEq(ledger.paidOut(id), 3.5 ether);
+        TrainingLedger.LedgerView memory l = ledger.ledger(id);
+        assertEq(l.payoutVotes, 2);
+        assertEq(l.payoutLeaves, 2);
+        assertEq(l.intervalsAgreed, 2);
+        assertEq(l.feesPaid, 0.5 ether);
+        assertEq(l.payoutRoot, l.payoutCandidate);
+        assertEq(l.paid, 3.5 ether);
+        assertEq(l.settleEnd, ledger.endTime(id) + 1000);
+        vm.warp(ledger.settleEnd(id) + 1000);
+        ledger.refund(id);
+        assertEq(ledger.paidOut(id), POOL);
+        assertEq(client.balance, 100 ether - POOL + 6.5 ether, "alice's leaf and builder's fee part");
     }
 }

@@ -12,7 +12,7 @@ class TrainingLedgerError(TypedRevert):
 
 class LedgerBadParam(TrainingLedgerError):
     """A ledger parameter is out of range (the error names which: pool, steps, intervalSteps, windows,
-    maxContributors, quorum, settle, builderFee, roots or payout)."""
+    maxContributors, quorum (2 to 256), settle, builderFee, roots, root (a zero interval root) or payout)."""
 
 
 class LedgerUnknown(TrainingLedgerError):
@@ -28,8 +28,8 @@ class LedgerAlreadyBonded(TrainingLedgerError):
 
 
 class LedgerNotBonded(TrainingLedgerError):
-    """This address has not bonded on the ledger in the role the call needs (a contributor to commit, a
-    builder to post roots)."""
+    """This address does not hold a bond on the ledger in the role the call needs (a contributor to commit, a
+    builder to post roots: a builder who withdrew its bond posts no more)."""
 
 
 class LedgerOutsideWindow(TrainingLedgerError):
@@ -76,9 +76,13 @@ class LedgerAlreadyPosted(TrainingLedgerError):
     """This builder has already posted this interval's root."""
 
 
+class LedgerIntervalOrder(TrainingLedgerError):
+    """A builder posts its interval roots in order (0, 1, ...): this interval comes after one it has not posted."""
+
+
 class LedgerFrozen(TrainingLedgerError):
-    """Builders posted different roots for an interval: the ledger's payout is frozen (the pool returns to the
-    client after the settle window)."""
+    """Builders posted different roots for an interval or for the payout: the ledger's payout is frozen for
+    good, nothing can be claimed (the pool returns to the client after the settle window)."""
 
 
 class LedgerIntervalsIncomplete(TrainingLedgerError):
@@ -86,15 +90,25 @@ class LedgerIntervalsIncomplete(TrainingLedgerError):
 
 
 class LedgerPayoutAlreadyPosted(TrainingLedgerError):
-    """The payout root is already posted (or the pool was refunded)."""
+    """The pool was already refunded: no payout root can be posted."""
 
 
 class LedgerPayoutTotal(TrainingLedgerError):
     """The payout tree's total must be the pool minus the builder fee."""
 
 
+class LedgerPayoutAlreadyVoted(TrainingLedgerError):
+    """This builder has already posted its payout root for the ledger: one post per builder, no change of vote."""
+
+
+class LedgerClaimsNotOpen(TrainingLedgerError):
+    """The payout root is agreed, but claims (and fee claims) open only at the end of the settle window, so
+    that every bonded builder can still object to it."""
+
+
 class LedgerNoPayout(TrainingLedgerError):
-    """No payout root is posted (or claims are closed): nothing can be claimed."""
+    """No payout root is agreed by the builder quorum yet (or the pool was refunded and claims are closed):
+    nothing can be claimed."""
 
 
 class LedgerBadClaim(TrainingLedgerError):

@@ -35,15 +35,21 @@ error LedgerAlreadyRevealed(uint256 t, address who);
 error LedgerBadInterval(uint256 i, uint256 count);
 /// @notice The builder already posted interval `i`.
 error LedgerAlreadyPosted(uint256 i, address who);
+/// @notice A builder posts intervals in order: interval `i` before the builder posted interval `next`.
+error LedgerIntervalOrder(uint256 i, uint256 next);
 /// @notice Builders disagree on an interval root: payout is frozen.
 error LedgerFrozen(uint256 id);
 /// @notice Interval roots are not all agreed by the builder quorum.
 error LedgerIntervalsIncomplete(uint256 id);
-/// @notice The payout root is already posted.
+/// @notice The pool was already refunded: no payout root can be posted.
 error LedgerPayoutAlreadyPosted(uint256 id);
 /// @notice The payout total must be `expected` (pool minus builder fee).
 error LedgerPayoutTotal(uint256 total, uint256 expected);
-/// @notice No payout root is posted.
+/// @notice The builder already posted (voted for) the payout root.
+error LedgerPayoutAlreadyVoted(uint256 id, address who);
+/// @notice The payout root is agreed, but claims open only at `opensAt` (the end of the settle window).
+error LedgerClaimsNotOpen(uint256 id, uint256 opensAt);
+/// @notice No payout root is agreed (or claims are closed).
 error LedgerNoPayout(uint256 id);
 /// @notice Leaf `index` is out of range or already claimed.
 error LedgerBadClaim(uint256 id, uint256 index);

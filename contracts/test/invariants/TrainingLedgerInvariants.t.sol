@@ -7,7 +7,8 @@ import {TrainingLedger} from "../../src/TrainingLedger.sol";
 import {MerkleLib} from "../../src/lib/MerkleLib.sol";
 import {PayoutTrees} from "../utils/PayoutTrees.sol";
 
-/// @notice Drives one settled ledger with random claims, fee claims, bond withdrawals, refunds and time.
+/// @notice Drives one ledger whose intervals are agreed: random payout posts by its three builders (the honest
+///         tree, or a self-paying one for builder 2), claims, fee claims, bond withdrawals, refunds and time.
 contract LedgerHandler is Test {
     using PayoutTrees for PayoutTrees.Tree;
 
@@ -15,13 +16,32 @@ contract LedgerHandler is Test {
     uint256 public id;
     PayoutTrees.Tree internal tree;
     address[3] public people;
-    address public builder;
+    PayoutTrees.Tree internal evil;
+    address[3] public builders;
     uint256 public out; // every wei that left the contract
 
-    constructor(TrainingLedger l, uint256 id_, PayoutTrees.Tree memory t, address[3] memory p, address b) {
-        (ledger, id, builder) = (l, id_, b);
+    constructor(
+        TrainingLedger l,
+        uint256 id_,
+        PayoutTrees.Tree memory t,
+        PayoutTrees.Tree memory e,
+        address[3] memory p,
+        address[3] memory b
+    ) {
+        (ledger, id) = (l, id_);
         tree = t;
+        evil = e;
         people = p;
+        builders = b;
+    }
+
+    /// Builder `who % 3` posts the honest tree; builder 2 may post the self-paying one instead.
+    function postPayout(uint256 who, bool bad) external {
+        uint256 k = who % 3;
+        PayoutTrees.Tree memory t = bad && k == 2 ? evil : tree;
+        bytes32 top = t.top();
+        vm.prank(builders[k]);
+        try ledger.postPayoutRoot(id, top, uint64(t.count()), 9 ether) {} catch {}
     }
 
     function claim(uint256 i) external {
@@ -29,17 +49,22 @@ contract LedgerHandler is Test {
         try ledger.claim(id, i, tree.accounts[i], tree.amounts[i], tree.proof(i)) {
             out += tree.amounts[i];
         } catch {}
+        try ledger.claim(id, 0, evil.accounts[0], evil.amounts[0], evil.proof(0)) {
+            out += evil.amounts[0];
+        } catch {}
     }
 
-    function claimFee() external {
-        vm.prank(builder);
+    function claimFee(uint256 who) external {
+        address b = builders[who % 3];
+        uint256 before = b.balance;
+        vm.prank(b);
         try ledger.claimFee(id) {
-            out += 1 ether;
+            out += b.balance - before;
         } catch {}
     }
 
     function withdraw(uint256 who) external {
-        address a = who % 4 == 3 ? builder : people[who % 3];
+        address a = who % 6 >= 3 ? builders[who % 3] : people[who % 3];
         uint256 b = ledger.bondOf(id, a);
         vm.prank(a);
         try ledger.withdrawBond(id) {
@@ -66,12 +91,13 @@ contract TrainingLedgerInvariants is Test {
     LedgerHandler internal handler;
     uint256 internal id;
     address[3] internal people;
-    address internal builder = makeAddr("builder");
-    uint256 internal constant IN = 10 ether + 3 ether + 2 ether; // pool + three contributor bonds + builder bond
+    address[3] internal builders;
+    uint256 internal constant IN = 10 ether + 3 ether + 6 ether; // pool + three contributor bonds + builder bonds
 
     function setUp() public {
         ledger = new TrainingLedger();
         people = [makeAddr("p0"), makeAddr("p1"), makeAddr("p2")];
+        builders = [makeAddr("b0"), makeAddr("b1"), makeAddr("b2")];
         bytes32 vroot =
             MerkleLib.listRoot(1, MerkleLib.leafHash(abi.encodePacked("LVAL", uint256(1), bytes32("v"))));
         TrainingLedger.Params memory p = TrainingLedger.Params({
@@ -82,7 +108,7 @@ contract TrainingLedgerInvariants is Test {
             commitWindow: 100,
             revealWindow: 100,
             maxContributors: 3,
-            quorum: 1,
+            quorum: 2,
             settleWindow: 1000,
             claimWindow: 1000,
             contributorBond: 1 ether,
@@ -95,21 +121,26 @@ contract TrainingLedgerInvariants is Test {
             vm.prank(people[k]);
             ledger.bond{value: 1 ether}(id, false);
         }
-        vm.deal(builder, 2 ether);
-        vm.prank(builder);
-        ledger.bond{value: 2 ether}(id, true);
+        for (uint256 k; k < 3; ++k) {
+            vm.deal(builders[k], 2 ether);
+            vm.prank(builders[k]);
+            ledger.bond{value: 2 ether}(id, true);
+        }
         vm.warp(ledger.endTime(id));
-        vm.prank(builder);
-        ledger.postIntervalRoot(id, 0, keccak256("r0"));
+        for (uint256 k; k < 2; ++k) {
+            vm.prank(builders[k]);
+            ledger.postIntervalRoot(id, 0, keccak256("r0"));
+        }
         address[] memory a = new address[](3);
         uint256[] memory x = new uint256[](3);
         (a[0], a[1], a[2]) = (people[0], people[1], people[2]);
         (x[0], x[1], x[2]) = (4 ether, 3 ether, 2 ether);
         PayoutTrees.Tree memory t = PayoutTrees.build(a, x);
-        bytes32 top = t.top();
-        vm.prank(builder);
-        ledger.postPayoutRoot(id, top, 3, 9 ether);
-        handler = new LedgerHandler(ledger, id, t, people, builder);
+        address[] memory ea = new address[](1);
+        uint256[] memory ex = new uint256[](1);
+        (ea[0], ex[0]) = (builders[2], 9 ether);
+        PayoutTrees.Tree memory e = PayoutTrees.build(ea, ex);
+        handler = new LedgerHandler(ledger, id, t, e, people, builders);
         targetContract(address(handler));
     }
 
@@ -123,14 +154,16 @@ contract TrainingLedgerInvariants is Test {
         assertLe(people[0].balance, 5 ether);
         assertLe(people[1].balance, 4 ether);
         assertLe(people[2].balance, 3 ether);
-        assertLe(builder.balance, 3 ether);
+        assertLe(builders[0].balance, 2.5 ether);
+        assertLe(builders[1].balance, 2.5 ether);
+        assertLe(builders[2].balance, 2.5 ether, "the self-paying builder never gets its leaf");
     }
 
     /// Nothing locked after the end: once refunded and every bond withdrawn, the contract is empty.
     function invariant_nothingLockedAfterEnd() public view {
-        bool allOut = ledger.ledger(id).refunded && ledger.bondOf(id, builder) == 0;
+        bool allOut = ledger.ledger(id).refunded;
         for (uint256 k; k < 3; ++k) {
-            allOut = allOut && ledger.bondOf(id, people[k]) == 0;
+            allOut = allOut && ledger.bondOf(id, people[k]) == 0 && ledger.bondOf(id, builders[k]) == 0;
         }
         if (allOut) assertEq(address(ledger).balance, 0);
     }

@@ -191,11 +191,15 @@ abstract contract ElementGames is Test {
         }
         if (v.stage == IElementReferee.Stage.ChunkDescent) {
             bytes32[] memory mine = _levelNodes(m.leaves[s], v.height, v.position);
-            bytes32[] memory theirs = s == 0 ? new bytes32[](0) : _levelNodes(m.leaves[0], v.height, v.position);
+            bytes32[] memory theirs =
+                s == 0 ? new bytes32[](0) : _levelNodes(m.leaves[0], v.height, v.position);
             return abi.encodeCall(IElementReferee.descend, (m.id, mine, theirs));
         }
         if (v.stage == IElementReferee.Stage.ElementOpen) {
-            return abi.encodeCall(IElementReferee.openChunk, (m.id, m.chunks[s], s == 0 ? bytes("") : m.chunks[0]));
+            return
+                abi.encodeCall(
+                    IElementReferee.openChunk, (m.id, m.chunks[s], s == 0 ? bytes("") : m.chunks[0])
+                );
         }
         return abi.encodeCall(IElementReferee.proveElement, (m.id, m.c.outShape, _openings(m)));
     }

@@ -62,8 +62,9 @@ contract ElementReferee is IElementReferee {
         uint64 position;
         uint8 outDtype;
         uint64[2] scalars;
-        uint64[2] values;
-        uint256 element;
+        uint128 element; // e < numel <= MAX_NBYTES < 2^77
+        uint64 defenderValue; // element e of each side's output
+        uint64 challengerValue;
         bytes32 headerHash; // keccak256(u8(dtype) || u64 dims) of the output
         bytes32 pending; // keccak256 of the defender's last descent list
         bytes32[2] current;
@@ -109,9 +110,15 @@ contract ElementReferee is IElementReferee {
         for (uint256 k; k < nIn; ++k) {
             g.inputs[k] = p.inputs[k];
         }
-        // Slots that moves overwrite start non-zero, so that every move is a cheap update.
-        g.pending = bytes32(uint256(1));
-        g.current = [bytes32(uint256(1)), bytes32(uint256(1))];
+        // Slots that moves overwrite start non-zero, so that every move is a cheap update (nothing reads
+        // these values before a move sets them: the opener pays their first write).
+        bytes32 preset = bytes32(uint256(1));
+        g.pending = preset;
+        g.current = [preset, preset];
+        g.headerHash = preset;
+        g.nbytes = 1;
+        g.chunkCount = 1;
+        g.element = 1;
         emit GameOpened(gameId, msg.sender, p.op, d, c, p.outputs[0], p.outputs[1]);
     }
 
@@ -276,8 +283,9 @@ contract ElementReferee is IElementReferee {
         at -= at % size;
         uint64[2] memory v = [_readLE(theirs, at, size), _readLE(mine, at, size)];
         uint256 e = (j * CHUNK + at) / size;
-        g.element = e;
-        g.values = v;
+        g.element = uint128(e);
+        g.defenderValue = v[0];
+        g.challengerValue = v[1];
         g.stage = Stage.ElementProof;
         _pass(g, Side.Defender);
         emit ChunkOpened(gameId, Side.Challenger, uint64(j));
@@ -308,8 +316,8 @@ contract ElementReferee is IElementReferee {
         }
         uint256 y = RepOpsElement.evaluate(g.op, args[0], args[1], args[2]);
         Outcome result;
-        if (y == g.values[0]) result = Outcome.DefenderWins;
-        else if (y == g.values[1]) result = Outcome.ChallengerWins;
+        if (y == g.defenderValue) result = Outcome.DefenderWins;
+        else if (y == g.challengerValue) result = Outcome.ChallengerWins;
         else result = Outcome.BothLose;
         _pass(g, Side.Defender);
         _resolve(gameId, g, result);
@@ -359,7 +367,7 @@ contract ElementReferee is IElementReferee {
         v.position = g.position;
         v.current = g.current;
         v.element = g.element;
-        v.values = g.values;
+        v.values = [g.defenderValue, g.challengerValue];
         v.moves = g.moves;
     }
 

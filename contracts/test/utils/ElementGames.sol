@@ -55,6 +55,8 @@ abstract contract ElementGames is Test {
         bytes32[][2] leaves;
         bytes32[2] roots;
         bytes[2] chunks;
+        IElementReferee.Header[] inputHeaders; // what the defender opens in the header stage
+        IElementReferee.InputOpening[] openings; // what the defender opens in the proof stage
         // the last move
         uint256 lastGas;
         bytes lastCalldata;
@@ -157,6 +159,8 @@ abstract contract ElementGames is Test {
         m.c = c;
         m.l = l;
         m.honest = honest;
+        m.inputHeaders = _inputHeaders(c);
+        m.openings = _openings(m);
         uint256 liar = 1 - honest;
         bytes32[] memory liarLeaves = new bytes32[](c.leaves.length);
         for (uint256 i; i < liarLeaves.length; ++i) {
@@ -185,8 +189,7 @@ abstract contract ElementGames is Test {
         uint256 s = uint256(v.toMove);
         if (v.stage == IElementReferee.Stage.Header) {
             IElementReferee.Header memory out = IElementReferee.Header(m.c.outDtype, m.c.outShape, m.roots[s]);
-            IElementReferee.Header[] memory ins =
-                s == 0 ? _inputHeaders(m.c) : new IElementReferee.Header[](0);
+            IElementReferee.Header[] memory ins = s == 0 ? m.inputHeaders : new IElementReferee.Header[](0);
             return abi.encodeCall(IElementReferee.openHeaders, (m.id, out, ins));
         }
         if (v.stage == IElementReferee.Stage.ChunkDescent) {
@@ -201,7 +204,7 @@ abstract contract ElementGames is Test {
                     IElementReferee.openChunk, (m.id, m.chunks[s], s == 0 ? bytes("") : m.chunks[0])
                 );
         }
-        return abi.encodeCall(IElementReferee.proveElement, (m.id, m.c.outShape, _openings(m)));
+        return abi.encodeCall(IElementReferee.proveElement, (m.id, m.c.outShape, m.openings));
     }
 
     /// @notice Sends `cd` from `who`; returns whether it succeeded and its gas.

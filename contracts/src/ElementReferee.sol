@@ -5,6 +5,7 @@ import {IElementReferee} from "./interfaces/IElementReferee.sol";
 import {MerkleLib} from "./lib/MerkleLib.sol";
 import {TensorLib} from "./lib/TensorLib.sol";
 import {RepOpsElement} from "./lib/RepOpsElement.sol";
+import {ElementPowExponent} from "./lib/FloatErrors.sol";
 import {
     ElementRefereeUnknown,
     ElementRefereeBadParams,
@@ -93,7 +94,7 @@ contract ElementReferee is IElementReferee {
             if (p.scalars[i] != 0) revert ElementRefereeBadParams(7, p.scalars[i]);
         }
         // pow's exponent is the one scalar that can make every evaluation revert: refuse it now.
-        if (p.op == RepOpsElement.POW) RepOpsElement.evaluate(p.op, 0, p.scalars[0], 0);
+        if (p.op == RepOpsElement.POW && !_powDefined(p.scalars[0])) revert ElementPowExponent(p.scalars[0]);
         gameId = ++_count;
         Game storage g = _games[gameId];
         g.stage = Stage.Header;
@@ -304,7 +305,7 @@ contract ElementReferee is IElementReferee {
         uint256 nIn = g.nIn;
         if (openings.length != nIn) revert ElementRefereeWidth(openings.length, nIn);
         uint256 e = g.element;
-        uint256[3] memory args;
+        uint256[3] memory args = [uint256(0), 0, 0];
         for (uint256 k; k < nIn; ++k) {
             InputOpening calldata o = openings[k];
             uint256 index = _broadcastIndex(e, outputShape, o.shape, 1 + k);
@@ -535,6 +536,14 @@ contract ElementReferee is IElementReferee {
             }
             stride *= dim;
         }
+    }
+
+    /// @dev Whether pow has a RepOps definition for `e` (binary64 bits): 0, -0, 1, 2, 3, -1, -2, 0.5, -0.5
+    ///      (docs/repops/elementwise.md, the list `RepOpsElement._pow` computes).
+    function _powDefined(uint64 e) private pure returns (bool) {
+        return e == 0 || e == 0x8000000000000000 || e == 0x3FF0000000000000 || e == 0x4000000000000000
+            || e == 0x4008000000000000 || e == 0xBFF0000000000000 || e == 0xC000000000000000
+            || e == 0x3FE0000000000000 || e == 0xBFE0000000000000;
     }
 
     /// @dev log2 of a power of two in [2, 64] (checked by open).

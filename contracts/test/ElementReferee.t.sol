@@ -127,8 +127,24 @@ contract ElementRefereeTest is ElementGames {
         p.scalars[0] = 0x4010000000000000; // 4.0: pow has no RepOps definition for it
         vm.expectRevert(abi.encodeWithSelector(ElementPowExponent.selector, uint64(0x4010000000000000)));
         referee.open(p);
-        p.scalars[0] = 0x4000000000000000; // 2.0
-        referee.open(p);
+        // Every exponent RepOpsElement defines opens a game.
+        uint64[9] memory defined = [
+            uint64(0),
+            0x8000000000000000,
+            0x3FF0000000000000,
+            0x4000000000000000,
+            0x4008000000000000,
+            0xBFF0000000000000,
+            0xC000000000000000,
+            0x3FE0000000000000,
+            0xBFE0000000000000
+        ];
+        for (uint256 i; i < defined.length; ++i) {
+            p.scalars[0] = defined[i];
+            RepOpsElement.evaluate(RepOpsElement.POW, 0x40400000, defined[i], 0);
+            referee.open(p);
+        }
+        assertEq(referee.gameCount(), 9, "opened");
     }
 
     function test_open_recordsTheGame_succeeds() public {

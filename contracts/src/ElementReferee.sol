@@ -6,6 +6,7 @@ import {MerkleLib} from "./lib/MerkleLib.sol";
 import {TensorLib} from "./lib/TensorLib.sol";
 import {RepOpsElement} from "./lib/RepOpsElement.sol";
 import {ElementPowExponent} from "./lib/FloatErrors.sol";
+import {TensorTooLarge} from "./lib/Errors.sol";
 import {
     ElementRefereeUnknown,
     ElementRefereeBadParams,
@@ -135,11 +136,11 @@ contract ElementReferee is IElementReferee {
         bytes32 hh = keccak256(abi.encodePacked(output.dtype, output.shape));
         if (side == Side.Defender) {
             _checkInputs(g, output, inputs);
-            uint256 nbytes = TensorLib.numel(output.shape) * TensorLib.elementSize(output.dtype);
-            // commitmentOf bounds ndim; numel of a committed shape has at most 32 factors of 64 bits.
-            if (nbytes > TensorLib.MAX_NBYTES) {
-                revert ElementRefereeShape(0, 0, nbytes, TensorLib.MAX_NBYTES);
-            }
+            uint256 size = TensorLib.elementSize(output.dtype);
+            uint256 n = TensorLib.numel(output.shape); // saturated at 2^256 - 1
+            uint256 maxNumel = TensorLib.MAX_NBYTES / size;
+            if (n > maxNumel) revert TensorTooLarge(n, maxNumel);
+            uint256 nbytes = n * size;
             uint64 k = uint64((nbytes + CHUNK - 1) / CHUNK);
             g.headerHash = hh;
             g.outDtype = output.dtype;

@@ -4,7 +4,12 @@ pragma solidity ^0.8.28;
 import {IElementReferee} from "../src/interfaces/IElementReferee.sol";
 import {MerkleLib} from "../src/lib/MerkleLib.sol";
 import {RepOpsElement} from "../src/lib/RepOpsElement.sol";
-import {MerkleProofLength, TensorChunkLength, TensorCommitmentMismatch} from "../src/lib/Errors.sol";
+import {
+    MerkleProofLength,
+    TensorChunkLength,
+    TensorCommitmentMismatch,
+    TensorTooLarge
+} from "../src/lib/Errors.sol";
 import {ElementPowExponent} from "../src/lib/FloatErrors.sol";
 import {
     ElementRefereeUnknown,
@@ -258,6 +263,29 @@ contract ElementRefereeTest is ElementGames {
         vm.expectRevert(abi.encodeWithSelector(ElementRefereeShape.selector, 2, 0, 3, 2));
         vm.prank(defender);
         referee.openHeaders(id, IElementReferee.Header(1, shapeA, c.honestRoot), ins);
+    }
+
+    /// @notice A shape too large to commit (its product of dims past 2^256) is refused with a clear error,
+    ///         not an arithmetic panic.
+    function test_header_uncommittableShape_reverts() public {
+        Case memory c = _case(json, 3); // relu: one f32 input, same shape out
+        uint64[] memory huge = new uint64[](5);
+        for (uint256 i; i < 5; ++i) {
+            huge[i] = uint64(1) << 63;
+        }
+        IElementReferee.Params memory p =
+            _params(c, tensors.commitmentOf(1, huge, c.honestRoot), keccak256("x"));
+        p.inputs[0] = tensors.commitmentOf(1, huge, c.honestRoot);
+        uint256 id = referee.open(p);
+        IElementReferee.Header[] memory ins = new IElementReferee.Header[](1);
+        ins[0] = IElementReferee.Header(1, huge, c.honestRoot);
+        vm.expectRevert(
+            abi.encodeWithSelector(
+                TensorTooLarge.selector, type(uint256).max, uint256(type(uint64).max) * 1024
+            )
+        );
+        vm.prank(defender);
+        referee.openHeaders(id, IElementReferee.Header(1, huge, c.honestRoot), ins);
     }
 
     function test_header_challenger_reverts() public {

@@ -122,7 +122,8 @@ interface IElementReferee {
     ///         (`inputs`, one per input); the challenger its output header only (`inputs` empty).
     /// @dev Checks: each header's commitment (`ElementRefereeHeaderMismatch`), the dtypes the operator takes
     ///      and gives (`ElementRefereeDtype`), the output shape is the broadcast of the input shapes
-    ///      (`ElementRefereeShape`); the challenger's dtype and shape equal the defender's
+    ///      (`ElementRefereeShape`), and it can be committed (`TensorTooLarge`); the challenger's dtype and
+    ///      shape equal the defender's
     ///      (`ElementRefereeHeaderDiffers`) and its data root differs (`ElementRefereeNoDifference`).
     function openHeaders(uint256 gameId, Header calldata output, Header[] calldata inputs) external;
 

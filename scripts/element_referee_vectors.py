@@ -35,7 +35,7 @@ GAS_NAME = "element_referee_gas.json"
 Json = dict[str, Any]
 
 # RepOpsElement codes (contracts/src/lib/RepOpsElement.sol).
-ADD, MUL, DIV, RELU, WHERE, THRESHOLD_BACKWARD, LT, F32_TO_F64 = 0, 4, 5, 12, 13, 17, 20, 24
+ADD, MUL, DIV, NEG, RELU, WHERE, THRESHOLD_BACKWARD, LT, F32_TO_F64 = 0, 4, 5, 6, 12, 13, 17, 20, 24
 HALF64 = 0x3FE0000000000000  # binary64 0.5, threshold_backward's threshold
 
 
@@ -58,7 +58,7 @@ def _kernel(name: str, *args: Any, **kwargs: Any) -> torch.Tensor:
     spec = KERNELS[name]
     fast = spec.fast(*args, **kwargs)
     ref = spec.reference(*args, **kwargs)
-    assert torch.equal(fast.view(torch.uint8), ref.view(torch.uint8)), f"{name}: fast and reference differ"
+    assert bytes(tensor_bytes(fast)) == bytes(tensor_bytes(ref)), f"{name}: fast and reference differ"
     return fast
 
 
@@ -166,6 +166,8 @@ def cases() -> list[Json]:
     )
     a, b = _f32(gen, 6000), _f32(gen, 6000)
     out.append(_case("lt", LT, [a, b], _kernel("aten.lt.Tensor", a, b), (0, 0)))
+    a = torch.tensor(-2.5, dtype=torch.float32)  # 0-dimensional: one element, one chunk of 4 bytes
+    out.append(_case("neg_scalar", NEG, [a], _kernel("aten.neg.default", a), (0, 0)))
     a = _f32(gen, 1500)
     out.append(_case("f32_to_f64", F32_TO_F64, [a], _kernel("aten._to_copy.default", a, dtype=torch.float64), (0, 0)))
     return out

@@ -17,6 +17,8 @@ contract ElementRefereeGasTest is ElementGames {
     uint256 internal constant TX_BASE = 21_000;
     /// @notice The per-move target of issue 17 (not met by a move that carries a 4096-byte chunk).
     uint256 internal constant MOVE_TARGET = 100_000;
+    /// @notice Issue 17's bound on the honest side's extra gas in the element phase.
+    uint256 internal constant TOTAL_TARGET = 1_500_000;
 
     struct Figures {
         uint256 open;
@@ -82,6 +84,7 @@ contract ElementRefereeGasTest is ElementGames {
             assertLe(f.header[s], MOVE_TARGET, "header move <= 100k");
             assertLe(f.maxDescent[s], MOVE_TARGET, "descent move <= 100k");
         }
+        assertLe(f.total[honest], TOTAL_TARGET, "the honest side's total <= 1.5M");
         string memory g = "ElementRefereeGas";
         vm.snapshotValue(g, string.concat(name, "_open"), f.open);
         vm.snapshotValue(g, string.concat(name, "_defenderHeader"), f.header[0]);

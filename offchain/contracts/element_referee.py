@@ -3,16 +3,32 @@
 Every custom error of the contract (contracts/src/lib/ElementRefereeErrors.sol) is a subclass of
 `ElementRefereeError` named after it, and the errors of the one-element evaluator it calls
 (`RepOpsElement`, contracts/src/lib/FloatErrors.sol) subclasses of `ElementArithmeticError`; the
-Merkle and tensor libraries' errors keep their classes (`LIBRARY_ERRORS`). The referee is not yet
-called by DisputeGame or the agents, so no client is built on these yet.
+Merkle and tensor libraries' errors keep their classes (`LIBRARY_ERRORS`). `ElementRefereeClient`
+sends the moves `offchain.game.element.ElementSide` computes; the referee is not yet called by
+DisputeGame, and the agents do not play it yet.
 """
 
 from __future__ import annotations
 
 import enum
-from typing import Final
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Final
 
-from offchain.contracts._base import LIBRARY_ERRORS, ErrorTable, TypedRevert, error_table
+from eth_typing import ChecksumAddress
+
+from offchain.chain.client import Receipt
+from offchain.contracts._base import (
+    LIBRARY_ERRORS,
+    ContractClient,
+    ErrorTable,
+    GameId,
+    TypedRevert,
+    address,
+    error_table,
+    words,
+)
+from offchain.game.element import InputOpening, TensorHeader
 
 CONTRACT_NAME: Final = "ElementReferee"
 
@@ -147,3 +163,121 @@ class ElementPowExponent(ElementArithmeticError):
 ELEMENT_REFEREE_ERRORS: Final = error_table(ElementRefereeError)
 ELEMENT_ARITHMETIC_ERRORS: Final = error_table(ElementArithmeticError)
 ERRORS: Final[tuple[ErrorTable, ...]] = (ELEMENT_REFEREE_ERRORS, ELEMENT_ARITHMETIC_ERRORS, LIBRARY_ERRORS)
+
+
+# -- the client --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Params:
+    """What `open` agrees (IElementReferee.Params)."""
+
+    op: int
+    inputs: tuple[bytes, ...]
+    outputs: tuple[bytes, bytes]  # (defender's, challenger's)
+    players: tuple[str, str]
+    clocks: tuple[int, int]
+    arity: int
+    scalars: tuple[int, int] = (0, 0)
+
+    def to_abi(self) -> tuple[Any, ...]:
+        return (
+            self.op,
+            words(self.inputs, "inputs"),
+            list(self.scalars),
+            words(self.outputs, "outputs"),
+            [address(p) for p in self.players],
+            list(self.clocks),
+            self.arity,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class GameView:
+    owner: ChecksumAddress
+    players: tuple[ChecksumAddress, ChecksumAddress]
+    stage: Stage
+    outcome: Outcome
+    to_move: int  # 0 defender, 1 challenger
+    op: int
+    clock_left: tuple[int, int]
+    turn_started_at: int
+    chunk_count: int
+    height: int
+    position: int
+    current: tuple[bytes, bytes]
+    element: int
+    values: tuple[int, int]
+    moves: int
+
+    @classmethod
+    def from_abi(cls, v: Sequence[Any]) -> GameView:
+        return cls(
+            address(v[0]),
+            (address(v[1][0]), address(v[1][1])),
+            Stage(v[2]),
+            Outcome(v[3]),
+            int(v[4]),
+            int(v[5]),
+            (int(v[6][0]), int(v[6][1])),
+            int(v[7]),
+            int(v[8]),
+            int(v[9]),
+            int(v[10]),
+            (bytes(v[11][0]), bytes(v[11][1])),
+            int(v[12]),
+            (int(v[13][0]), int(v[13][1])),
+            int(v[14]),
+        )
+
+
+class ElementRefereeClient(ContractClient):
+    """Calls a deployed ElementReferee through a `ChainClient` (moves are sent from its key)."""
+
+    CONTRACT_NAME = CONTRACT_NAME
+    ERRORS = ERRORS
+
+    def open(self, params: Params) -> GameId:
+        """Opens a game owned by the caller; its id (from GameOpened)."""
+        receipt = self._send(self.contract.functions.open(params.to_abi()))
+        return GameId(int(self._event(receipt, "GameOpened")["gameId"]))
+
+    def open_headers(self, game_id: int, output: TensorHeader, inputs: Sequence[TensorHeader] = ()) -> Receipt:
+        """The header move: the output header; the defender also the inputs' headers."""
+        fn = self.contract.functions.openHeaders(game_id, output.to_abi(), [h.to_abi() for h in inputs])
+        return self._send(fn)
+
+    def descend(self, game_id: int, mine: Sequence[bytes], theirs: Sequence[bytes] = ()) -> Receipt:
+        """A chunk-descent level: the caller's `w` nodes; the challenger also passes the defender's."""
+        return self._send(self.contract.functions.descend(game_id, words(mine, "mine"), words(theirs, "theirs")))
+
+    def open_chunk(self, game_id: int, mine: bytes, theirs: bytes = b"") -> Receipt:
+        """The caller's chunk `j`; the challenger also passes the defender's back."""
+        return self._send(self.contract.functions.openChunk(game_id, bytes(mine), bytes(theirs)))
+
+    def prove_element(self, game_id: int, output_shape: Sequence[int], openings: Sequence[InputOpening]) -> Outcome:
+        """The defender's input openings at element e; the outcome the contract computed."""
+        fn = self.contract.functions.proveElement(game_id, list(output_shape), [o.to_abi() for o in openings])
+        return self._resolved(self._send(fn))
+
+    def timeout(self, game_id: int) -> Outcome:
+        return self._resolved(self._send(self.contract.functions.timeout(game_id)))
+
+    def _resolved(self, receipt: Receipt) -> Outcome:
+        return Outcome(int(self._event(receipt, "GameResolved")["outcome"]))
+
+    def nodes_posted(self, receipt: Receipt) -> list[bytes]:
+        """The defender's descent nodes in its move's receipt (what the challenger passes back)."""
+        return [bytes(x) for x in self._event(receipt, "NodesPosted")["nodes"]]
+
+    def outcome(self, game_id: int) -> Outcome:
+        return Outcome(self._call(self.contract.functions.outcome(game_id)))
+
+    def winner(self, game_id: int) -> ChecksumAddress:
+        return address(self._call(self.contract.functions.winner(game_id)))
+
+    def game_of(self, game_id: int) -> GameView:
+        return GameView.from_abi(self._call(self.contract.functions.gameOf(game_id)))
+
+    def game_count(self) -> int:
+        return int(self._call(self.contract.functions.gameCount()))

@@ -33,7 +33,27 @@ contract TrainingLedger {
         uint96 builderFee;
     }
 
+    /// @dev Ten slots: `p` five, then (client, start), then one slot a claim and a builder's post read for
+    ///      everything but roots: (pool, settleEnd, payoutLeaves, intervalsAgreed, payoutVotes, frozen,
+    ///      refunded), then the payout root, the payout candidate, and the fees paid.
     struct Ledger {
+        Params p;
+        address client;
+        uint64 start;
+        uint96 pool;
+        uint64 settleEnd; // endTime + settleWindow: roots are posted before it, claims open at it
+        uint32 payoutLeaves;
+        uint32 intervalsAgreed;
+        uint16 payoutVotes; // posts of the candidate (saturating)
+        bool frozen;
+        bool refunded;
+        bytes32 payoutRoot; // set when `quorum` builders posted the same candidate
+        bytes32 payoutCandidate; // the first payout post's root
+        uint96 feesPaid;
+    }
+
+    /// @notice A ledger's record as `ledger(id)` returns it (the stored fields, unpacked, and what was paid out).
+    struct LedgerView {
         Params p;
         address client;
         uint64 start;
@@ -41,31 +61,47 @@ contract TrainingLedger {
         bool frozen;
         bool refunded;
         uint32 intervalsAgreed;
-        bytes32 payoutRoot; // set when `quorum` builders posted the same candidate
+        bytes32 payoutRoot; // agreed by `quorum` equal posts (0: none); kept after a refund, which closes claims
         uint64 payoutLeaves;
         uint32 payoutVotes;
-        bytes32 payoutCandidate; // the first payout post's root
-        uint256 paid;
+        bytes32 payoutCandidate;
+        uint256 paid; // claims and fee parts paid; the whole pool once refunded (`paidOut`)
+        uint64 settleEnd;
+        uint96 feesPaid;
     }
 
     /// @notice Largest pool (payout sums are 96-bit).
     uint256 public constant MAX_POOL = PayoutTreeLib.MAX_SUM;
+    /// @notice Largest payout tree.
+    uint256 public constant MAX_LEAVES = 1 << 16;
+    /// @notice Largest quorum (the fee is split among this many builders at most).
+    uint256 public constant MAX_QUORUM = 256;
+
+    /// @dev A member's word: its bond (bits 0-95), the builder role (bit 96), the payout vote (bit 97), the
+    ///      number of intervals it posted (bits 128-159: a builder posts intervals in order), its fee part due
+    ///      (bits 160-255). One slot, written fresh at bond: a builder's posts rewrite it (no fresh slot).
+    uint256 internal constant BOND_MASK = (uint256(1) << 96) - 1;
+    uint256 internal constant BUILDER = uint256(1) << 96;
+    uint256 internal constant VOTED = uint256(1) << 97;
+    uint256 internal constant POSTED_SHIFT = 128;
+    uint256 internal constant POSTED_MASK = uint256(0xffffffff) << 128;
+    uint256 internal constant FEE_SHIFT = 160;
+    /// @dev Claim words, as PayoutDistributor's: the low 160 bits of word `w` are the unclaimed flags of leaves
+    ///      `160 w .. 160 w + 159` (set for every leaf when the payout root is agreed, so no claim writes a
+    ///      fresh word), the high 96 bits the sum those leaves have been paid.
+    uint256 internal constant LEAVES_PER_WORD = 160;
+    uint256 internal constant FLAGS = (uint256(1) << 160) - 1;
 
     uint256 public ledgerCount;
     mapping(uint256 => Ledger) internal _ledgers;
-    mapping(uint256 => mapping(address => uint256)) public bondOf;
-    mapping(uint256 => mapping(address => bool)) public isBuilder;
+    mapping(uint256 => mapping(address => uint256)) internal _member;
+    mapping(uint256 => mapping(uint256 => uint256)) internal _words;
     mapping(uint256 => mapping(uint256 => mapping(address => bytes32))) public commitOf;
     mapping(uint256 => mapping(uint256 => mapping(address => bool))) public revealed;
     mapping(uint256 => mapping(uint256 => uint256)) public commitCount;
     mapping(uint256 => mapping(uint256 => bytes32)) public validationCommitment;
     mapping(uint256 => mapping(uint256 => bytes32)) public intervalRoot;
     mapping(uint256 => mapping(uint256 => uint256)) public intervalVotes;
-    mapping(uint256 => mapping(uint256 => mapping(address => bool))) public posted;
-    mapping(uint256 => mapping(uint256 => bool)) public claimed;
-    mapping(uint256 => mapping(address => bool)) public payoutVoted;
-    /// @notice Builder fee owed to each of the `quorum` builders whose payout posts agreed (pull, once).
-    mapping(uint256 => mapping(address => uint256)) public feeDue;
 
     event LedgerPosted(uint256 indexed id, address indexed client, bytes32 genesis, uint256 pool);
     event Bonded(uint256 indexed id, address indexed who, bool builder, uint256 amount);
@@ -96,7 +132,7 @@ contract TrainingLedger {
         if (p.intervalSteps == 0 || p.steps % p.intervalSteps != 0) revert LedgerBadParam("intervalSteps");
         if (p.commitWindow == 0 || p.revealWindow < 2) revert LedgerBadParam("windows");
         if (p.maxContributors == 0 || p.maxContributors > 256) revert LedgerBadParam("maxContributors");
-        if (p.quorum < 2) revert LedgerBadParam("quorum");
+        if (p.quorum < 2 || p.quorum > MAX_QUORUM) revert LedgerBadParam("quorum");
         if (p.settleWindow == 0 || p.claimWindow == 0) revert LedgerBadParam("settle");
         if (p.builderFee > msg.value) revert LedgerBadParam("builderFee");
         if (p.validationRoot == bytes32(0) || p.genesis == bytes32(0)) revert LedgerBadParam("roots");
@@ -106,6 +142,7 @@ contract TrainingLedger {
         l.client = msg.sender;
         l.start = uint64(block.timestamp);
         l.pool = uint96(msg.value);
+        l.settleEnd = uint64(endTime(id) + p.settleWindow); // < 2^54: start < 2^64 is a timestamp, steps <= 2^20, windows 32-bit
         emit LedgerPosted(id, msg.sender, p.genesis, msg.value);
     }
 
@@ -114,12 +151,10 @@ contract TrainingLedger {
         Ledger storage l = _get(id);
         uint256 expected = builder ? l.p.builderBond : l.p.contributorBond;
         if (msg.value != expected || expected == 0) revert LedgerBadBond(msg.value, expected);
-        if (bondOf[id][msg.sender] != 0) revert LedgerAlreadyBonded(msg.sender);
-        if (block.timestamp >= endTime(id)) {
-            revert LedgerOutsideWindow(block.timestamp, l.start, endTime(id));
-        }
-        bondOf[id][msg.sender] = msg.value;
-        if (builder) isBuilder[id][msg.sender] = true;
+        if (_member[id][msg.sender] != 0) revert LedgerAlreadyBonded(msg.sender);
+        uint256 end = endTime(id);
+        if (block.timestamp >= end) revert LedgerOutsideWindow(block.timestamp, l.start, end);
+        _member[id][msg.sender] = msg.value | (builder ? BUILDER : 0);
         emit Bonded(id, msg.sender, builder, msg.value);
     }
 
@@ -163,7 +198,8 @@ contract TrainingLedger {
         if (block.timestamp < open || block.timestamp >= cd) {
             revert LedgerOutsideWindow(block.timestamp, open, cd);
         }
-        if (bondOf[id][msg.sender] == 0 || isBuilder[id][msg.sender]) revert LedgerNotBonded(msg.sender);
+        uint256 m = _member[id][msg.sender];
+        if (m & BOND_MASK == 0 || m & BUILDER != 0) revert LedgerNotBonded(msg.sender);
         if (commitOf[id][t][msg.sender] != 0) revert LedgerAlreadyCommitted(t, msg.sender);
         uint256 n = commitCount[id][t];
         uint256 max = _ledgers[id].p.maxContributors;
@@ -209,20 +245,26 @@ contract TrainingLedger {
 
     // ---- builders ----------------------------------------------------------------------------------
 
-    /// @notice A bonded builder posts interval `i`'s block root, after the interval's last reveal deadline.
-    ///         The first post sets the root; a different root freezes the ledger's payout for good.
+    /// @notice A bonded builder posts interval `i`'s block root (not zero), after the interval's last reveal
+    ///         deadline and before `endTime + settleWindow`; each builder posts intervals once each, in order
+    ///         (0, 1, ...). The first post sets the root; a different root freezes the ledger for good.
     function postIntervalRoot(uint256 id, uint256 i, bytes32 root) external {
         Ledger storage l = _get(id);
-        if (!isBuilder[id][msg.sender]) revert LedgerNotBonded(msg.sender);
-        uint256 count = l.p.steps / l.p.intervalSteps;
+        uint256 m = _member[id][msg.sender];
+        if (m & BUILDER == 0 || m & BOND_MASK == 0) revert LedgerNotBonded(msg.sender);
+        uint256 k = l.p.intervalSteps;
+        uint256 count = l.p.steps / k;
         if (i >= count) revert LedgerBadInterval(i, count);
-        (,, uint256 rd) = stepWindow(id, (i + 1) * l.p.intervalSteps);
-        uint256 until = endTime(id) + l.p.settleWindow;
+        if (root == 0) revert LedgerBadParam("root");
+        (,, uint256 rd) = stepWindow(id, (i + 1) * k);
+        uint256 until = l.settleEnd;
         if (block.timestamp < rd || block.timestamp >= until) {
             revert LedgerOutsideWindow(block.timestamp, rd, until);
         }
-        if (posted[id][i][msg.sender]) revert LedgerAlreadyPosted(i, msg.sender);
-        posted[id][i][msg.sender] = true;
+        uint256 next = (m & POSTED_MASK) >> POSTED_SHIFT;
+        if (i < next) revert LedgerAlreadyPosted(i, msg.sender);
+        if (i > next) revert LedgerIntervalOrder(i, next);
+        _member[id][msg.sender] = m + (uint256(1) << POSTED_SHIFT); // i + 1 < 2^20: no carry out
         emit IntervalPosted(id, i, msg.sender, root);
         bytes32 first = intervalRoot[id][i];
         if (first == 0) {
@@ -244,39 +286,54 @@ contract TrainingLedger {
     ///         for good (also after the quorum: claims open only once the settle window is over, so every
     ///         bonded builder can object before anything is paid); when `quorum` builders posted the
     ///         candidate it is the payout root, and those `quorum` builders share the fee.
+    /// @dev The post reaching the quorum sets every leaf's claim flag: `ceil(leaves / 160)` fresh words, at
+    ///      most 410 (about 9.2M gas at `MAX_LEAVES`), so that no claim writes a fresh slot.
     function postPayoutRoot(uint256 id, bytes32 topHash, uint64 leaves, uint256 total) external {
         Ledger storage l = _get(id);
-        if (!isBuilder[id][msg.sender]) revert LedgerNotBonded(msg.sender);
-        if (l.frozen) revert LedgerFrozen(id);
+        uint256 m = _member[id][msg.sender];
+        if (m & BUILDER == 0) revert LedgerNotBonded(msg.sender);
+        if (l.frozen) revert LedgerFrozen(id); // before the bond: a frozen ledger says so to every builder
+        if (m & BOND_MASK == 0) revert LedgerNotBonded(msg.sender);
         if (l.intervalsAgreed != l.p.steps / l.p.intervalSteps) revert LedgerIntervalsIncomplete(id);
         if (l.refunded) revert LedgerPayoutAlreadyPosted(id);
-        uint256 until = settleEnd(id);
+        uint256 until = l.settleEnd;
         if (block.timestamp >= until) revert LedgerOutsideWindow(block.timestamp, 0, until);
         uint256 expected = l.pool - l.p.builderFee;
         if (total != expected) revert LedgerPayoutTotal(total, expected);
-        if (leaves == 0 || leaves > 1 << 16 || topHash == 0) revert LedgerBadParam("payout");
-        if (payoutVoted[id][msg.sender]) revert LedgerPayoutAlreadyVoted(id, msg.sender);
-        payoutVoted[id][msg.sender] = true;
+        if (leaves == 0 || leaves > MAX_LEAVES || topHash == 0) revert LedgerBadParam("payout");
+        if (m & VOTED != 0) revert LedgerPayoutAlreadyVoted(id, msg.sender);
+        m |= VOTED;
         bytes32 root = PayoutTreeLib.rootOf(topHash, leaves, total);
         bytes32 candidate = l.payoutCandidate;
         if (candidate == 0) {
             l.payoutCandidate = root;
-            l.payoutLeaves = leaves; // the root commits to the leaf count: equal roots, equal counts
+            l.payoutLeaves = uint32(leaves); // the root commits to the leaf count: equal roots, equal counts
         } else if (candidate != root) {
+            _member[id][msg.sender] = m;
             l.frozen = true;
             emit PayoutFrozen(id, msg.sender, candidate, root);
             return;
         }
-        uint256 v = l.payoutVotes + 1;
-        l.payoutVotes = uint32(v);
+        uint256 v = uint256(l.payoutVotes) + 1;
+        if (v <= type(uint16).max) l.payoutVotes = uint16(v);
         emit PayoutVoted(id, msg.sender, root, v);
         uint256 q = l.p.quorum;
-        if (v > q) return; // a later equal post is recorded, and earns no fee
-        uint256 fee = l.p.builderFee;
-        uint256 share = fee / q;
-        feeDue[id][msg.sender] = v == 1 ? share + fee % q : share;
+        if (v <= q) {
+            uint256 fee = l.p.builderFee;
+            uint256 share = fee / q;
+            m |= (v == 1 ? share + fee % q : share) << FEE_SHIFT; // fee < 2^96
+        }
+        _member[id][msg.sender] = m;
         if (v == q) {
             l.payoutRoot = root;
+            mapping(uint256 => uint256) storage words = _words[id];
+            uint256 full = leaves / LEAVES_PER_WORD;
+            // At most 409 full words (MAX_LEAVES / 160), then one partial word.
+            for (uint256 w; w < full; ++w) {
+                words[w] = FLAGS;
+            }
+            uint256 rest = leaves % LEAVES_PER_WORD;
+            if (rest != 0) words[full] = (uint256(1) << rest) - 1;
             emit PayoutPosted(id, root, leaves, total);
         }
     }
@@ -284,7 +341,8 @@ contract TrainingLedger {
     // ---- payments (pull) ---------------------------------------------------------------------------
 
     /// @notice Pays leaf `index` of the payout tree to `account`; once per leaf, once the payout root is
-    ///         agreed and the settle window is over with the ledger not frozen.
+    ///         agreed and the settle window is over with the ledger not frozen, until the refund.
+    /// @dev Reads the payout root, the ledger's packed slot and one claim word, and rewrites that word.
     function claim(
         uint256 id,
         uint256 index,
@@ -295,12 +353,19 @@ contract TrainingLedger {
         Ledger storage l = _ledgers[id];
         bytes32 root = l.payoutRoot;
         if (root == 0) revert LedgerNoPayout(id);
-        _claimsOpen(id, l);
-        if (index >= l.payoutLeaves || claimed[id][index]) revert LedgerBadClaim(id, index);
-        bytes32 computed = PayoutTreeLib.computeRoot(l.payoutLeaves, index, account, amount, proof);
+        uint256 count = _claimsOpen(id, l);
+        if (index >= count) revert LedgerBadClaim(id, index);
+        mapping(uint256 => uint256) storage words = _words[id];
+        uint256 word = words[index / LEAVES_PER_WORD];
+        uint256 flag = uint256(1) << (index % LEAVES_PER_WORD);
+        if (word & flag == 0) revert LedgerBadClaim(id, index);
+        bytes32 computed = PayoutTreeLib.computeRoot(count, index, account, amount, proof);
         if (computed != root) revert LedgerPayoutMismatch(computed, root);
-        claimed[id][index] = true;
-        l.paid += amount;
+        unchecked {
+            // The root binds the proof's sum to the total (below 2^96), so the word's paid sum plus amount
+            // stays in the word's high 96 bits.
+            words[index / LEAVES_PER_WORD] = (word & ~flag) + (amount << 160);
+        }
         emit Claimed(id, index, account, amount);
         _send(account, amount);
     }
@@ -311,26 +376,27 @@ contract TrainingLedger {
         Ledger storage l = _get(id);
         if (l.payoutRoot == 0) revert LedgerNoPayout(id);
         _claimsOpen(id, l);
-        uint256 fee = feeDue[id][msg.sender];
+        uint256 m = _member[id][msg.sender];
+        uint256 fee = m >> FEE_SHIFT;
         if (fee == 0) revert LedgerNothingDue(id, msg.sender);
-        feeDue[id][msg.sender] = 0;
-        l.paid += fee;
+        _member[id][msg.sender] = m & ((uint256(1) << FEE_SHIFT) - 1);
+        l.feesPaid += uint96(fee); // the parts sum to the fee, below 2^96
         emit Claimed(id, type(uint256).max, msg.sender, fee);
         _send(msg.sender, fee);
     }
 
     /// @notice After `endTime + settleWindow` with no payout root (frozen, incomplete or abandoned), or
     ///         after `endTime + settleWindow + claimWindow` for what is unclaimed, returns the rest to the client.
+    /// @dev With a payout root, sums the paid amounts of its claim words (at most 410).
     function refund(uint256 id) external {
         Ledger storage l = _get(id);
-        uint256 settle = settleEnd(id);
-        uint256 due = l.payoutRoot == 0 || l.frozen ? settle : settle + l.p.claimWindow;
+        uint256 settle = l.settleEnd;
+        bool paying = l.payoutRoot != 0 && !l.frozen;
+        uint256 due = paying ? settle + l.p.claimWindow : settle;
         if (block.timestamp < due) revert LedgerNotOver(id);
         if (l.refunded) revert LedgerNothingDue(id, l.client);
         l.refunded = true;
-        if (l.payoutRoot != 0) l.payoutRoot = bytes32(uint256(1)); // closes claims: no proof opens it
-        uint256 amount = l.pool - l.paid;
-        l.paid = l.pool;
+        uint256 amount = l.pool - (paying ? _paid(id, l) : 0);
         emit Refunded(id, l.client, amount);
         if (amount != 0) _send(l.client, amount);
     }
@@ -338,9 +404,10 @@ contract TrainingLedger {
     /// @notice Returns the caller's bond once the ledger has ended (no slashing is built).
     function withdrawBond(uint256 id) external {
         if (block.timestamp < endTime(id)) revert LedgerNotOver(id);
-        uint256 b = bondOf[id][msg.sender];
+        uint256 m = _member[id][msg.sender];
+        uint256 b = m & BOND_MASK;
         if (b == 0) revert LedgerNothingDue(id, msg.sender);
-        bondOf[id][msg.sender] = 0;
+        _member[id][msg.sender] = m & ~BOND_MASK;
         emit BondWithdrawn(id, msg.sender, b);
         _send(msg.sender, b);
     }
@@ -348,13 +415,59 @@ contract TrainingLedger {
     // ---- views -------------------------------------------------------------------------------------
 
     /// @notice End of the settle window: roots are posted before it; claims open at it.
-    function settleEnd(uint256 id) public view returns (uint256) {
-        return endTime(id) + _ledgers[id].p.settleWindow;
+    function settleEnd(uint256 id) external view returns (uint256) {
+        return _get(id).settleEnd;
+    }
+
+    /// @notice The bond `who` holds on ledger `id` (0 once withdrawn).
+    function bondOf(uint256 id, address who) external view returns (uint256) {
+        return _member[id][who] & BOND_MASK;
+    }
+
+    /// @notice Whether `who` bonded as a builder on ledger `id`.
+    function isBuilder(uint256 id, address who) external view returns (bool) {
+        return _member[id][who] & BUILDER != 0;
+    }
+
+    /// @notice Whether builder `who` posted interval `i`'s root.
+    function posted(uint256 id, uint256 i, address who) external view returns (bool) {
+        return i < (_member[id][who] & POSTED_MASK) >> POSTED_SHIFT;
+    }
+
+    /// @notice Whether builder `who` posted the payout root.
+    function payoutVoted(uint256 id, address who) external view returns (bool) {
+        return _member[id][who] & VOTED != 0;
+    }
+
+    /// @notice The builder fee part still owed to `who` (one of the `quorum` agreeing builders).
+    function feeDue(uint256 id, address who) external view returns (uint256) {
+        return _member[id][who] >> FEE_SHIFT;
+    }
+
+    /// @notice Whether payout leaf `index` was claimed (false before the payout root is agreed).
+    function claimed(uint256 id, uint256 index) external view returns (bool) {
+        Ledger storage l = _ledgers[id];
+        if (l.payoutRoot == 0 || index >= l.payoutLeaves) return false;
+        return _words[id][index / LEAVES_PER_WORD] & (uint256(1) << (index % LEAVES_PER_WORD)) == 0;
+    }
+
+    /// @notice What left the pool: claims and fee parts paid, or the whole pool once refunded.
+    function paidOut(uint256 id) public view returns (uint256) {
+        Ledger storage l = _get(id);
+        if (l.refunded) return l.pool;
+        return l.payoutRoot == 0 ? 0 : _paid(id, l);
     }
 
     /// @notice The ledger record.
-    function ledger(uint256 id) external view returns (Ledger memory) {
-        return _get(id);
+    function ledger(uint256 id) external view returns (LedgerView memory v) {
+        Ledger storage l = _get(id);
+        v.p = l.p;
+        (v.client, v.start, v.pool) = (l.client, l.start, l.pool);
+        (v.frozen, v.refunded, v.intervalsAgreed) = (l.frozen, l.refunded, l.intervalsAgreed);
+        (v.payoutRoot, v.payoutLeaves, v.payoutVotes) = (l.payoutRoot, l.payoutLeaves, l.payoutVotes);
+        v.payoutCandidate = l.payoutCandidate;
+        v.paid = paidOut(id);
+        (v.settleEnd, v.feesPaid) = (l.settleEnd, l.feesPaid);
     }
 
     function _get(uint256 id) private view returns (Ledger storage l) {
@@ -362,12 +475,30 @@ contract TrainingLedger {
         if (l.client == address(0)) revert LedgerUnknown(id);
     }
 
-    /// Claims need the ledger not frozen, not refunded, and its settle window over.
-    function _claimsOpen(uint256 id, Ledger storage l) private view {
-        if (l.frozen) revert LedgerFrozen(id);
-        if (l.refunded) revert LedgerNoPayout(id);
-        uint256 opens = settleEnd(id);
+    /// Claims need the ledger not frozen, not refunded, and its settle window over; returns the payout's leaf
+    /// count. Reads the packed slot once (slot 6 of the struct: pool 0-95, settleEnd 96-159, payoutLeaves
+    /// 160-191, intervalsAgreed 192-223, payoutVotes 224-239, frozen 240-247, refunded 248-255); the tests of
+    /// frozen, refunded and early claims check these offsets against the compiler's layout.
+    function _claimsOpen(uint256 id, Ledger storage l) private view returns (uint256 leaves) {
+        uint256 w;
+        assembly ("memory-safe") {
+            w := sload(add(l.slot, 6))
+        }
+        if ((w >> 240) & 0xff != 0) revert LedgerFrozen(id);
+        if (w >> 248 != 0) revert LedgerNoPayout(id);
+        uint256 opens = (w >> 96) & 0xffffffffffffffff;
         if (block.timestamp < opens) revert LedgerClaimsNotOpen(id, opens);
+        leaves = (w >> 160) & 0xffffffff;
+    }
+
+    /// The fee parts paid plus the sums paid of the payout's claim words (at most 410).
+    function _paid(uint256 id, Ledger storage l) private view returns (uint256 sum) {
+        sum = l.feesPaid;
+        mapping(uint256 => uint256) storage words = _words[id];
+        uint256 n = (uint256(l.payoutLeaves) + LEAVES_PER_WORD - 1) / LEAVES_PER_WORD;
+        for (uint256 w; w < n; ++w) {
+            sum += words[w] >> 160;
+        }
     }
 
     function _send(address to, uint256 amount) private {

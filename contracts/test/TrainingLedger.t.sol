@@ -478,4 +478,75 @@ contract TrainingLedgerTest is TrainingLedgerFixture {
         ledger.postPayoutRoot(id, bytes32(uint256(1)), 2, total);
         vm.stopPrank();
     }
+
+    function test_intervalRules_orderZeroRootWithdrawnBuilder() public {
+        uint256 id = _post(2);
+        _runSteps(id);
+        vm.startPrank(builder);
+        vm.expectRevert(abi.encodeWithSelector(LedgerIntervalOrder.selector, 1, 0));
+        ledger.postIntervalRoot(id, 1, keccak256("r1"));
+        vm.expectRevert(abi.encodeWithSelector(LedgerBadParam.selector, "root"));
+        ledger.postIntervalRoot(id, 0, bytes32(0));
+        ledger.postIntervalRoot(id, 0, keccak256("r0"));
+        assertTrue(ledger.posted(id, 0, builder));
+        assertFalse(ledger.posted(id, 1, builder));
+        vm.expectRevert(abi.encodeWithSelector(LedgerAlreadyPosted.selector, 0, builder));
+        ledger.postIntervalRoot(id, 0, keccak256("r0"));
+        vm.stopPrank();
+        // A builder who took its bond back posts no more (roots or payout).
+        vm.startPrank(builder2);
+        ledger.withdrawBond(id);
+        assertTrue(ledger.isBuilder(id, builder2));
+        assertEq(ledger.bondOf(id, builder2), 0);
+        vm.expectRevert(abi.encodeWithSelector(LedgerNotBonded.selector, builder2));
+        ledger.postIntervalRoot(id, 0, keccak256("r0"));
+        vm.expectRevert(abi.encodeWithSelector(LedgerNotBonded.selector, builder2));
+        ledger.postPayoutRoot(id, bytes32(uint256(1)), 2, 9 ether);
+        vm.stopPrank();
+    }
+
+    function test_quorumBounds_refused() public {
+        TrainingLedger.Params memory p = _params(2);
+        p.quorum = uint32(ledger.MAX_QUORUM() + 1);
+        vm.prank(client);
+        vm.expectRevert(abi.encodeWithSelector(LedgerBadParam.selector, "quorum"));
+        ledger.postLedger{value: 1 ether}(p);
+        p.quorum = 0;
+        vm.prank(client);
+        vm.expectRevert(abi.encodeWithSelector(LedgerBadParam.selector, "quorum"));
+        ledger.postLedger{value: 1 ether}(p);
+    }
+
+    function test_views_claimedPaidOutFeeDue() public {
+        uint256 id = _post(2);
+        _runSteps(id);
+        PayoutTrees.Tree memory t = _tree(alice, bob);
+        assertFalse(ledger.claimed(id, 0));
+        assertEq(ledger.paidOut(id), 0);
+        _agreeIntervals(id);
+        _agreePayout(id, t);
+        assertTrue(ledger.payoutVoted(id, builder));
+        assertEq(ledger.feeDue(id, builder), 0.5 ether);
+        assertEq(ledger.settleEnd(id), ledger.endTime(id) + 1000);
+        ledger.claim(id, 1, bob, 3 ether, t.proof(1));
+        assertTrue(ledger.claimed(id, 1));
+        assertFalse(ledger.claimed(id, 0));
+        assertFalse(ledger.claimed(id, 2), "out of range");
+        vm.prank(builder2);
+        ledger.claimFee(id);
+        assertEq(ledger.feeDue(id, builder2), 0);
+        assertEq(ledger.paidOut(id), 3.5 ether);
+        TrainingLedger.LedgerView memory l = ledger.ledger(id);
+        assertEq(l.payoutVotes, 2);
+        assertEq(l.payoutLeaves, 2);
+        assertEq(l.intervalsAgreed, 2);
+        assertEq(l.feesPaid, 0.5 ether);
+        assertEq(l.payoutRoot, l.payoutCandidate);
+        assertEq(l.paid, 3.5 ether);
+        assertEq(l.settleEnd, ledger.endTime(id) + 1000);
+        vm.warp(ledger.settleEnd(id) + 1000);
+        ledger.refund(id);
+        assertEq(ledger.paidOut(id), POOL);
+        assertEq(client.balance, 100 ether - POOL + 6.5 ether, "alice's leaf and builder's fee part");
+    }
 }

@@ -188,7 +188,7 @@ contract TrainingLedgerAttacksTest is TrainingLedgerFixture {
         _agreePayout(id, t);
         vm.warp(ledger.settleEnd(id) - 1);
         vm.prank(eve);
-        ledger.postIntervalRoot(id, 1, bytes32(uint256(7)));
+        ledger.postIntervalRoot(id, 0, bytes32(uint256(7)));
         vm.warp(ledger.settleEnd(id));
         IPayoutDistributor.ProofStep[] memory p = t.proof(0);
         vm.expectRevert(abi.encodeWithSelector(LedgerFrozen.selector, id));

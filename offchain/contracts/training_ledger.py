@@ -47,7 +47,7 @@ class TrainingLedgerError(TypedRevert):
 
 class LedgerBadParam(TrainingLedgerError):
     """A ledger parameter is out of range (the error names which: pool, steps, intervalSteps, windows,
-    maxContributors, quorum, settle, builderFee, roots or payout)."""
+    maxContributors, quorum (2 to 256), settle, builderFee, roots, root (a zero interval root) or payout)."""
 
 
 class LedgerUnknown(TrainingLedgerError):
@@ -63,8 +63,8 @@ class LedgerAlreadyBonded(TrainingLedgerError):
 
 
 class LedgerNotBonded(TrainingLedgerError):
-    """This address has not bonded on the ledger in the role the call needs (a contributor to commit, a
-    builder to post roots)."""
+    """This address does not hold a bond on the ledger in the role the call needs (a contributor to commit, a
+    builder to post roots: a builder who withdrew its bond posts no more)."""
 
 
 class LedgerOutsideWindow(TrainingLedgerError):
@@ -109,6 +109,10 @@ class LedgerBadInterval(TrainingLedgerError):
 
 class LedgerAlreadyPosted(TrainingLedgerError):
     """This builder has already posted this interval's root."""
+
+
+class LedgerIntervalOrder(TrainingLedgerError):
+    """A builder posts its interval roots in order (0, 1, ...): this interval comes after one it has not posted."""
 
 
 class LedgerFrozen(TrainingLedgerError):
@@ -460,6 +464,16 @@ class TrainingLedgerClient(ContractClient):
 
     def max_pool(self) -> Wei:
         return Wei(int(self._call(self.contract.functions.MAX_POOL())))
+
+    def max_leaves(self) -> int:
+        return int(self._call(self.contract.functions.MAX_LEAVES()))
+
+    def max_quorum(self) -> int:
+        return int(self._call(self.contract.functions.MAX_QUORUM()))
+
+    def paid_out(self, ledger_id: int) -> Wei:
+        """What the ledger has paid out of its pool (claims and fee parts; the whole pool once refunded)."""
+        return Wei(int(self._call(self.contract.functions.paidOut(ledger_id))))
 
     def bond_of(self, ledger_id: int, who: str) -> Wei:
         return Wei(int(self._call(self.contract.functions.bondOf(ledger_id, address(who)))))

@@ -30,6 +30,7 @@ def test_every_error_of_the_contracts_has_a_sentence(artifacts: dict[str, Artifa
     """The commitment libraries' errors have their sentence in the chain layer's registry; the
     protocol contracts' errors in their typed exception's docstring (offchain/contracts)."""
     from offchain.contracts.dispute_game import DISPUTE_GAME_ERRORS
+    from offchain.contracts.element_referee import ELEMENT_ARITHMETIC_ERRORS, ELEMENT_REFEREE_ERRORS
     from offchain.contracts.payout_distributor import ERRORS as PAYOUT_ERRORS
     from offchain.contracts.recompute_oracle import RANDOMNESS_ERRORS, RECOMPUTE_ORACLE_ERRORS
     from offchain.contracts.task_market import TASK_MARKET_ERRORS
@@ -38,6 +39,8 @@ def test_every_error_of_the_contracts_has_a_sentence(artifacts: dict[str, Artifa
     typed = {**DISPUTE_GAME_ERRORS, **RECOMPUTE_ORACLE_ERRORS, **RANDOMNESS_ERRORS, **TASK_MARKET_ERRORS}
     typed.update(PAYOUT_ERRORS)
     typed.update(TRAINING_LEDGER_ERRORS)
+    typed.update(ELEMENT_REFEREE_ERRORS)
+    typed.update(ELEMENT_ARITHMETIC_ERRORS)
     assert all(cls.__dict__.get("__doc__") for cls in typed.values())
     names = {item["name"] for art in artifacts.values() for item in art.abi if item["type"] == "error"}
     assert names, "the contracts declare no custom errors?"

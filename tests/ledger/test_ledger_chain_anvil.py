@@ -239,6 +239,7 @@ def test_the_ledger_runs_on_chain_and_pays_by_attribution_to_the_wei(
     assert lc.contract_commit_hash(lid, 3, who, bc, gc, salt) == commit_hash(lid, 3, who, bc, gc, salt)
     assert lc.step_window(lid, 2) == view.step_window(2) and lc.end_time(lid) == view.end_time
     assert lc.settle_end(lid) == view.settle_time and lc.max_pool() == 2**96 - 1 and lc.ledger_count() > lid
+    assert lc.max_leaves() == 2**16 and lc.max_quorum() == 256 and lc.paid_out(lid) == POOL
     assert lc.commit_count(lid, 1) == 4 and lc.interval_votes(lid, 0) == 3 and lc.interval_root(lid, 1) is not None
     assert all(lc.is_builder(lid, b.address) for b in w.builders) and not lc.is_builder(lid, who)
     assert [r.contributor for r in lc.reveals(lid, 1)] == [c.address for c in w.contributors]

@@ -35,6 +35,8 @@ error LedgerAlreadyRevealed(uint256 t, address who);
 error LedgerBadInterval(uint256 i, uint256 count);
 /// @notice The builder already posted interval `i`.
 error LedgerAlreadyPosted(uint256 i, address who);
+/// @notice A builder posts intervals in order: interval `i` before the builder posted interval `next`.
+error LedgerIntervalOrder(uint256 i, uint256 next);
 /// @notice Builders disagree on an interval root: payout is frozen.
 error LedgerFrozen(uint256 id);
 /// @notice Interval roots are not all agreed by the builder quorum.

@@ -1,0 +1,557 @@
+// SPDX-License-Identifier: Apache-2.0
+pragma solidity ^0.8.28;
+
+import {IElementReferee} from "./interfaces/IElementReferee.sol";
+import {MerkleLib} from "./lib/MerkleLib.sol";
+import {TensorLib} from "./lib/TensorLib.sol";
+import {RepOpsElement} from "./lib/RepOpsElement.sol";
+import {ElementPowExponent} from "./lib/FloatErrors.sol";
+import {TensorTooLarge} from "./lib/Errors.sol";
+import {
+    ElementRefereeUnknown,
+    ElementRefereeBadParams,
+    ElementRefereeWrongStage,
+    ElementRefereeNotPlaying,
+    ElementRefereeNotYourTurn,
+    ElementRefereeClockExpired,
+    ElementRefereeClockRunning,
+    ElementRefereeWidth,
+    ElementRefereeHeaderMismatch,
+    ElementRefereeDtype,
+    ElementRefereeShape,
+    ElementRefereeHeaderDiffers,
+    ElementRefereeNoDifference,
+    ElementRefereePaddingNode,
+    ElementRefereeFoldMismatch,
+    ElementRefereeOpponentMismatch,
+    ElementRefereeChunkMismatch,
+    ElementRefereeChunkLength
+} from "./lib/ElementRefereeErrors.sol";
+
+/// @title ElementReferee
+/// @notice The element phase for elementwise fp32 operators (docs/game.md section 2.7): a disagreement
+///         about one node's output, under agreed inputs, narrowed to one output element and decided by
+///         computing that element on chain.
+/// @dev Holds no funds; every loop is bounded (at most 3 inputs, 32 dimensions, 64 descent nodes,
+///      128 words of a chunk, 32 bytes of a word).
+contract ElementReferee is IElementReferee {
+    uint256 private constant CHUNK = TensorLib.CHUNK;
+    uint8 private constant F32 = 1;
+    uint8 private constant F64 = 2;
+    uint8 private constant U8 = 5;
+    uint8 private constant I8 = 6;
+    uint8 private constant I16 = 7;
+    uint8 private constant I32 = 8;
+    uint8 private constant I64 = 9;
+    uint8 private constant BOOL = 10;
+
+    /// @dev The first slot holds what every move writes (turn, clocks, move count).
+    struct Game {
+        Stage stage;
+        Outcome outcome;
+        Side toMove;
+        uint8 op;
+        uint8 nIn;
+        uint16 moves;
+        uint64 turnStartedAt;
+        uint64 defenderClock; // seconds left, not counting the running turn
+        uint64 challengerClock;
+        address owner;
+        uint64 arity;
+        address[2] players;
+        uint64 chunkCount;
+        uint64 height;
+        uint64 position;
+        uint8 outDtype;
+        uint64[2] scalars;
+        uint128 element; // e < numel <= MAX_NBYTES < 2^77
+        uint64 defenderValue; // element e of each side's output
+        uint64 challengerValue;
+        bytes32 headerHash; // keccak256(u8(dtype) || u64 dims) of the output
+        bytes32 pending; // keccak256 of the defender's last descent list
+        bytes32[2] current;
+        bytes32[2] outputs;
+        bytes32[3] inputs;
+        uint256 nbytes; // of the output
+    }
+
+    uint256 private _count;
+    mapping(uint256 gameId => Game) private _games;
+
+    // ---- opening -------------------------------------------------------------------------
+
+    /// @inheritdoc IElementReferee
+    function open(Params calldata p) external returns (uint256 gameId) {
+        (uint256 nIn, uint256 nScalars,,) = opSpec(p.op);
+        if (p.inputs.length != nIn) revert ElementRefereeBadParams(2, p.inputs.length);
+        address d = p.players[0];
+        address c = p.players[1];
+        if (d == c || d == address(0) || c == address(0)) revert ElementRefereeBadParams(3, uint160(c));
+        if (p.outputs[0] == p.outputs[1]) revert ElementRefereeBadParams(4, uint256(p.outputs[0]));
+        if (p.clocks[0] == 0 || p.clocks[1] == 0) revert ElementRefereeBadParams(5, 0);
+        uint64 n = p.arity;
+        if (n < 2 || n > 64 || n & (n - 1) != 0) revert ElementRefereeBadParams(6, n);
+        for (uint256 i = nScalars; i < 2; ++i) {
+            if (p.scalars[i] != 0) revert ElementRefereeBadParams(7, p.scalars[i]);
+        }
+        // pow's exponent is the one scalar that can make every evaluation revert: refuse it now.
+        if (p.op == RepOpsElement.POW && !_powDefined(p.scalars[0])) revert ElementPowExponent(p.scalars[0]);
+        gameId = ++_count;
+        Game storage g = _games[gameId];
+        g.stage = Stage.Header;
+        g.op = uint8(p.op);
+        g.nIn = uint8(nIn);
+        g.turnStartedAt = uint64(block.timestamp);
+        g.defenderClock = p.clocks[0];
+        g.challengerClock = p.clocks[1];
+        g.owner = msg.sender;
+        g.arity = n;
+        g.players = [d, c];
+        g.scalars = p.scalars;
+        g.outputs = p.outputs;
+        for (uint256 k; k < nIn; ++k) {
+            g.inputs[k] = p.inputs[k];
+        }
+        // Slots that moves overwrite start non-zero, so that every move is a cheap update (nothing reads
+        // these values before a move sets them: the opener pays their first write).
+        bytes32 preset = bytes32(uint256(1));
+        g.pending = preset;
+        g.current = [preset, preset];
+        g.headerHash = preset;
+        g.nbytes = 1;
+        g.chunkCount = 1;
+        g.element = 1;
+        emit GameOpened(gameId, msg.sender, p.op, d, c, p.outputs[0], p.outputs[1]);
+    }
+
+    // ---- header stage --------------------------------------------------------------------
+
+    /// @inheritdoc IElementReferee
+    function openHeaders(uint256 gameId, Header calldata output, Header[] calldata inputs) external {
+        Game storage g = _begin(gameId, Stage.Header);
+        Side side = g.toMove;
+        uint256 s = uint8(side);
+        bytes32 computed = TensorLib.commitmentOf(output.dtype, output.shape, output.dataRoot);
+        if (computed != g.outputs[s]) revert ElementRefereeHeaderMismatch(0, computed, g.outputs[s]);
+        bytes32 hh = keccak256(abi.encodePacked(output.dtype, output.shape));
+        if (side == Side.Defender) {
+            _checkInputs(g, output, inputs);
+            uint256 size = TensorLib.elementSize(output.dtype);
+            uint256 n = TensorLib.numel(output.shape); // saturated at 2^256 - 1
+            uint256 maxNumel = TensorLib.MAX_NBYTES / size;
+            if (n > maxNumel) revert TensorTooLarge(n, maxNumel);
+            uint256 nbytes = n * size;
+            uint64 k = uint64((nbytes + CHUNK - 1) / CHUNK);
+            g.headerHash = hh;
+            g.outDtype = output.dtype;
+            g.nbytes = nbytes;
+            g.chunkCount = k;
+            g.current[0] = output.dataRoot;
+            _pass(g, Side.Challenger);
+            emit HeaderOpened(gameId, side, output.dataRoot, k);
+            return;
+        }
+        if (inputs.length != 0) revert ElementRefereeWidth(inputs.length, 0);
+        if (hh != g.headerHash) revert ElementRefereeHeaderDiffers(hh, g.headerHash);
+        // Equal headers and equal data roots would be equal commitments, which open refused.
+        if (output.dataRoot == g.current[0]) revert ElementRefereeNoDifference(gameId);
+        g.current[1] = output.dataRoot;
+        g.stage = Stage.ChunkDescent;
+        g.height = uint64(MerkleLib.depth(g.chunkCount));
+        _pass(g, Side.Defender);
+        emit HeaderOpened(gameId, side, output.dataRoot, g.chunkCount);
+    }
+
+    /// @dev The defender's input headers: commitments, dtypes, and the output shape as their broadcast.
+    function _checkInputs(Game storage g, Header calldata output, Header[] calldata inputs) private view {
+        (uint256 nIn,, uint256 inDtypes, uint8 outDtype) = opSpec(g.op);
+        if (inputs.length != nIn) revert ElementRefereeWidth(inputs.length, nIn);
+        if (output.dtype != outDtype) revert ElementRefereeDtype(0, output.dtype, outDtype);
+        uint256 ndim = output.shape.length;
+        for (uint256 k; k < nIn; ++k) {
+            Header calldata h = inputs[k];
+            bytes32 c = TensorLib.commitmentOf(h.dtype, h.shape, h.dataRoot);
+            if (c != g.inputs[k]) revert ElementRefereeHeaderMismatch(1 + k, c, g.inputs[k]);
+            uint8 want = uint8(inDtypes >> (8 * k));
+            if (h.dtype != want) revert ElementRefereeDtype(1 + k, h.dtype, want);
+            if (h.shape.length > ndim) {
+                revert ElementRefereeShape(1 + k, type(uint256).max, h.shape.length, ndim);
+            }
+        }
+        // Broadcasting (trailing dimensions aligned): at each output dimension, every input that has it
+        // has size 1 or the common size, which the output must have (1 if all are 1 or absent).
+        for (uint256 i; i < ndim; ++i) {
+            uint256 size = 1;
+            for (uint256 k; k < nIn; ++k) {
+                uint64[] calldata sh = inputs[k].shape;
+                uint256 lead = ndim - sh.length;
+                if (i < lead) continue;
+                uint256 dim = sh[i - lead];
+                if (dim == 1) continue;
+                if (size != 1 && dim != size) revert ElementRefereeShape(1 + k, i - lead, dim, size);
+                size = dim;
+            }
+            if (output.shape[i] != size) revert ElementRefereeShape(0, i, output.shape[i], size);
+        }
+    }
+
+    // ---- chunk descent -------------------------------------------------------------------
+
+    /// @inheritdoc IElementReferee
+    function descend(uint256 gameId, bytes32[] calldata mine, bytes32[] calldata theirs) external {
+        Game storage g = _begin(gameId, Stage.ChunkDescent);
+        Side side = g.toMove;
+        uint256 h = g.height;
+        uint256 t = _log2(g.arity);
+        if (t > h) t = h;
+        uint256 w = 1 << t;
+        if (mine.length != w) revert ElementRefereeWidth(mine.length, w);
+        uint256 count = g.chunkCount;
+        bytes32 folded = _fold(mine, h - t, g.position * w, count);
+        if (h == MerkleLib.depth(count)) folded = MerkleLib.listRoot(count, folded);
+        bytes32 want = g.current[uint8(side)];
+        if (folded != want) revert ElementRefereeFoldMismatch(folded, want);
+        if (side == Side.Defender) {
+            if (theirs.length != 0) revert ElementRefereeWidth(theirs.length, 0);
+            g.pending = keccak256(abi.encodePacked(mine));
+            _pass(g, Side.Challenger);
+            emit NodesPosted(gameId, uint64(h), g.position, mine);
+            return;
+        }
+        _narrow(gameId, g, mine, theirs, h - t);
+    }
+
+    /// @dev The challenger's half of a descent level: the defender's list passed back, the first
+    ///      index where the two differ becomes the position of both at `height`.
+    function _narrow(
+        uint256 gameId,
+        Game storage g,
+        bytes32[] calldata mine,
+        bytes32[] calldata theirs,
+        uint256 height
+    ) private {
+        uint256 w = mine.length;
+        if (theirs.length != w) revert ElementRefereeWidth(theirs.length, w);
+        bytes32 back = keccak256(abi.encodePacked(theirs));
+        if (back != g.pending) revert ElementRefereeOpponentMismatch(back, g.pending);
+        uint256 i;
+        while (i < w && mine[i] == theirs[i]) ++i;
+        // Equal lists under differing nodes would be a hash collision.
+        if (i == w) revert ElementRefereeNoDifference(gameId);
+        uint64 position = uint64(g.position * w + i);
+        g.current = [theirs[i], mine[i]];
+        g.height = uint64(height);
+        g.position = position;
+        if (height == 0) g.stage = Stage.ElementOpen;
+        _pass(g, Side.Defender);
+        emit DescentNarrowed(gameId, uint64(height), position);
+    }
+
+    // ---- element opening -----------------------------------------------------------------
+
+    /// @inheritdoc IElementReferee
+    function openChunk(uint256 gameId, bytes calldata mine, bytes calldata theirs) external {
+        Game storage g = _begin(gameId, Stage.ElementOpen);
+        Side side = g.toMove;
+        uint256 j = g.position;
+        uint256 rest = g.nbytes - j * CHUNK;
+        uint256 len = rest < CHUNK ? rest : CHUNK;
+        if (mine.length != len) revert ElementRefereeChunkLength(mine.length, len);
+        bytes32 leaf = MerkleLib.leafHashCalldata(mine);
+        bytes32 want = g.current[uint8(side)];
+        if (leaf != want) revert ElementRefereeChunkMismatch(leaf, want);
+        if (side == Side.Defender) {
+            if (theirs.length != 0) revert ElementRefereeWidth(theirs.length, 0);
+            _pass(g, Side.Challenger);
+            emit ChunkOpened(gameId, side, uint64(j));
+            return;
+        }
+        _isolate(gameId, g, mine, theirs, j);
+    }
+
+    /// @dev The challenger's half of the element opening: the defender's chunk passed back, and the first
+    ///      element where the two chunks differ.
+    function _isolate(uint256 gameId, Game storage g, bytes calldata mine, bytes calldata theirs, uint256 j)
+        private
+    {
+        uint256 len = mine.length;
+        if (theirs.length != len) revert ElementRefereeChunkLength(theirs.length, len);
+        bytes32 back = MerkleLib.leafHashCalldata(theirs);
+        if (back != g.current[0]) revert ElementRefereeOpponentMismatch(back, g.current[0]);
+        uint256 at = _firstDifference(theirs, mine);
+        // Two chunks with different leaf hashes differ somewhere (else a SHA-256 collision).
+        if (at == len) revert ElementRefereeNoDifference(gameId);
+        uint256 size = TensorLib.elementSize(g.outDtype);
+        at -= at % size;
+        uint64[2] memory v = [_readLE(theirs, at, size), _readLE(mine, at, size)];
+        uint256 e = (j * CHUNK + at) / size;
+        g.element = uint128(e);
+        g.defenderValue = v[0];
+        g.challengerValue = v[1];
+        g.stage = Stage.ElementProof;
+        _pass(g, Side.Defender);
+        emit ChunkOpened(gameId, Side.Challenger, uint64(j));
+        emit ElementIsolated(gameId, e, v[0], v[1]);
+    }
+
+    // ---- decision ------------------------------------------------------------------------
+
+    /// @inheritdoc IElementReferee
+    function proveElement(uint256 gameId, uint64[] calldata outputShape, InputOpening[] calldata openings)
+        external
+    {
+        Game storage g = _begin(gameId, Stage.ElementProof);
+        bytes32 hh = keccak256(abi.encodePacked(g.outDtype, outputShape));
+        if (hh != g.headerHash) revert ElementRefereeHeaderDiffers(hh, g.headerHash);
+        uint256 nIn = g.nIn;
+        if (openings.length != nIn) revert ElementRefereeWidth(openings.length, nIn);
+        uint256 e = g.element;
+        uint256[3] memory args = [uint256(0), 0, 0];
+        for (uint256 k; k < nIn; ++k) {
+            InputOpening calldata o = openings[k];
+            uint256 index = _broadcastIndex(e, outputShape, o.shape, 1 + k);
+            args[k] = TensorLib.verifyElement(g.inputs[k], o.dtype, o.shape, index, o.chunk, o.siblings);
+        }
+        // The scalars fill the slots after the tensor inputs; open checked that unused ones are 0.
+        for (uint256 k = nIn; k < 3; ++k) {
+            args[k] = k - nIn < 2 ? g.scalars[k - nIn] : 0;
+        }
+        uint256 y = RepOpsElement.evaluate(g.op, args[0], args[1], args[2]);
+        Outcome result;
+        if (y == g.defenderValue) result = Outcome.DefenderWins;
+        else if (y == g.challengerValue) result = Outcome.ChallengerWins;
+        else result = Outcome.BothLose;
+        _pass(g, Side.Defender);
+        _resolve(gameId, g, result);
+        emit ElementComputed(gameId, e, args, y);
+    }
+
+    /// @inheritdoc IElementReferee
+    function timeout(uint256 gameId) external {
+        Game storage g = _game(gameId);
+        if (g.stage == Stage.Resolved) revert ElementRefereeNotPlaying(gameId, g.stage);
+        Side side = g.toMove;
+        uint256 deadline = uint256(g.turnStartedAt) + _clock(g, side);
+        if (block.timestamp <= deadline) revert ElementRefereeClockRunning(gameId, deadline);
+        if (side == Side.Defender) g.defenderClock = 0;
+        else g.challengerClock = 0;
+        _resolve(gameId, g, side == Side.Defender ? Outcome.ChallengerWins : Outcome.DefenderWins);
+    }
+
+    // ---- views ---------------------------------------------------------------------------
+
+    /// @inheritdoc IElementReferee
+    function outcome(uint256 gameId) external view returns (Outcome) {
+        return _game(gameId).outcome;
+    }
+
+    /// @inheritdoc IElementReferee
+    function winner(uint256 gameId) external view returns (address) {
+        Game storage g = _game(gameId);
+        if (g.outcome == Outcome.DefenderWins) return g.players[0];
+        if (g.outcome == Outcome.ChallengerWins) return g.players[1];
+        return address(0);
+    }
+
+    /// @inheritdoc IElementReferee
+    function gameOf(uint256 gameId) external view returns (GameView memory v) {
+        Game storage g = _game(gameId);
+        v.owner = g.owner;
+        v.players = g.players;
+        v.stage = g.stage;
+        v.outcome = g.outcome;
+        v.toMove = g.toMove;
+        v.op = g.op;
+        v.clockLeft = [g.defenderClock, g.challengerClock];
+        v.turnStartedAt = g.turnStartedAt;
+        v.chunkCount = g.chunkCount;
+        v.height = g.height;
+        v.position = g.position;
+        v.current = g.current;
+        v.element = g.element;
+        v.values = [g.defenderValue, g.challengerValue];
+        v.moves = g.moves;
+    }
+
+    /// @inheritdoc IElementReferee
+    function gameCount() external view returns (uint256) {
+        return _count;
+    }
+
+    /// @inheritdoc IElementReferee
+    function opSpec(uint256 op)
+        public
+        pure
+        returns (uint256 nIn, uint256 nScalars, uint256 inDtypes, uint8 outDtype)
+    {
+        uint256 ff = uint256(F32) | uint256(F32) << 8;
+        if (op <= RepOpsElement.DIV) {
+            // add, sub, mul, div; add and sub with alpha take it as a scalar.
+            bool alpha = op == RepOpsElement.ADD_ALPHA || op == RepOpsElement.SUB_ALPHA;
+            return (2, alpha ? 1 : 0, ff, F32);
+        }
+        if (op <= RepOpsElement.RELU) {
+            // neg, reciprocal, sqrt, rsqrt, abs, pow (exponent scalar), relu.
+            return (1, op == RepOpsElement.POW ? 1 : 0, F32, F32);
+        }
+        if (op == RepOpsElement.WHERE) return (3, 0, uint256(BOOL) | ff << 8, F32);
+        if (op == RepOpsElement.CLAMP) return (1, 2, F32, F32);
+        if (op <= RepOpsElement.CLAMP_MAX) return (1, 1, F32, F32);
+        if (op == RepOpsElement.THRESHOLD_BACKWARD) return (2, 1, ff, F32);
+        if (op <= RepOpsElement.GE) return (2, 0, ff, BOOL);
+        if (op == RepOpsElement.F32_TO_F64) return (1, 0, F32, F64);
+        if (op == RepOpsElement.F64_TO_F32) return (1, 0, F64, F32);
+        if (op == RepOpsElement.I64_TO_F32) return (1, 0, I64, F32);
+        if (op == RepOpsElement.BOOL_TO_F32) return (1, 0, BOOL, F32);
+        if (op == RepOpsElement.F32_TO_I64) return (1, 0, F32, I64);
+        if (op == RepOpsElement.F32_TO_I32) return (1, 0, F32, I32);
+        if (op == RepOpsElement.F32_TO_I16) return (1, 0, F32, I16);
+        if (op == RepOpsElement.F32_TO_I8) return (1, 0, F32, I8);
+        if (op == RepOpsElement.F32_TO_U8) return (1, 0, F32, U8);
+        if (op == RepOpsElement.F32_TO_BOOL) return (1, 0, F32, BOOL);
+        revert ElementRefereeBadParams(1, op);
+    }
+
+    // ---- internals -----------------------------------------------------------------------
+
+    function _game(uint256 gameId) private view returns (Game storage g) {
+        g = _games[gameId];
+        if (g.stage == Stage.None) revert ElementRefereeUnknown(gameId);
+    }
+
+    /// @dev The game, checked to be in `stage` with the caller to move inside its clock.
+    function _begin(uint256 gameId, Stage stage) private view returns (Game storage g) {
+        g = _game(gameId);
+        if (g.stage != stage) revert ElementRefereeWrongStage(gameId, stage, g.stage);
+        Side side = g.toMove;
+        address expected = g.players[uint8(side)];
+        if (msg.sender != expected) revert ElementRefereeNotYourTurn(gameId, msg.sender, expected);
+        uint256 deadline = uint256(g.turnStartedAt) + _clock(g, side);
+        if (block.timestamp > deadline) revert ElementRefereeClockExpired(gameId, deadline);
+    }
+
+    function _clock(Game storage g, Side side) private view returns (uint64) {
+        return side == Side.Defender ? g.defenderClock : g.challengerClock;
+    }
+
+    /// @dev Charges the mover's clock and hands the turn to `next` (one slot written).
+    function _pass(Game storage g, Side next) private {
+        uint64 used = uint64(block.timestamp) - g.turnStartedAt;
+        // _begin checked block.timestamp <= turnStartedAt + the mover's clock: no underflow.
+        unchecked {
+            if (g.toMove == Side.Defender) g.defenderClock -= used;
+            else g.challengerClock -= used;
+            ++g.moves;
+        }
+        g.turnStartedAt = uint64(block.timestamp);
+        g.toMove = next;
+    }
+
+    function _resolve(uint256 gameId, Game storage g, Outcome o) private {
+        g.stage = Stage.Resolved;
+        g.outcome = o;
+        emit GameResolved(gameId, o);
+    }
+
+    /// @dev Folds `nodes` (at height `baseHeight`, positions from `basePos`) up to one node with the
+    ///      padding rule of docs/commitments.md: a position whose subtree holds no leaf is PAD.
+    function _fold(bytes32[] calldata nodes, uint256 baseHeight, uint256 basePos, uint256 n)
+        private
+        pure
+        returns (bytes32)
+    {
+        uint256 w = nodes.length;
+        bytes32[] memory level = new bytes32[](w);
+        for (uint256 i; i < w; ++i) {
+            bytes32 x = nodes[i];
+            if (((basePos + i) << baseHeight) >= n && x != MerkleLib.PAD) {
+                revert ElementRefereePaddingNode(i);
+            }
+            level[i] = x;
+        }
+        uint256 height = baseHeight;
+        uint256 pos = basePos;
+        while (w > 1) {
+            w >>= 1;
+            ++height;
+            pos >>= 1;
+            for (uint256 i; i < w; ++i) {
+                level[i] = ((pos + i) << height) >= n
+                    ? MerkleLib.PAD
+                    : MerkleLib.nodeHash(level[2 * i], level[2 * i + 1]);
+            }
+        }
+        return level[0];
+    }
+
+    /// @dev The first byte offset where `a` and `b` (of equal length) differ, or their length if none.
+    ///      At most 128 words of 32 bytes, then at most 32 bytes of the differing word.
+    function _firstDifference(bytes calldata a, bytes calldata b) private pure returns (uint256 at) {
+        uint256 len = a.length;
+        uint256 diff;
+        assembly ("memory-safe") {
+            for { at := 0 } lt(at, len) { at := add(at, 0x20) } {
+                diff := xor(calldataload(add(a.offset, at)), calldataload(add(b.offset, at)))
+                let rest := sub(len, at)
+                if lt(rest, 0x20) {
+                    // Past the end calldataload reads what follows the bytes: keep only `rest` bytes.
+                    diff := and(diff, not(shr(shl(3, rest), not(0))))
+                }
+                if diff { break }
+            }
+        }
+        if (diff == 0) return len;
+        uint256 i;
+        while (uint8(bytes32(diff)[i]) == 0) ++i;
+        return at + i;
+    }
+
+    /// @dev The `size` bytes at `off` of `data`, little-endian.
+    function _readLE(bytes calldata data, uint256 off, uint256 size) private pure returns (uint64 v) {
+        for (uint256 i; i < size; ++i) {
+            v |= uint64(uint8(data[off + i])) << uint64(8 * i);
+        }
+    }
+
+    /// @dev The flat index in an input of `shape` of the output element `e` (output of `outShape`):
+    ///      trailing dimensions aligned, a dimension of size 1 taken at coordinate 0.
+    function _broadcastIndex(uint256 e, uint64[] calldata outShape, uint64[] calldata shape, uint256 tensor)
+        private
+        pure
+        returns (uint256 index)
+    {
+        uint256 ndim = outShape.length;
+        uint256 m = shape.length;
+        if (m > ndim) revert ElementRefereeShape(tensor, type(uint256).max, m, ndim);
+        uint256 stride = 1;
+        for (uint256 r; r < ndim; ++r) {
+            // Dimension ndim - 1 - r of the output, from the last.
+            uint256 od = outShape[ndim - 1 - r];
+            uint256 coord = e % od;
+            e /= od;
+            if (r >= m) continue;
+            uint256 dim = shape[m - 1 - r];
+            if (dim != 1) {
+                if (dim != od) revert ElementRefereeShape(tensor, m - 1 - r, dim, od);
+                index += coord * stride;
+            }
+            stride *= dim;
+        }
+    }
+
+    /// @dev Whether pow has a RepOps definition for `e` (binary64 bits): 0, -0, 1, 2, 3, -1, -2, 0.5, -0.5
+    ///      (docs/repops/elementwise.md, the list `RepOpsElement._pow` computes).
+    function _powDefined(uint64 e) private pure returns (bool) {
+        return e == 0 || e == 0x8000000000000000 || e == 0x3FF0000000000000 || e == 0x4000000000000000
+            || e == 0x4008000000000000 || e == 0xBFF0000000000000 || e == 0xC000000000000000
+            || e == 0x3FE0000000000000 || e == 0xBFE0000000000000;
+    }
+
+    /// @dev log2 of a power of two in [2, 64] (checked by open).
+    function _log2(uint256 x) private pure returns (uint256 r) {
+        while (x > 1) {
+            x >>= 1;
+            ++r;
+        }
+    }
+}

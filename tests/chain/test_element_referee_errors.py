@@ -1,0 +1,24 @@
+"""ElementReferee's custom errors and their typed classes (offchain/contracts/element_referee.py)."""
+
+from __future__ import annotations
+
+from offchain.chain.build import Artifact
+from offchain.contracts._base import LIBRARY_ERRORS
+from offchain.contracts.element_referee import (
+    CONTRACT_NAME,
+    ELEMENT_ARITHMETIC_ERRORS,
+    ELEMENT_REFEREE_ERRORS,
+    ERRORS,
+)
+
+
+def test_every_error_of_the_referee_has_its_class(artifacts: dict[str, Artifact]) -> None:
+    """The referee's ABI errors are exactly its own table, the evaluator's table and library errors; each
+    class has a sentence."""
+    declared = {item["name"] for item in artifacts[CONTRACT_NAME].abi if item["type"] == "error"}
+    own = {name for name in declared if name.startswith("ElementReferee")}
+    assert own == set(ELEMENT_REFEREE_ERRORS)
+    assert declared - own <= set(ELEMENT_ARITHMETIC_ERRORS) | set(LIBRARY_ERRORS)
+    assert set(ELEMENT_ARITHMETIC_ERRORS) <= declared
+    for table in ERRORS[:2]:
+        assert all(cls.__dict__.get("__doc__") for cls in table.values())

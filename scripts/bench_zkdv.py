@@ -71,9 +71,9 @@ def load_initial(w: Workload) -> dict[str, torch.Tensor]:
 class ZKDVLoop:
     """One zkdv-wrapped loop over the workload; `step(s)` times one step including its checks."""
 
-    def __init__(self, w: Workload, policy: zkdv.SamplingPolicy, folder: Path) -> None:
+    def __init__(self, w: Workload, policy: zkdv.SamplingPolicy, folder: Path, *, eager_body: bool = False) -> None:
         load_initial(w)
-        self.w, self.folder = w, folder
+        self.w, self.folder, self.eager_body = w, folder, eager_body
         proof = zkdv.torch.ZKDV(folder, zkdv.ZKDVConfig(name=w.name, sampling_policy=policy),
                                 replay_snapshot_interval=12)
         proof.register_functional_optimizer(_Configured, lambda o: ConfigForm(o.task_config))
@@ -83,17 +83,26 @@ class ZKDVLoop:
         loss_fn = w.step.loss_fn
 
         @proof.attest
-        def attested(model: torch.nn.Module, optimizer: torch.optim.Optimizer, batch: dict[str, Any]) -> None:
-            proof.backward(loss_fn(proof.forward(model, batch[BATCH_INPUT]), batch[BATCH_TARGET]))
+        def attested(model: torch.nn.Module, optimizer: torch.optim.Optimizer, batch: dict[str, Any]) -> torch.Tensor:
+            loss = loss_fn(proof.forward(model, batch[BATCH_INPUT]), batch[BATCH_TARGET])
+            proof.backward(loss)
             optimizer.step()
+            optimizer.zero_grad()
+            return loss
+
+        self.attested = attested
 
     def step(self, s: int) -> float:
         w, loss_fn = self.w, self.w.step.loss_fn
         batch = w.dataset.batch(w.config.seed, s, w.config.batch_size)
         t0 = time.perf_counter()
         with self.proof.transaction(batch=batch):
-            self.proof.backward(loss_fn(self.model(batch[BATCH_INPUT]), batch[BATCH_TARGET]))
-            self.opt.step()
+            if self.eager_body:  # the step written out in the transaction's body: it runs eagerly, op by op
+                self.proof.backward(loss_fn(self.model(batch[BATCH_INPUT]), batch[BATCH_TARGET]))
+                self.opt.step()
+                self.opt.zero_grad()
+            else:  # the attested step called in the transaction: it runs the sealed program
+                self.attested(self.model, self.opt, batch)
         self.proof.join()  # a sampled check's replay is charged to its step (no overlap on a loaded machine)
         return time.perf_counter() - t0
 
@@ -156,6 +165,7 @@ def main() -> int:
             name = make().name
             interp, eager = InterpreterLoop(make()), EagerLoop(make())
             zk = {label: ZKDVLoop(make(), policy, Path(tmp) / f"{name}-{label}") for label, policy in policies.items()}
+            zk["off, eager body"] = ZKDVLoop(make(), policies["off"], Path(tmp) / f"{name}-eager-body", eager_body=True)
             loops: dict[str, Any] = {"interpreter": interp, "eager": eager, **zk}
             times: dict[str, list[float]] = {k: [] for k in loops}
             for s in range(WARMUP + args.steps):  # round robin: the machine's load hits every case alike

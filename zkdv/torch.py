@@ -22,6 +22,7 @@ are replayed on a background worker from the latest replay snapshot. docs/zkdv.m
 from __future__ import annotations
 
 import collections
+import functools
 import hashlib
 import itertools
 import queue
@@ -213,6 +214,7 @@ class _Capture:
     loss: Tensor | None = None
     grads: dict[str, Tensor] | None = None
     stepped: bool = False
+    grad_after: str = "untouched"  # what p.grad holds after the step: "grads", "none" (zero_grad), "zeros"
 
 
 @dataclass
@@ -289,6 +291,12 @@ class ZKDV:
         self._opt_state: dict[str, Tensor] = {}
         self._program: Program | None = None
         self._interpreter: Interpreter | None = None
+        # Calling the attested step inside a transaction runs the sealed program (section 2, "Program step"):
+        # what the step returns ("none" | "loss"), or None where the program cannot reproduce its effects.
+        self._program_returns: str | None = None
+        self._runner: Interpreter | None = None  # the training thread's interpreter, on the eager side's table
+        self._runner_kernels: Mapping[str, OpSpec] | None = None
+        self.program_steps = 0  # transactions whose step ran as the sealed program
         self._signature: tuple[Any, ...] | None = None
         self._root_record: dict[str, Any] | None = None
         self._root_key = b""
@@ -469,6 +477,7 @@ class ZKDV:
 
         def zero_grad(set_to_none: bool = True) -> None:
             if self._capture is not None:
+                self._capture.grad_after = "none" if set_to_none else "zeros"
                 return
             with _disable_current_modes():
                 native_zero(set_to_none=set_to_none)
@@ -477,11 +486,59 @@ class ZKDV:
         opt.zero_grad = zero_grad  # type: ignore[method-assign]
 
     def attest(self, fn: Callable[..., Any]) -> Callable[..., Any]:
-        """Mark `fn(model, optimizer, batch)` as the attested step (the program of every transaction)."""
+        """Mark `fn(model, optimizer, batch)` as the attested step (the program of every transaction).
+
+        Returns the step as a function of the same arguments: called inside a transaction, with the
+        prepared model and optimizer and the transaction's own batch, it runs the sealed program with
+        the RepOps interpreter instead of `fn`'s Python, where the capture showed that the program
+        reproduces everything `fn` leaves behind (docs/zkdv.md section 2); anywhere else it is `fn`."""
         if not callable(fn):
             raise ZKDVUsageError("@proof.attest decorates a function")
         self._attested = fn
-        return fn
+
+        @functools.wraps(fn)
+        def step(model: Any, optimizer: Any, batch: Any) -> Any:
+            txn = self._active
+            if txn is not None and self._capture is None and self._program_fits(txn, model, optimizer, batch):
+                return self._program_step(txn)
+            return fn(model, optimizer, batch)
+
+        return step
+
+    def _program_fits(self, txn: Transaction, model: Any, optimizer: Any, batch: Any) -> bool:
+        """Whether this call of the attested step may run as the sealed program (else `fn` runs eagerly)."""
+        if self._program_returns is None or self._program is None or self.world_size != 1:
+            return False
+        if txn.loss is not None or txn.stepped or txn.grads is not None:
+            return False  # the transaction's body already did part of the step eagerly
+        if model is not self._model or optimizer is not self._optimizer:
+            return False
+        leaves, spec = pytree.tree_flatten(batch)
+        return (spec == self._batch_spec and len(leaves) == len(txn.leaves)
+                and all(a is b for a, b in zip(leaves, txn.leaves, strict=True)))
+
+    def _program_step(self, txn: Transaction) -> Tensor | None:
+        """The attested step as the sealed program: the interpreter on the prepared state and the batch,
+        its outputs written back into the model's parameters and the optimizer state."""
+        program, root = self._program, self._root
+        assert program is not None and root is not None
+        if self._runner is None or self._runner_kernels is not self._kernels:
+            self._runner = Interpreter(program, self._kernels)  # the eager side's table, as the mode uses
+            self._runner_kernels = self._kernels
+        state = self._read_state()
+        batch = dict(zip(leaf_names(self._batch_spec, len(txn.leaves)), txn.leaves, strict=True))
+        with _disable_current_modes(), torch.no_grad():
+            new, loss = self._runner.run(state, {n: t.detach() for n, t in batch.items()})
+            own = dict(root.named_parameters())
+            txn.update = {PARAM + n: _SUB(new[PARAM + n], state[PARAM + n]) for n in self._param_names}
+            for n in self._param_names:  # the user's Parameter objects keep their identity
+                own[n].copy_(new[PARAM + n])
+                own[n].grad = None  # as the step's own optimizer.zero_grad() leaves it
+            # buffers: the program passes them through (section 11: buffers must not change in the step)
+            self._opt_state = {n: t for n, t in new.items() if not n.startswith((PARAM, BUFFER))}
+        txn.loss, txn.grads, txn.stepped = loss.detach(), {}, True
+        self.program_steps += 1
+        return txn.loss if self._program_returns == "loss" else None
 
     # -- inside the step ----------------------------------------------------------------------
 
@@ -537,7 +594,7 @@ class ZKDV:
         if txn is not None and self.world_size > 1:
             grads = self._all_reduce(grads)
         if cap is not None:
-            cap.loss, cap.grads = loss, grads
+            cap.loss, cap.grads, cap.grad_after = loss, grads, "grads"
             return
         assert txn is not None
         txn.loss, txn.grads = loss.detach(), grads
@@ -955,14 +1012,19 @@ class ZKDV:
             in_leaf_order: list[Tensor] = [received[0]] * len(received)
             for j, i in enumerate(order):
                 in_leaf_order[i] = received[j]
+            returns: list[str | None] = []
             for r in range(world):  # under DDP: the step of every rank's batch, then the mean gradient
                 cap = _Capture(params=params, fixed=fixed)
                 self._capture = cap
                 try:
                     mine = in_leaf_order[r * n_leaves : (r + 1) * n_leaves]
-                    attested(model, opt, pytree.tree_unflatten(list(mine), spec))
+                    ret = attested(model, opt, pytree.tree_unflatten(list(mine), spec))
                 finally:
                     self._capture = None
+                # the program reproduces the step's return value only if it is nothing or the loss, and its
+                # gradients only if the step leaves none behind (optimizer.zero_grad() after the step)
+                kind = "none" if ret is None else "loss" if ret is cap.loss and ret is not None else None
+                returns.append(kind if cap.grad_after == "none" else None)
                 if cap.loss is None or cap.grads is None:
                     raise ZKDVLoweringError("the attested step never calls proof.backward(loss)")
                 if not cap.stepped:
@@ -988,6 +1050,7 @@ class ZKDV:
                 raise ZKDVLoweringError(
                     f"the optimizer's functional form maps state {sorted(state)} to {sorted(new)}; the names must agree"
                 )
+            self._program_returns = returns[0] if world == 1 else None
             return [new[n] for n in state_names] + [losses[0]]  # the loss of rank 0's batch
 
         every = self._gather(leaves) if world > 1 else [t.detach() for t in leaves]

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 import torch.distributed as dist
 from torch import nn
@@ -83,6 +84,7 @@ ARTIFACT = "program.onnx"
 SNAPSHOTS = "snapshots"
 
 _SUB = KERNELS["aten.sub.Tensor"].fast
+_CONTIGUOUS = torch.contiguous_format
 
 
 def leaf_names(spec: Any, n: int, world_size: int = 1) -> list[str]:
@@ -113,10 +115,13 @@ def _layout(state: Mapping[str, Tensor]) -> tuple[Any, ...]:
     return tuple((n, t.dtype, tuple(t.shape)) for n, t in state.items())
 
 
-def _state_bytes(state: Mapping[str, Tensor]) -> bytes:
-    """Every entry's bytes, in order (a copy; comparing bytes is a memcmp, torch.equal is far slower)."""
-    parts = [t.detach().contiguous().reshape(-1).view(torch.uint8) for t in state.values()]
-    return torch.cat(parts).numpy().tobytes() if parts else b""
+def _raw(t: Tensor) -> np.ndarray:
+    return t.detach().contiguous().reshape(-1).view(torch.uint8).numpy()
+
+
+def _same_bytes(a: Tensor, b: Tensor) -> bool:
+    """Byte for byte equal (dtype and shape compared by the caller); np.array_equal, torch.equal is slower."""
+    return bool(np.array_equal(_raw(a), _raw(b)))
 
 
 def _diff(what: str, got: Mapping[str, bytes], want: Mapping[str, bytes]) -> str:
@@ -141,6 +146,32 @@ class StepCommit:
     post_root: bytes
 
 
+@dataclass(eq=False)
+class _StepWork:
+    """A closed transaction's commitments and record, computed on the commit worker from inputs nothing
+    else refers to: the post-state's bytes (a copy), the update (fresh tensors), the batch (a copy)."""
+
+    step: int
+    post: dict[str, Tensor]  # copies, or the program's fresh outputs: nothing else writes them
+    update: dict[str, Tensor]
+    loss: bytes
+    batch: list[Tensor] | None  # the rank-local batch leaves (copies), or None with `batch_record` given
+    batch_record: dict[str, Any] | None
+    pre: dict[str, bytes] | None  # None: the bytes are the previous step's post-state, so are its commitments
+    pre_root: bytes
+    prev: _StepWork | None
+    fields: dict[str, Any]  # the record's entries known at close
+    commit: StepCommit | None = None
+    record: dict[str, Any] | None = None
+    done: threading.Event = field(default_factory=threading.Event)
+
+    def resolved(self) -> StepCommit:
+        self.done.wait()
+        if self.commit is None:
+            raise ZKDVError(f"the commitments of step {self.step} failed")
+        return self.commit
+
+
 class _Slot:
     """One buffer of the snapshot pool: a full pre-state copy, reused once nothing refers to it."""
 
@@ -148,7 +179,13 @@ class _Slot:
         self.state: dict[str, Tensor] = {}
         self.step = -1
         self.root = b""
+        self.root_of: _StepWork | None = None  # the root is this step's committed post-state root
         self.refs = 0
+
+    def resolve(self) -> bytes:
+        if self.root_of is not None:
+            self.root, self.root_of = self.root_of.resolved().post_root, None
+        return self.root
 
 
 class SnapshotPool:
@@ -175,7 +212,7 @@ class SnapshotPool:
                     free.state[n].copy_(t)
             else:
                 free.state = {n: t.detach().clone(memory_format=torch.contiguous_format) for n, t in state.items()}
-        free.step, free.root = step, root
+        free.step, free.root, free.root_of = step, root, None
         return free
 
     def retain(self, slot: _Slot) -> None:
@@ -195,9 +232,10 @@ class _CheckJob:
     update: bool
     overlap: Overlap
     slot: _Slot
-    commits: list[StepCommit]
+    works: list[_StepWork]
     batches: list[dict[str, Tensor]]
-    before: dict[str, bytes] | None = None  # the committed post-state of the step before the snapshot's
+    before: dict[str, bytes] | _StepWork | None = None  # the committed post-state of the step before the snapshot's
+    commits: list[StepCommit] = field(default_factory=list)
     done: bool = False
     ok: bool = True
     detail: str = ""
@@ -227,7 +265,9 @@ class Transaction:
     step: int = -1
     leaves: list[Tensor] = field(default_factory=list)
     mode: RepOpsMode | None = None
-    pre: dict[str, bytes] = field(default_factory=dict)
+    pre: dict[str, bytes] | None = None  # None: unchanged since `pre_work`, whose post-state commitments it reuses
+    pre_work: _StepWork | None = None
+    fresh: dict[str, Tensor] = field(default_factory=dict)  # state entries the program step computed
     loss: Tensor | None = None
     grads: dict[str, Tensor] | None = None
     update: dict[str, Tensor] | None = None
@@ -306,29 +346,36 @@ class ZKDV:
         self._mode: RepOpsMode | None = None
         self._active: Transaction | None = None
         self._next_step = 0
+        # The committed post-state of the last closed step: written by the commit worker (or by resume).
         self._last_post: dict[str, bytes] | None = None
         self._last_post_root = b""
         self._last_pre_root = b""
-        # The last post-state's layout and bytes: an unchanged state at the next open reuses its commitments.
-        self._last_post_bytes: tuple[tuple[Any, ...], bytes] | None = None
+        # The last post-state (copies nobody else writes): an unchanged state at the next open reuses its commitments.
+        self._kept: dict[str, Tensor] | None = None
+        self._prev_work: _StepWork | None = None  # the last closed step's commitments (maybe still computing)
+        self._unsettled: collections.deque[_StepWork] = collections.deque()
         self._resume_state: dict[str, Tensor] | None = None
         self._kept_root: bytes | None = None  # the root record's CBOR from a resumed transcript
         # pipeline
         self._pool = SnapshotPool(max_in_flight + 2)
         self._base: _Slot | None = None
-        self._window: list[StepCommit] = []
+        self._window: list[_StepWork] = []
         self._window_batches: list[dict[str, Tensor]] = []
-        self._window_before: dict[str, bytes] | None = None
+        self._window_before: dict[str, bytes] | _StepWork | None = None
         self._pending: dict[int, _CheckJob] = {}
         self._cv = threading.Condition()
-        self._outbox: collections.deque[dict[str, Any] | _CheckJob] = collections.deque()
+        self._outbox: collections.deque[dict[str, Any] | _CheckJob | _StepWork] = collections.deque()
         self._write_lock = threading.Lock()
         self._writer: TranscriptWriter | None = None
-        self._jobs: queue.Queue[Callable[[], None] | None] = queue.Queue()
+        self._jobs: queue.Queue[Callable[[], None] | None] = queue.Queue()  # checks and snapshots
         self._worker: threading.Thread | None = None
+        self._commit_jobs: queue.Queue[Callable[[], None] | None] = queue.Queue()  # step commitments, in order
+        self._committer: threading.Thread | None = None
         self._failure: ZKDVPoisonedError | None = None
         self._counts = {"checks": 0, "failed": 0}
         self._events: list[tuple[str, int]] = []  # ("admit" | "check_start" | "check_done", step), in order
+        self._inline_commits = False  # commitments on the training thread (tests, measurements)
+        self._commit_delay = 0.0  # seconds the commit worker sleeps before hashing a step (tests)
         self._check_delay = 0.0  # seconds a check sleeps before replaying (tests of the overlap policies)
         self._hook: Any = None
         self.bytes_per_step: list[int] = []
@@ -357,8 +404,11 @@ class ZKDV:
                 raise ZKDVUsageError(f"{records} already holds a transcript; pass resume=True or use a new path")
             records.unlink()
         self._writer = TranscriptWriter(records, prev)
-        self._worker = threading.Thread(target=self._work, name="zkdv-checks", daemon=True)
+        self._worker = threading.Thread(target=self._work, args=(self._jobs,), name="zkdv-checks", daemon=True)
         self._worker.start()
+        self._committer = threading.Thread(target=self._work, args=(self._commit_jobs,), name="zkdv-commit",
+                                           daemon=True)
+        self._committer.start()
         self._started = True
 
     @property
@@ -368,13 +418,22 @@ class ZKDV:
 
     @property
     def last_pre_root(self) -> bytes:
-        """The committed pre-state root of the last closed transaction (b"" before the first)."""
+        """The committed pre-state root of the last closed transaction (b"" before the first); waits for
+        its commitments."""
+        self._settle()
         return self._last_pre_root
 
     @property
     def last_post_root(self) -> bytes:
-        """The committed post-state root of the last closed transaction (b"" before the first)."""
+        """The committed post-state root of the last closed transaction (b"" before the first); waits for
+        its commitments."""
+        self._settle()
         return self._last_post_root
+
+    def _settle(self) -> None:
+        """Wait for the commitments of every closed transaction (not for the checks)."""
+        if self._prev_work is not None:
+            self._prev_work.done.wait()
 
     @property
     def program(self) -> Program | None:
@@ -384,6 +443,7 @@ class ZKDV:
     def join(self) -> None:
         """Wait until every queued commitment and check has retired (does not close)."""
         self._require_started()
+        self._commit_jobs.join()
         self._jobs.join()
         self._drain()
         self._raise_if_poisoned()
@@ -397,12 +457,15 @@ class ZKDV:
         self._require_started()
         if self._active is not None:
             raise ZKDVUsageError("close() inside an open transaction")
+        self._commit_jobs.join()
         self._jobs.join()
         self._drain()
         self._closed = True
+        self._commit_jobs.put(None)
         self._jobs.put(None)
-        if self._worker is not None:
-            self._worker.join()
+        for thread in (self._committer, self._worker):
+            if thread is not None:
+                thread.join()
         assert self._writer is not None
         with self._write_lock:
             if self._root_record is not None:
@@ -532,7 +595,10 @@ class ZKDV:
             own = dict(root.named_parameters())
             txn.update = {PARAM + n: _SUB(new[PARAM + n], state[PARAM + n]) for n in self._param_names}
             for n in self._param_names:  # the user's Parameter objects keep their identity
-                own[n].copy_(new[PARAM + n])
+                t = new[PARAM + n]
+                if t.untyped_storage().data_ptr() != own[n].untyped_storage().data_ptr():
+                    txn.fresh[PARAM + n] = t  # no one else holds it: the commit worker may hash it as it is
+                own[n].copy_(t)
                 own[n].grad = None  # as the step's own optimizer.zero_grad() leaves it
             # buffers: the program passes them through (section 11: buffers must not change in the step)
             self._opt_state = {n: t for n, t in new.items() if not n.startswith((PARAM, BUFFER))}
@@ -681,19 +747,19 @@ class ZKDV:
             )
         txn.step, txn.leaves = t, leaves
         self._batch_spec = spec
-        kept = self._last_post_bytes
+        kept = self._kept
         if (
             kept is not None
-            and self._last_post is not None
-            and kept[0] == _layout(state)
-            and kept[1] == _state_bytes(state)
-        ):  # byte for byte the committed post-state of the previous step: the same commitments
-            txn.pre, txn.pre_root = dict(self._last_post), self._last_post_root
+            and self._prev_work is not None
+            and _layout(kept) == _layout(state)
+            and all(_same_bytes(kept[n], t) for n, t in state.items())
+        ):  # byte for byte the post-state of the previous step: its commitments (computed on the commit worker)
+            txn.pre, txn.pre_work = None, self._prev_work
         else:
             txn.pre = commitments(state)
             txn.pre_root = state_root_from_commitments(txn.pre)
         if t % self.replay_snapshot_interval == 0 or self._base is None:
-            self._snapshot(t, state, txn.pre_root)
+            self._snapshot(t, state, txn.pre_root, txn.pre_work)
         with _disable_current_modes():
             every = self._gather(leaves) if self.world_size > 1 else list(leaves)
             names = leaf_names(spec, len(leaves), self.world_size)
@@ -736,40 +802,43 @@ class ZKDV:
         assert txn.loss is not None and txn.update is not None and self._optimizer is not None
         t = txn.step
         post = self._read_state()
-        post_c = commitments(post)
-        update_c = commitments(txn.update)
-        loss_bits = txn.loss.to(torch.float32).reshape(1).numpy().tobytes()
-        commit = StepCommit(t, txn.pre, post_c, update_c, loss_bits, txn.pre_root,
-                            state_root_from_commitments(post_c))
+        fresh = txn.fresh  # the program step's outputs, owned by zkdv: kept as they are if still the state
+        kept = {n: fresh[n] if n in fresh and _same_bytes(fresh[n], v) else v.clone(memory_format=_CONTIGUOUS)
+                for n, v in post.items()}
         do_state, do_update = self.config.sampling_policy.draws(self._root_key, t)
-        record: dict[str, Any] = {
-            "type": "step",
-            "step": t,
-            "batch": self._batch_record(txn.leaves),
-            **({"global_batch": txn.global_batch} if self.world_size > 1 else {}),
-            "pre": commit.pre_root,
-            "post": commit.post_root,
-            "post_entries": [post_c[n] for n in canonical_names(list(post_c))],
-            "update": state_root_from_commitments(update_c),
-            "update_entries": [update_c[n] for n in canonical_names(list(update_c))],
-            "loss": loss_bits,
-            "probes": self._probe_record(post),
-            "overlap": txn.overlap.value,
-            "check": {"state": do_state, "update": do_update},
-            "snapshot": t % self.replay_snapshot_interval == 0,
-        }
-        if self._last_post is None or self._last_post_root != commit.pre_root:
-            record["pre_entries"] = [txn.pre[n] for n in canonical_names(list(txn.pre))]
-        self._window.append(commit)
-        self._last_post = post_c
-        self._last_post_root = commit.post_root
-        self._last_post_bytes = (_layout(post), _state_bytes(post))
-        self._last_pre_root = commit.pre_root
+        if self.world_size > 1:  # the rank-local leaves, as the user passed them (the window holds every rank's)
+            batch, batch_record = None, self._batch_record(txn.leaves)
+        else:
+            batch, batch_record = list(self._window_batches[-1].values()), None
+        work = _StepWork(
+            t, kept, txn.update, txn.loss.to(torch.float32).reshape(1).numpy().tobytes(), batch,
+            batch_record, txn.pre, txn.pre_root, txn.pre_work,
+            {
+                "type": "step",
+                "step": t,
+                **({"global_batch": txn.global_batch} if self.world_size > 1 else {}),
+                "overlap": txn.overlap.value,
+                "check": {"state": do_state, "update": do_update},
+                "snapshot": t % self.replay_snapshot_interval == 0,
+            },
+        )
+        self._window.append(work)
+        self._kept = kept
+        self._prev_work = work
         self._next_step = t + 1
         _optim.mirror_state(self._optimizer, dict(self._root.named_parameters()) if self._root else {},
                             self._opt_state, t + 1)
+        while self._unsettled and self._unsettled[0].done.is_set():
+            self._unsettled.popleft()
+        if len(self._unsettled) >= self.max_in_flight:  # bound the copies waiting for the commit worker
+            self._unsettled.popleft().done.wait()
+        self._unsettled.append(work)
         with self._write_lock:
-            self._outbox.append(record)
+            self._outbox.append(work)
+        if self._inline_commits:
+            self._commit(work)
+        else:
+            self._commit_jobs.put(lambda: self._commit(work))
         if do_state or do_update:
             assert self._base is not None
             job = _CheckJob(t, do_state, do_update, txn.overlap, self._base, list(self._window),
@@ -780,6 +849,44 @@ class ZKDV:
             with self._write_lock:
                 self._outbox.append(job)
             self._jobs.put(lambda: self._run_check(job))
+        self._drain()
+
+    def _commit(self, work: _StepWork) -> None:
+        """On the commit worker, in step order: the step's commitments and its record."""
+        try:
+            t = work.step
+            if self._commit_delay:
+                time.sleep(self._commit_delay)
+            if work.pre is None:
+                assert work.prev is not None
+                before = work.prev.resolved()
+                pre, pre_root = before.post, before.post_root
+            else:
+                pre, pre_root = work.pre, work.pre_root
+            post = work.post
+            post_c = commitments(post)
+            update_c = commitments(work.update)
+            commit = StepCommit(t, pre, post_c, update_c, work.loss, pre_root, state_root_from_commitments(post_c))
+            record: dict[str, Any] = {
+                **work.fields,
+                "batch": work.batch_record if work.batch is None else self._batch_record(work.batch),
+                "pre": commit.pre_root,
+                "post": commit.post_root,
+                "post_entries": [post_c[n] for n in canonical_names(list(post_c))],
+                "update": state_root_from_commitments(update_c),
+                "update_entries": [update_c[n] for n in canonical_names(list(update_c))],
+                "loss": work.loss,
+                "probes": self._probe_record(post),
+            }
+            if self._last_post is None or self._last_post_root != commit.pre_root:
+                record["pre_entries"] = [pre[n] for n in canonical_names(list(pre))]
+            self._last_post, self._last_post_root, self._last_pre_root = post_c, commit.post_root, commit.pre_root
+            work.commit, work.record = commit, record
+        except Exception as e:
+            self._poison(work.step, f"the commitments of step {work.step} failed: {type(e).__name__}: {e}")
+        finally:  # hashed: drop the copies (the next open compares with the training thread's reference)
+            work.post, work.update, work.batch = {}, {}, None
+            work.done.set()
         self._drain()
 
     # -- pipeline -----------------------------------------------------------------------------
@@ -799,20 +906,22 @@ class ZKDV:
             self._events.append(("admit", t))
         self._raise_if_poisoned()
 
-    def _snapshot(self, t: int, state: Mapping[str, Tensor], root: bytes) -> None:
+    def _snapshot(self, t: int, state: Mapping[str, Tensor], root: bytes, root_of: _StepWork | None) -> None:
         slot = self._pool.acquire(t, state, root)
+        slot.root_of = root_of  # the pre-state is the previous step's post-state: its root, once committed
         if self._base is not None:
             self._pool.release(self._base)
         self._base = slot
         self._window = []
         self._window_batches = []
-        self._window_before = self._last_post  # the post-state of step t - 1 (None at step 0)
+        # the post-state of step t - 1: this process's last closed step, else the resumed one (None at step 0)
+        self._window_before = self._prev_work if self._prev_work is not None else self._last_post
         self._pool.retain(slot)
         store = SnapshotStore(self.path / SNAPSHOTS)
 
         def persist() -> None:
             try:
-                store.put(slot.state, slot.root)
+                store.put(slot.state, slot.resolve())
             except Exception as e:  # a run whose snapshots cannot be kept cannot be resumed or audited
                 self._poison(slot.step, f"persisting the replay snapshot of step {slot.step} failed: {e}")
             finally:
@@ -820,17 +929,17 @@ class ZKDV:
 
         self._jobs.put(persist)
 
-    def _work(self) -> None:
+    def _work(self, jobs: queue.Queue[Callable[[], None] | None]) -> None:
         while True:
-            job = self._jobs.get()
+            job = jobs.get()
             try:
                 if job is None:
                     return
                 job()
             except Exception as e:  # never let the worker die: join() and close() wait on its queue
-                self._poison(self._next_step, f"the check worker failed: {type(e).__name__}: {e}")
+                self._poison(self._next_step, f"the zkdv worker failed: {type(e).__name__}: {e}")
             finally:
-                self._jobs.task_done()
+                jobs.task_done()
 
     def _run_check(self, job: _CheckJob) -> None:
         with self._cv:
@@ -838,6 +947,9 @@ class ZKDV:
         try:
             if self._check_delay:
                 time.sleep(self._check_delay)
+            job.commits = [w.resolved() for w in job.works]  # computed by the commit worker, in order
+            if isinstance(job.before, _StepWork):
+                job.before = job.before.resolved().post
             job.detail = self._replay(job)
         except Exception as e:  # an interpreter failure is a failed check, never a silent pass
             job.detail = f"replay raised {type(e).__name__}: {e}"
@@ -868,7 +980,7 @@ class ZKDV:
         assert interp is not None
         commits, batches, slot = job.commits, job.batches, job.slot
         first = commits[0]
-        if slot.step != first.step or slot.root != first.pre_root:
+        if slot.step != first.step or slot.resolve() != first.pre_root:
             return f"the replay snapshot of step {slot.step} does not hold the pre-state committed at step {first.step}"
         if job.before is not None and job.before != first.pre:  # a change right before the snapshot was taken
             return f"step {first.step}: " + _diff(
@@ -918,10 +1030,15 @@ class ZKDV:
                     self._counts["checks"] += 1
                     self._counts["failed"] += 0 if head.ok else 1
                     self._writer.append(head.record)
+                elif isinstance(head, _StepWork):
+                    if not head.done.is_set():
+                        break
+                    if head.record is not None:  # else the commitments failed and the proof is poisoned
+                        before = self._writer.bytes_written
+                        self._writer.append(head.record)
+                        self.bytes_per_step.append(self._writer.bytes_written - before)
                 else:
-                    before = self._writer.bytes_written
                     self._writer.append(head)
-                    self.bytes_per_step.append(self._writer.bytes_written - before)
                 self._outbox.popleft()
 
     def _poison(self, step: int, detail: str) -> None:

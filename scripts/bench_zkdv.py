@@ -9,7 +9,8 @@ time over BLOCK; `thread_s` is the median time a transaction itself takes on the
 
 - zkdv with sampling off, at p = 0.01 (state and update checks) and at DEBUGCheckEvery(1), the
   loop calling the attested step in each transaction (it runs the sealed program), and with
-  sampling off the same step written out in the transaction's body (it runs eagerly, op by op);
+  sampling off the same step written out in the transaction's body (it runs eagerly, op by op),
+  and with sampling off the commit worker's other setting (the default depends on spare CPUs);
 - the RepOps interpreter's own step (`Interpreter.run` of the workload's program), the goal
   being zkdv with sampling off <= 1.2x of it;
 - the same loop with torch's own eager kernels, no transcript (torch.optim, clip_grad_norm_):
@@ -90,11 +91,12 @@ def make_batches(w: Workload, steps: range) -> None:
 class ZKDVLoop:
     """One zkdv-wrapped loop over the workload; `step(s)` times one step including its checks."""
 
-    def __init__(self, w: Workload, policy: zkdv.SamplingPolicy, folder: Path, *, eager_body: bool = False) -> None:
+    def __init__(self, w: Workload, policy: zkdv.SamplingPolicy, folder: Path, *, eager_body: bool = False,
+                 commit_worker: bool | None = None) -> None:
         load_initial(w)
         self.w, self.folder, self.eager_body = w, folder, eager_body
         proof = zkdv.torch.ZKDV(folder, zkdv.ZKDVConfig(name=w.name, sampling_policy=policy),
-                                replay_snapshot_interval=12)
+                                replay_snapshot_interval=12, commit_worker=commit_worker)
         proof.register_functional_optimizer(_Configured, lambda o: ConfigForm(o.task_config))
         proof.start(rolling_window=8, probe_ratio=0.01)
         self.model, self.opt = proof.prepare(w.step.model, _Configured(w.step.model.parameters(), w.step.optimizer))
@@ -193,6 +195,9 @@ def main() -> int:
             interp, eager = InterpreterLoop(make()), EagerLoop(make())
             zk = {label: ZKDVLoop(make(), policy, Path(tmp) / f"{name}-{label}") for label, policy in policies.items()}
             zk["off, eager body"] = ZKDVLoop(make(), policies["off"], Path(tmp) / f"{name}-eager-body", eager_body=True)
+            other = not zk["off"].proof.commit_worker  # the commit worker's other setting, for comparison
+            zk[f"off, commit worker {'on' if other else 'off'}"] = ZKDVLoop(
+                make(), policies["off"], Path(tmp) / f"{name}-other-commit", commit_worker=other)
             loops: dict[str, Any] = {"interpreter": interp, "eager": eager, **zk}
             times: dict[str, list[float]] = {k: [] for k in loops}
             thread: dict[str, list[float]] = {k: [] for k in loops}
@@ -228,6 +233,7 @@ def main() -> int:
         "python": platform.python_version(),
         "torch": torch.__version__,
         "threads": torch.get_num_threads(),
+        "commit_worker_default": zkdv.torch.commit_worker_default(),
         "steps": args.steps,
         "statistic": f"median over blocks of {BLOCK} steps of seconds per step, blocks in round robin, a zkdv "
                      "block ended by join() (mean_s: the mean; thread_s: median time of a transaction alone)",

@@ -25,6 +25,7 @@ import collections
 import functools
 import hashlib
 import itertools
+import os
 import queue
 import threading
 import time
@@ -290,7 +291,10 @@ class ZKDV:
     `max_in_flight` bounds the transactions with an unresolved check (the one being admitted
     included); `replay_snapshot_interval` N takes a full pre-state copy every N steps, so a
     check replays at most N - 1 preceding transitions. Under `torch.distributed` each rank
-    writes its own transcript under `path/rank<r>`.
+    writes its own transcript under `path/rank<r>`. `commit_worker` computes each step's
+    commitments and record on a background thread (True), on the training thread at close
+    (False), or, by default (None), on the thread when the process has more CPUs than torch's
+    intra-op threads (`commit_worker_default()`); the transcript's bytes are the same either way.
     """
 
     def __init__(
@@ -300,6 +304,7 @@ class ZKDV:
         *,
         max_in_flight: int = 2,
         replay_snapshot_interval: int = 12,
+        commit_worker: bool | None = None,
     ) -> None:
         if config is None:
             config = ZKDVConfig()
@@ -308,6 +313,9 @@ class ZKDV:
         for name, v in (("max_in_flight", max_in_flight), ("replay_snapshot_interval", replay_snapshot_interval)):
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ZKDVUsageError(f"{name} must be a positive integer, got {v!r}")
+        if commit_worker is not None and not isinstance(commit_worker, bool):
+            raise ZKDVUsageError(f"commit_worker must be True, False or None, got {commit_worker!r}")
+        self.commit_worker = commit_worker_default() if commit_worker is None else commit_worker
         self.config = config
         self.max_in_flight = max_in_flight
         self.replay_snapshot_interval = replay_snapshot_interval
@@ -374,7 +382,6 @@ class ZKDV:
         self._failure: ZKDVPoisonedError | None = None
         self._counts = {"checks": 0, "failed": 0}
         self._events: list[tuple[str, int]] = []  # ("admit" | "check_start" | "check_done", step), in order
-        self._inline_commits = False  # commitments on the training thread (tests, measurements)
         self._commit_delay = 0.0  # seconds the commit worker sleeps before hashing a step (tests)
         self._check_delay = 0.0  # seconds a check sleeps before replaying (tests of the overlap policies)
         self._hook: Any = None
@@ -835,10 +842,10 @@ class ZKDV:
         self._unsettled.append(work)
         with self._write_lock:
             self._outbox.append(work)
-        if self._inline_commits:
-            self._commit(work)
-        else:
+        if self.commit_worker:
             self._commit_jobs.put(lambda: self._commit(work))
+        else:
+            self._commit(work)
         if do_state or do_update:
             assert self._base is not None
             job = _CheckJob(t, do_state, do_update, txn.overlap, self._base, list(self._window),
@@ -1346,6 +1353,16 @@ class ZKDV:
         yield from self._opt_state
 
 
+def commit_worker_default() -> bool:
+    """Whether a spare CPU is there for the commit worker: more CPUs available to the process than torch's
+    intra-op threads (else the worker slows the step's parallel kernels down more than it saves)."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    return cpus > torch.get_num_threads()
+
+
 def _distributed() -> bool:
     return dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1
 
@@ -1363,4 +1380,4 @@ def _signature_change(old: tuple[Any, ...] | None, new: tuple[Any, ...]) -> str:
     return "; ".join(parts)
 
 
-__all__ = ["PROVER", "ZKDV", "SamplingPolicy", "StepCommit", "Transaction", "ZKDVConfig"]
+__all__ = ["PROVER", "ZKDV", "SamplingPolicy", "StepCommit", "Transaction", "ZKDVConfig", "commit_worker_default"]

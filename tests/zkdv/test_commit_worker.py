@@ -45,7 +45,7 @@ def test_a_mutation_right_after_close_does_not_reach_the_commitments(tmp_path: P
             proof, model, opt, step = _program_proof(folder, policy=zkdv.SamplingPolicy.DEBUGCheckEvery(1))
         else:
             proof, model, opt = make_proof(folder, policy=zkdv.SamplingPolicy.DEBUGCheckEvery(1))
-        proof._commit_delay = 0.2  # the worker hashes step t long after the loop has moved on
+        proof.commit_worker, proof._commit_delay = True, 0.2  # the worker hashes step t long after the loop moved on
         b = batch(0)
         with proof.transaction(batch=b):
             if program:
@@ -85,7 +85,7 @@ def test_commitments_on_the_worker_give_the_training_threads_bytes(tmp_path: Pat
         folder = tmp_path / str(inline)
         proof, model, opt, step = _program_proof(folder, policy=zkdv.SamplingPolicy.DEBUGCheckEvery(3),
                                                  interval=4)
-        proof._inline_commits = inline
+        proof.commit_worker = not inline
         for t in range(9):
             b = batch(t)
             if t % 2:

@@ -25,6 +25,7 @@ import collections
 import functools
 import hashlib
 import itertools
+import math
 import os
 import queue
 import threading
@@ -85,7 +86,6 @@ ARTIFACT = "program.onnx"
 SNAPSHOTS = "snapshots"
 
 _SUB = KERNELS["aten.sub.Tensor"].fast
-_CONTIGUOUS = torch.contiguous_format
 
 
 def leaf_names(spec: Any, n: int, world_size: int = 1) -> list[str]:
@@ -116,13 +116,29 @@ def _layout(state: Mapping[str, Tensor]) -> tuple[Any, ...]:
     return tuple((n, t.dtype, tuple(t.shape)) for n, t in state.items())
 
 
-def _raw(t: Tensor) -> np.ndarray:
-    return t.detach().contiguous().reshape(-1).view(torch.uint8).numpy()
+def _state_bytes(state: Mapping[str, Tensor]) -> Tensor:
+    """Every entry's bytes, in order, as one fresh uint8 tensor (a copy nothing else refers to)."""
+    parts = [t.detach().contiguous().reshape(-1).view(torch.uint8) for t in state.values()]
+    return torch.cat(parts) if parts else torch.zeros(0, dtype=torch.uint8)
 
 
 def _same_bytes(a: Tensor, b: Tensor) -> bool:
-    """Byte for byte equal (dtype and shape compared by the caller); np.array_equal, torch.equal is slower."""
-    return bool(np.array_equal(_raw(a), _raw(b)))
+    """A memcmp of two `_state_bytes` copies (np.array_equal: torch.equal is slower)."""
+    return a.shape == b.shape and bool(np.array_equal(a.numpy(), b.numpy()))
+
+
+def _entries(layout: tuple[Any, ...], flat: Tensor) -> dict[str, Tensor]:
+    """The entries of a `_state_bytes` copy of a state with this layout, as views of it (read only)."""
+    out: dict[str, Tensor] = {}
+    off = 0
+    for n, dtype, shape in layout:
+        size = dtype.itemsize * math.prod(shape)
+        part = flat[off : off + size]
+        if off % dtype.itemsize:  # mixed element sizes: an unaligned slice cannot be viewed as the dtype
+            part = part.clone()
+        out[n] = part.view(dtype).reshape(shape)
+        off += size
+    return out
 
 
 def _diff(what: str, got: Mapping[str, bytes], want: Mapping[str, bytes]) -> str:
@@ -153,7 +169,7 @@ class _StepWork:
     else refers to: the post-state's bytes (a copy), the update (fresh tensors), the batch (a copy)."""
 
     step: int
-    post: dict[str, Tensor]  # copies, or the program's fresh outputs: nothing else writes them
+    post: dict[str, Tensor]  # views of the post-state's copy taken at close: nothing else writes them
     update: dict[str, Tensor]
     loss: bytes
     batch: list[Tensor] | None  # the rank-local batch leaves (copies), or None with `batch_record` given
@@ -268,7 +284,6 @@ class Transaction:
     mode: RepOpsMode | None = None
     pre: dict[str, bytes] | None = None  # None: unchanged since `pre_work`, whose post-state commitments it reuses
     pre_work: _StepWork | None = None
-    fresh: dict[str, Tensor] = field(default_factory=dict)  # state entries the program step computed
     loss: Tensor | None = None
     grads: dict[str, Tensor] | None = None
     update: dict[str, Tensor] | None = None
@@ -358,8 +373,8 @@ class ZKDV:
         self._last_post: dict[str, bytes] | None = None
         self._last_post_root = b""
         self._last_pre_root = b""
-        # The last post-state (copies nobody else writes): an unchanged state at the next open reuses its commitments.
-        self._kept: dict[str, Tensor] | None = None
+        # The last post-state's layout and bytes (a copy): an unchanged state at the next open reuses its commitments.
+        self._kept: tuple[tuple[Any, ...], Tensor] | None = None
         self._prev_work: _StepWork | None = None  # the last closed step's commitments (maybe still computing)
         self._unsettled: collections.deque[_StepWork] = collections.deque()
         self._resume_state: dict[str, Tensor] | None = None
@@ -595,17 +610,15 @@ class ZKDV:
         if self._runner is None or self._runner_kernels is not self._kernels:
             self._runner = Interpreter(program, self._kernels)  # the eager side's table, as the mode uses
             self._runner_kernels = self._kernels
-        state = self._read_state()
-        batch = dict(zip(leaf_names(self._batch_spec, len(txn.leaves)), txn.leaves, strict=True))
-        with _disable_current_modes(), torch.no_grad():
-            new, loss = self._runner.run(state, {n: t.detach() for n, t in batch.items()})
+        with _disable_current_modes(), torch.no_grad():  # the mode would see every detach of reading the state
+            state = self._read_state()
+            batch = {n: t.detach() for n, t in zip(leaf_names(self._batch_spec, len(txn.leaves)), txn.leaves,
+                                                    strict=True)}
+            new, loss = self._runner.run(state, batch)
             own = dict(root.named_parameters())
             txn.update = {PARAM + n: _SUB(new[PARAM + n], state[PARAM + n]) for n in self._param_names}
             for n in self._param_names:  # the user's Parameter objects keep their identity
-                t = new[PARAM + n]
-                if t.untyped_storage().data_ptr() != own[n].untyped_storage().data_ptr():
-                    txn.fresh[PARAM + n] = t  # no one else holds it: the commit worker may hash it as it is
-                own[n].copy_(t)
+                own[n].copy_(new[PARAM + n])
                 own[n].grad = None  # as the step's own optimizer.zero_grad() leaves it
             # buffers: the program passes them through (section 11: buffers must not change in the step)
             self._opt_state = {n: t for n, t in new.items() if not n.startswith((PARAM, BUFFER))}
@@ -758,8 +771,8 @@ class ZKDV:
         if (
             kept is not None
             and self._prev_work is not None
-            and _layout(kept) == _layout(state)
-            and all(_same_bytes(kept[n], t) for n, t in state.items())
+            and kept[0] == _layout(state)
+            and _same_bytes(kept[1], _state_bytes(state))
         ):  # byte for byte the post-state of the previous step: its commitments (computed on the commit worker)
             txn.pre, txn.pre_work = None, self._prev_work
         else:
@@ -809,16 +822,14 @@ class ZKDV:
         assert txn.loss is not None and txn.update is not None and self._optimizer is not None
         t = txn.step
         post = self._read_state()
-        fresh = txn.fresh  # the program step's outputs, owned by zkdv: kept as they are if still the state
-        kept = {n: fresh[n] if n in fresh and _same_bytes(fresh[n], v) else v.clone(memory_format=_CONTIGUOUS)
-                for n, v in post.items()}
+        layout, flat = _layout(post), _state_bytes(post)  # the copy the commitments are computed from
         do_state, do_update = self.config.sampling_policy.draws(self._root_key, t)
         if self.world_size > 1:  # the rank-local leaves, as the user passed them (the window holds every rank's)
             batch, batch_record = None, self._batch_record(txn.leaves)
         else:
             batch, batch_record = list(self._window_batches[-1].values()), None
         work = _StepWork(
-            t, kept, txn.update, txn.loss.to(torch.float32).reshape(1).numpy().tobytes(), batch,
+            t, _entries(layout, flat), txn.update, txn.loss.to(torch.float32).reshape(1).numpy().tobytes(), batch,
             batch_record, txn.pre, txn.pre_root, txn.pre_work,
             {
                 "type": "step",
@@ -830,7 +841,7 @@ class ZKDV:
             },
         )
         self._window.append(work)
-        self._kept = kept
+        self._kept = (layout, flat)
         self._prev_work = work
         self._next_step = t + 1
         _optim.mirror_state(self._optimizer, dict(self._root.named_parameters()) if self._root else {},

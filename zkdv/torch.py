@@ -165,8 +165,9 @@ class StepCommit:
 
 @dataclass(eq=False)
 class _StepWork:
-    """A closed transaction's commitments and record, computed on the commit worker from inputs nothing
-    else refers to: the post-state's bytes (a copy), the update (fresh tensors), the batch (a copy)."""
+    """A closed transaction's commitments and record, computed (on the commit worker, or at close) from
+    inputs nothing else refers to: the post-state's bytes (a copy), the update (fresh tensors), the batch
+    (a copy)."""
 
     step: int
     post: dict[str, Tensor]  # views of the post-state's copy taken at close: nothing else writes them
@@ -870,7 +871,7 @@ class ZKDV:
         self._drain()
 
     def _commit(self, work: _StepWork) -> None:
-        """On the commit worker, in step order: the step's commitments and its record."""
+        """The step's commitments and its record, in step order (on the commit worker, or at close)."""
         try:
             t = work.step
             if self._commit_delay:

@@ -9,6 +9,7 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
+import pytest
 import torch
 from torch import nn
 from torch.nn import functional as F
@@ -100,3 +101,12 @@ def test_commitments_on_the_worker_give_the_training_threads_bytes(tmp_path: Pat
         digests.append(hashlib.sha256((folder / "records.cborl").read_bytes()).digest())
         assert proof.program_steps == 4
     assert digests[0] == digests[1]
+
+
+def test_commit_worker_takes_true_false_or_none(tmp_path: Path) -> None:
+    assert zkdv.torch.ZKDV(tmp_path / "a", commit_worker=True).commit_worker is True
+    assert zkdv.torch.ZKDV(tmp_path / "b", commit_worker=False).commit_worker is False
+    default = zkdv.torch.ZKDV(tmp_path / "c").commit_worker
+    assert default is zkdv.torch.commit_worker_default()
+    with pytest.raises(zkdv.ZKDVUsageError, match="commit_worker must be True, False or None"):
+        zkdv.torch.ZKDV(tmp_path / "d", commit_worker=1)  # type: ignore[arg-type]

@@ -1,11 +1,16 @@
 """Per-step cost of a zkdv-wrapped training loop, against its natural baselines, in one run.
 
-For the MLP and the character-transformer workloads (trainer.workloads) it times, step by
-step after warm-up (the first transaction, which captures the program, is not counted), the
-cases in round robin (one step of each in turn), so the shared machine's load hits all alike:
+For the MLP and the character-transformer workloads (trainer.workloads) it times, after warm-up
+(the first transaction, which captures the program, is not counted), blocks of BLOCK consecutive
+steps of each case in round robin (one block of each in turn), so the shared machine's load hits
+all alike; a block of a zkdv case ends with `join()`, so the commitments and the sampled checks
+its steps left to the background workers are charged to it (the per-step figure is the block's
+time over BLOCK; `thread_s` is the median time a transaction itself takes on the training thread):
 
-- zkdv with sampling off, at p = 0.01 (state and update checks) and at DEBUGCheckEvery(1),
-  each step timed with `join()`, so a sampled check's replay is charged to its step;
+- zkdv with sampling off, at p = 0.01 (state and update checks) and at DEBUGCheckEvery(1), the
+  loop calling the attested step in each transaction (it runs the sealed program), and with
+  sampling off the same step written out in the transaction's body (it runs eagerly, op by op),
+  and with sampling off the commit worker's other setting (the default depends on spare CPUs);
 - the RepOps interpreter's own step (`Interpreter.run` of the workload's program), the goal
   being zkdv with sampling off <= 1.2x of it;
 - the same loop with torch's own eager kernels, no transcript (torch.optim, clip_grad_norm_):
@@ -41,6 +46,7 @@ from trainer.workloads import Workload, char_transformer, mlp_digits
 from zkdv._optim import ConfigForm
 
 WARMUP = 2
+BLOCK = 4
 
 
 class _Configured(torch.optim.SGD):
@@ -68,14 +74,29 @@ def load_initial(w: Workload) -> dict[str, torch.Tensor]:
     return state
 
 
+_BATCHES: dict[tuple[int, int], dict[str, torch.Tensor]] = {}
+
+
+def batch_of(w: Workload, s: int) -> dict[str, torch.Tensor]:
+    """The batch of step `s` (made before the timed blocks, so its making is charged to no case)."""
+    made = _BATCHES.pop((id(w), s), None)
+    return made if made is not None else w.dataset.batch(w.config.seed, s, w.config.batch_size)
+
+
+def make_batches(w: Workload, steps: range) -> None:
+    for s in steps:
+        _BATCHES[(id(w), s)] = w.dataset.batch(w.config.seed, s, w.config.batch_size)
+
+
 class ZKDVLoop:
     """One zkdv-wrapped loop over the workload; `step(s)` times one step including its checks."""
 
-    def __init__(self, w: Workload, policy: zkdv.SamplingPolicy, folder: Path) -> None:
+    def __init__(self, w: Workload, policy: zkdv.SamplingPolicy, folder: Path, *, eager_body: bool = False,
+                 commit_worker: bool | None = None) -> None:
         load_initial(w)
-        self.w, self.folder = w, folder
+        self.w, self.folder, self.eager_body = w, folder, eager_body
         proof = zkdv.torch.ZKDV(folder, zkdv.ZKDVConfig(name=w.name, sampling_policy=policy),
-                                replay_snapshot_interval=12)
+                                replay_snapshot_interval=12, commit_worker=commit_worker)
         proof.register_functional_optimizer(_Configured, lambda o: ConfigForm(o.task_config))
         proof.start(rolling_window=8, probe_ratio=0.01)
         self.model, self.opt = proof.prepare(w.step.model, _Configured(w.step.model.parameters(), w.step.optimizer))
@@ -83,19 +104,30 @@ class ZKDVLoop:
         loss_fn = w.step.loss_fn
 
         @proof.attest
-        def attested(model: torch.nn.Module, optimizer: torch.optim.Optimizer, batch: dict[str, Any]) -> None:
-            proof.backward(loss_fn(proof.forward(model, batch[BATCH_INPUT]), batch[BATCH_TARGET]))
+        def attested(model: torch.nn.Module, optimizer: torch.optim.Optimizer, batch: dict[str, Any]) -> torch.Tensor:
+            loss = loss_fn(proof.forward(model, batch[BATCH_INPUT]), batch[BATCH_TARGET])
+            proof.backward(loss)
             optimizer.step()
+            optimizer.zero_grad()
+            return loss
+
+        self.attested = attested
 
     def step(self, s: int) -> float:
         w, loss_fn = self.w, self.w.step.loss_fn
-        batch = w.dataset.batch(w.config.seed, s, w.config.batch_size)
+        batch = batch_of(w, s)
         t0 = time.perf_counter()
         with self.proof.transaction(batch=batch):
-            self.proof.backward(loss_fn(self.model(batch[BATCH_INPUT]), batch[BATCH_TARGET]))
-            self.opt.step()
-        self.proof.join()  # a sampled check's replay is charged to its step (no overlap on a loaded machine)
+            if self.eager_body:  # the step written out in the transaction's body: it runs eagerly, op by op
+                self.proof.backward(loss_fn(self.model(batch[BATCH_INPUT]), batch[BATCH_TARGET]))
+                self.opt.step()
+                self.opt.zero_grad()
+            else:  # the attested step called in the transaction: it runs the sealed program
+                self.attested(self.model, self.opt, batch)
         return time.perf_counter() - t0
+
+    def finish(self) -> None:
+        self.proof.join()  # the block's commitments and checks are charged to it
 
     def bytes_per_step(self, steps: int) -> float:
         self.proof.close()
@@ -107,10 +139,13 @@ class InterpreterLoop:
         self.w, self.interp, self.state = w, Interpreter(w.program), w.initial_state()
 
     def step(self, s: int) -> float:
-        batch = self.w.dataset.batch(self.w.config.seed, s, self.w.config.batch_size)
+        batch = batch_of(self.w, s)
         t0 = time.perf_counter()
         self.state, _ = self.interp.run(self.state, batch)
         return time.perf_counter() - t0
+
+    def finish(self) -> None:
+        pass
 
 
 class EagerLoop:
@@ -129,7 +164,7 @@ class EagerLoop:
 
     def step(self, s: int) -> float:
         w, c = self.w, self.w.step.optimizer
-        batch = w.dataset.batch(w.config.seed, s, w.config.batch_size)
+        batch = batch_of(w, s)
         t0 = time.perf_counter()
         w.step.loss_fn(w.step.model(batch[BATCH_INPUT]), batch[BATCH_TARGET]).backward()
         if c.clip_grad_norm is not None:
@@ -138,10 +173,13 @@ class EagerLoop:
         self.opt.zero_grad()
         return time.perf_counter() - t0
 
+    def finish(self) -> None:
+        pass
+
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=24, help="timed steps per case (after 2 warm-up steps)")
+    parser.add_argument("--steps", type=int, default=40, help="timed steps per case (after 2 warm-up steps)")
     parser.add_argument("--out", type=Path, default=Path("out/bench/zkdv.json"))
     args = parser.parse_args()
     rows: list[dict[str, Any]] = []
@@ -156,20 +194,36 @@ def main() -> int:
             name = make().name
             interp, eager = InterpreterLoop(make()), EagerLoop(make())
             zk = {label: ZKDVLoop(make(), policy, Path(tmp) / f"{name}-{label}") for label, policy in policies.items()}
+            zk["off, eager body"] = ZKDVLoop(make(), policies["off"], Path(tmp) / f"{name}-eager-body", eager_body=True)
+            other = not zk["off"].proof.commit_worker  # the commit worker's other setting, for comparison
+            zk[f"off, commit worker {'on' if other else 'off'}"] = ZKDVLoop(
+                make(), policies["off"], Path(tmp) / f"{name}-other-commit", commit_worker=other)
             loops: dict[str, Any] = {"interpreter": interp, "eager": eager, **zk}
             times: dict[str, list[float]] = {k: [] for k in loops}
-            for s in range(WARMUP + args.steps):  # round robin: the machine's load hits every case alike
+            thread: dict[str, list[float]] = {k: [] for k in loops}
+            for loop in loops.values():
+                for s in range(WARMUP):
+                    loop.step(s)
+                loop.finish()
+            blocks = -(-args.steps // BLOCK)
+            for b in range(blocks):  # round robin: the machine's load hits every case alike
+                first = WARMUP + b * BLOCK
+                for loop in loops.values():
+                    make_batches(loop.w, range(first, first + BLOCK))
                 for label, loop in loops.items():
-                    t = loop.step(s)
-                    if s >= WARMUP:
-                        times[label].append(t)
+                    t0 = time.perf_counter()
+                    thread[label].extend(loop.step(s) for s in range(first, first + BLOCK))
+                    loop.finish()
+                    times[label].append((time.perf_counter() - t0) / BLOCK)
             med = {k: statistics.median(v) for k, v in times.items()}
             for label, loop in zk.items():
-                per_step = loop.bytes_per_step(WARMUP + args.steps)
+                per_step = loop.bytes_per_step(WARMUP + blocks * BLOCK)
                 for base in ("interpreter", "eager"):
                     rows.append({"case": f"{name} zkdv {label} vs {base}", "ours_s": med[label],
                                  "baseline_s": med[base], "ratio": med[label] / med[base],
-                                 "mean_s": statistics.fmean(times[label]), "transcript_bytes_per_step": per_step})
+                                 "mean_s": statistics.fmean(times[label]),
+                                 "thread_s": statistics.median(thread[label]),
+                                 "transcript_bytes_per_step": per_step})
             rows.append({"case": f"{name} interpreter vs eager", "ours_s": med["interpreter"],
                          "baseline_s": med["eager"], "ratio": med["interpreter"] / med["eager"]})
     machine = {
@@ -179,15 +233,17 @@ def main() -> int:
         "python": platform.python_version(),
         "torch": torch.__version__,
         "threads": torch.get_num_threads(),
+        "commit_worker_default": zkdv.torch.commit_worker_default(),
         "steps": args.steps,
-        "statistic": "median seconds per step, cases in round robin (mean_s: the mean)",
+        "statistic": f"median over blocks of {BLOCK} steps of seconds per step, blocks in round robin, a zkdv "
+                     "block ended by join() (mean_s: the mean; thread_s: median time of a transaction alone)",
         "load_average": {"before": list(load_before), "after": list(os.getloadavg())},  # 1, 5, 15 minutes
     }
-    print(f"{'case':<52} {'ours ms':>9} {'base ms':>9} {'ratio':>7} {'bytes/step':>10}")
+    print(f"{'case':<52} {'ours ms':>9} {'base ms':>9} {'ratio':>7} {'thread ms':>9} {'bytes/step':>10}")
     for r in rows:
-        per = r.get("transcript_bytes_per_step")
+        per, th = r.get("transcript_bytes_per_step"), r.get("thread_s")
         print(f"{r['case']:<52} {r['ours_s'] * 1e3:9.2f} {r['baseline_s'] * 1e3:9.2f} {r['ratio']:7.2f} "
-              f"{'' if per is None else f'{per:10.0f}'}")
+              f"{'' if th is None else f'{th * 1e3:9.2f}'} {'' if per is None else f'{per:10.0f}'}")
     print(f"{machine['cpu']}, {machine['cpu_count']} CPUs, torch {torch.__version__}, {machine['threads']} threads, "
           f"load average {load_before[0]:.2f} before, {os.getloadavg()[0]:.2f} after")
     args.out.parent.mkdir(parents=True, exist_ok=True)

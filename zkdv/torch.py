@@ -22,8 +22,11 @@ are replayed on a background worker from the latest replay snapshot. docs/zkdv.m
 from __future__ import annotations
 
 import collections
+import functools
 import hashlib
 import itertools
+import math
+import os
 import queue
 import threading
 import time
@@ -32,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 import torch.distributed as dist
 from torch import nn
@@ -112,10 +116,29 @@ def _layout(state: Mapping[str, Tensor]) -> tuple[Any, ...]:
     return tuple((n, t.dtype, tuple(t.shape)) for n, t in state.items())
 
 
-def _state_bytes(state: Mapping[str, Tensor]) -> bytes:
-    """Every entry's bytes, in order (a copy; comparing bytes is a memcmp, torch.equal is far slower)."""
+def _state_bytes(state: Mapping[str, Tensor]) -> Tensor:
+    """Every entry's bytes, in order, as one fresh uint8 tensor (a copy nothing else refers to)."""
     parts = [t.detach().contiguous().reshape(-1).view(torch.uint8) for t in state.values()]
-    return torch.cat(parts).numpy().tobytes() if parts else b""
+    return torch.cat(parts) if parts else torch.zeros(0, dtype=torch.uint8)
+
+
+def _same_bytes(a: Tensor, b: Tensor) -> bool:
+    """A memcmp of two `_state_bytes` copies (np.array_equal: torch.equal is slower)."""
+    return a.shape == b.shape and bool(np.array_equal(a.numpy(), b.numpy()))
+
+
+def _entries(layout: tuple[Any, ...], flat: Tensor) -> dict[str, Tensor]:
+    """The entries of a `_state_bytes` copy of a state with this layout, as views of it (read only)."""
+    out: dict[str, Tensor] = {}
+    off = 0
+    for n, dtype, shape in layout:
+        size = dtype.itemsize * math.prod(shape)
+        part = flat[off : off + size]
+        if off % dtype.itemsize:  # mixed element sizes: an unaligned slice cannot be viewed as the dtype
+            part = part.clone()
+        out[n] = part.view(dtype).reshape(shape)
+        off += size
+    return out
 
 
 def _diff(what: str, got: Mapping[str, bytes], want: Mapping[str, bytes]) -> str:
@@ -140,6 +163,33 @@ class StepCommit:
     post_root: bytes
 
 
+@dataclass(eq=False)
+class _StepWork:
+    """A closed transaction's commitments and record, computed (on the commit worker, or at close) from
+    inputs nothing else refers to: the post-state's bytes (a copy), the update (fresh tensors), the batch
+    (a copy)."""
+
+    step: int
+    post: dict[str, Tensor]  # views of the post-state's copy taken at close: nothing else writes them
+    update: dict[str, Tensor]
+    loss: bytes
+    batch: list[Tensor] | None  # the rank-local batch leaves (copies), or None with `batch_record` given
+    batch_record: dict[str, Any] | None
+    pre: dict[str, bytes] | None  # None: the bytes are the previous step's post-state, so are its commitments
+    pre_root: bytes
+    prev: _StepWork | None
+    fields: dict[str, Any]  # the record's entries known at close
+    commit: StepCommit | None = None
+    record: dict[str, Any] | None = None
+    done: threading.Event = field(default_factory=threading.Event)
+
+    def resolved(self) -> StepCommit:
+        self.done.wait()
+        if self.commit is None:
+            raise ZKDVError(f"the commitments of step {self.step} failed")
+        return self.commit
+
+
 class _Slot:
     """One buffer of the snapshot pool: a full pre-state copy, reused once nothing refers to it."""
 
@@ -147,7 +197,13 @@ class _Slot:
         self.state: dict[str, Tensor] = {}
         self.step = -1
         self.root = b""
+        self.root_of: _StepWork | None = None  # the root is this step's committed post-state root
         self.refs = 0
+
+    def resolve(self) -> bytes:
+        if self.root_of is not None:
+            self.root, self.root_of = self.root_of.resolved().post_root, None
+        return self.root
 
 
 class SnapshotPool:
@@ -174,7 +230,7 @@ class SnapshotPool:
                     free.state[n].copy_(t)
             else:
                 free.state = {n: t.detach().clone(memory_format=torch.contiguous_format) for n, t in state.items()}
-        free.step, free.root = step, root
+        free.step, free.root, free.root_of = step, root, None
         return free
 
     def retain(self, slot: _Slot) -> None:
@@ -194,9 +250,10 @@ class _CheckJob:
     update: bool
     overlap: Overlap
     slot: _Slot
-    commits: list[StepCommit]
+    works: list[_StepWork]
     batches: list[dict[str, Tensor]]
-    before: dict[str, bytes] | None = None  # the committed post-state of the step before the snapshot's
+    before: dict[str, bytes] | _StepWork | None = None  # the committed post-state of the step before the snapshot's
+    commits: list[StepCommit] = field(default_factory=list)
     done: bool = False
     ok: bool = True
     detail: str = ""
@@ -213,6 +270,7 @@ class _Capture:
     loss: Tensor | None = None
     grads: dict[str, Tensor] | None = None
     stepped: bool = False
+    grad_after: str = "untouched"  # what p.grad holds after the step: "grads", "none" (zero_grad), "zeros"
 
 
 @dataclass
@@ -225,7 +283,8 @@ class Transaction:
     step: int = -1
     leaves: list[Tensor] = field(default_factory=list)
     mode: RepOpsMode | None = None
-    pre: dict[str, bytes] = field(default_factory=dict)
+    pre: dict[str, bytes] | None = None  # None: unchanged since `pre_work`, whose post-state commitments it reuses
+    pre_work: _StepWork | None = None
     loss: Tensor | None = None
     grads: dict[str, Tensor] | None = None
     update: dict[str, Tensor] | None = None
@@ -248,7 +307,10 @@ class ZKDV:
     `max_in_flight` bounds the transactions with an unresolved check (the one being admitted
     included); `replay_snapshot_interval` N takes a full pre-state copy every N steps, so a
     check replays at most N - 1 preceding transitions. Under `torch.distributed` each rank
-    writes its own transcript under `path/rank<r>`.
+    writes its own transcript under `path/rank<r>`. `commit_worker` computes each step's
+    commitments and record on a background thread (True), on the training thread at close
+    (False), or, by default (None), on the thread when the process has more CPUs than torch's
+    intra-op threads (`commit_worker_default()`); the transcript's bytes are the same either way.
     """
 
     def __init__(
@@ -258,6 +320,7 @@ class ZKDV:
         *,
         max_in_flight: int = 2,
         replay_snapshot_interval: int = 12,
+        commit_worker: bool | None = None,
     ) -> None:
         if config is None:
             config = ZKDVConfig()
@@ -266,6 +329,9 @@ class ZKDV:
         for name, v in (("max_in_flight", max_in_flight), ("replay_snapshot_interval", replay_snapshot_interval)):
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ZKDVUsageError(f"{name} must be a positive integer, got {v!r}")
+        if commit_worker is not None and not isinstance(commit_worker, bool):
+            raise ZKDVUsageError(f"commit_worker must be True, False or None, got {commit_worker!r}")
+        self.commit_worker = commit_worker_default() if commit_worker is None else commit_worker
         self.config = config
         self.max_in_flight = max_in_flight
         self.replay_snapshot_interval = replay_snapshot_interval
@@ -289,6 +355,12 @@ class ZKDV:
         self._opt_state: dict[str, Tensor] = {}
         self._program: Program | None = None
         self._interpreter: Interpreter | None = None
+        # Calling the attested step inside a transaction runs the sealed program (section 2, "Program step"):
+        # what the step returns ("none" | "loss"), or None where the program cannot reproduce its effects.
+        self._program_returns: str | None = None
+        self._runner: Interpreter | None = None  # the training thread's interpreter, on the eager side's table
+        self._runner_kernels: Mapping[str, OpSpec] | None = None
+        self.program_steps = 0  # transactions whose step ran as the sealed program
         self._signature: tuple[Any, ...] | None = None
         self._root_record: dict[str, Any] | None = None
         self._root_key = b""
@@ -298,29 +370,35 @@ class ZKDV:
         self._mode: RepOpsMode | None = None
         self._active: Transaction | None = None
         self._next_step = 0
+        # The committed post-state of the last closed step: written by the commit worker (or by resume).
         self._last_post: dict[str, bytes] | None = None
         self._last_post_root = b""
         self._last_pre_root = b""
-        # The last post-state's layout and bytes: an unchanged state at the next open reuses its commitments.
-        self._last_post_bytes: tuple[tuple[Any, ...], bytes] | None = None
+        # The last post-state's layout and bytes (a copy): an unchanged state at the next open reuses its commitments.
+        self._kept: tuple[tuple[Any, ...], Tensor] | None = None
+        self._prev_work: _StepWork | None = None  # the last closed step's commitments (maybe still computing)
+        self._unsettled: collections.deque[_StepWork] = collections.deque()
         self._resume_state: dict[str, Tensor] | None = None
         self._kept_root: bytes | None = None  # the root record's CBOR from a resumed transcript
         # pipeline
         self._pool = SnapshotPool(max_in_flight + 2)
         self._base: _Slot | None = None
-        self._window: list[StepCommit] = []
+        self._window: list[_StepWork] = []
         self._window_batches: list[dict[str, Tensor]] = []
-        self._window_before: dict[str, bytes] | None = None
+        self._window_before: dict[str, bytes] | _StepWork | None = None
         self._pending: dict[int, _CheckJob] = {}
         self._cv = threading.Condition()
-        self._outbox: collections.deque[dict[str, Any] | _CheckJob] = collections.deque()
+        self._outbox: collections.deque[dict[str, Any] | _CheckJob | _StepWork] = collections.deque()
         self._write_lock = threading.Lock()
         self._writer: TranscriptWriter | None = None
-        self._jobs: queue.Queue[Callable[[], None] | None] = queue.Queue()
+        self._jobs: queue.Queue[Callable[[], None] | None] = queue.Queue()  # checks and snapshots
         self._worker: threading.Thread | None = None
+        self._commit_jobs: queue.Queue[Callable[[], None] | None] = queue.Queue()  # step commitments, in order
+        self._committer: threading.Thread | None = None
         self._failure: ZKDVPoisonedError | None = None
         self._counts = {"checks": 0, "failed": 0}
         self._events: list[tuple[str, int]] = []  # ("admit" | "check_start" | "check_done", step), in order
+        self._commit_delay = 0.0  # seconds the commit worker sleeps before hashing a step (tests)
         self._check_delay = 0.0  # seconds a check sleeps before replaying (tests of the overlap policies)
         self._hook: Any = None
         self.bytes_per_step: list[int] = []
@@ -349,8 +427,11 @@ class ZKDV:
                 raise ZKDVUsageError(f"{records} already holds a transcript; pass resume=True or use a new path")
             records.unlink()
         self._writer = TranscriptWriter(records, prev)
-        self._worker = threading.Thread(target=self._work, name="zkdv-checks", daemon=True)
+        self._worker = threading.Thread(target=self._work, args=(self._jobs,), name="zkdv-checks", daemon=True)
         self._worker.start()
+        self._committer = threading.Thread(target=self._work, args=(self._commit_jobs,), name="zkdv-commit",
+                                           daemon=True)
+        self._committer.start()
         self._started = True
 
     @property
@@ -360,13 +441,22 @@ class ZKDV:
 
     @property
     def last_pre_root(self) -> bytes:
-        """The committed pre-state root of the last closed transaction (b"" before the first)."""
+        """The committed pre-state root of the last closed transaction (b"" before the first); waits for
+        its commitments."""
+        self._settle()
         return self._last_pre_root
 
     @property
     def last_post_root(self) -> bytes:
-        """The committed post-state root of the last closed transaction (b"" before the first)."""
+        """The committed post-state root of the last closed transaction (b"" before the first); waits for
+        its commitments."""
+        self._settle()
         return self._last_post_root
+
+    def _settle(self) -> None:
+        """Wait for the commitments of every closed transaction (not for the checks)."""
+        if self._prev_work is not None:
+            self._prev_work.done.wait()
 
     @property
     def program(self) -> Program | None:
@@ -376,6 +466,7 @@ class ZKDV:
     def join(self) -> None:
         """Wait until every queued commitment and check has retired (does not close)."""
         self._require_started()
+        self._commit_jobs.join()
         self._jobs.join()
         self._drain()
         self._raise_if_poisoned()
@@ -389,12 +480,15 @@ class ZKDV:
         self._require_started()
         if self._active is not None:
             raise ZKDVUsageError("close() inside an open transaction")
+        self._commit_jobs.join()
         self._jobs.join()
         self._drain()
         self._closed = True
+        self._commit_jobs.put(None)
         self._jobs.put(None)
-        if self._worker is not None:
-            self._worker.join()
+        for thread in (self._committer, self._worker):
+            if thread is not None:
+                thread.join()
         assert self._writer is not None
         with self._write_lock:
             if self._root_record is not None:
@@ -469,6 +563,7 @@ class ZKDV:
 
         def zero_grad(set_to_none: bool = True) -> None:
             if self._capture is not None:
+                self._capture.grad_after = "none" if set_to_none else "zeros"
                 return
             with _disable_current_modes():
                 native_zero(set_to_none=set_to_none)
@@ -477,11 +572,60 @@ class ZKDV:
         opt.zero_grad = zero_grad  # type: ignore[method-assign]
 
     def attest(self, fn: Callable[..., Any]) -> Callable[..., Any]:
-        """Mark `fn(model, optimizer, batch)` as the attested step (the program of every transaction)."""
+        """Mark `fn(model, optimizer, batch)` as the attested step (the program of every transaction).
+
+        Returns the step as a function of the same arguments: called inside a transaction, with the
+        prepared model and optimizer and the transaction's own batch, it runs the sealed program with
+        the RepOps interpreter instead of `fn`'s Python, where the capture showed that the program
+        reproduces everything `fn` leaves behind (docs/zkdv.md section 2); anywhere else it is `fn`."""
         if not callable(fn):
             raise ZKDVUsageError("@proof.attest decorates a function")
         self._attested = fn
-        return fn
+
+        @functools.wraps(fn)
+        def step(model: Any, optimizer: Any, batch: Any) -> Any:
+            txn = self._active
+            if txn is not None and self._capture is None and self._program_fits(txn, model, optimizer, batch):
+                return self._program_step(txn)
+            return fn(model, optimizer, batch)
+
+        return step
+
+    def _program_fits(self, txn: Transaction, model: Any, optimizer: Any, batch: Any) -> bool:
+        """Whether this call of the attested step may run as the sealed program (else `fn` runs eagerly)."""
+        if self._program_returns is None or self._program is None or self.world_size != 1:
+            return False
+        if txn.loss is not None or txn.stepped or txn.grads is not None:
+            return False  # the transaction's body already did part of the step eagerly
+        if model is not self._model or optimizer is not self._optimizer:
+            return False
+        leaves, spec = pytree.tree_flatten(batch)
+        return (spec == self._batch_spec and len(leaves) == len(txn.leaves)
+                and all(a is b for a, b in zip(leaves, txn.leaves, strict=True)))
+
+    def _program_step(self, txn: Transaction) -> Tensor | None:
+        """The attested step as the sealed program: the interpreter on the prepared state and the batch,
+        its outputs written back into the model's parameters and the optimizer state."""
+        program, root = self._program, self._root
+        assert program is not None and root is not None
+        if self._runner is None or self._runner_kernels is not self._kernels:
+            self._runner = Interpreter(program, self._kernels)  # the eager side's table, as the mode uses
+            self._runner_kernels = self._kernels
+        with _disable_current_modes(), torch.no_grad():  # the mode would see every detach of reading the state
+            state = self._read_state()
+            batch = {n: t.detach() for n, t in zip(leaf_names(self._batch_spec, len(txn.leaves)), txn.leaves,
+                                                    strict=True)}
+            new, loss = self._runner.run(state, batch)
+            own = dict(root.named_parameters())
+            txn.update = {PARAM + n: _SUB(new[PARAM + n], state[PARAM + n]) for n in self._param_names}
+            for n in self._param_names:  # the user's Parameter objects keep their identity
+                own[n].copy_(new[PARAM + n])
+                own[n].grad = None  # as the step's own optimizer.zero_grad() leaves it
+            # buffers: the program passes them through (section 11: buffers must not change in the step)
+            self._opt_state = {n: t for n, t in new.items() if not n.startswith((PARAM, BUFFER))}
+        txn.loss, txn.grads, txn.stepped = loss.detach(), {}, True
+        self.program_steps += 1
+        return txn.loss if self._program_returns == "loss" else None
 
     # -- inside the step ----------------------------------------------------------------------
 
@@ -537,7 +681,7 @@ class ZKDV:
         if txn is not None and self.world_size > 1:
             grads = self._all_reduce(grads)
         if cap is not None:
-            cap.loss, cap.grads = loss, grads
+            cap.loss, cap.grads, cap.grad_after = loss, grads, "grads"
             return
         assert txn is not None
         txn.loss, txn.grads = loss.detach(), grads
@@ -624,19 +768,19 @@ class ZKDV:
             )
         txn.step, txn.leaves = t, leaves
         self._batch_spec = spec
-        kept = self._last_post_bytes
+        kept = self._kept
         if (
             kept is not None
-            and self._last_post is not None
+            and self._prev_work is not None
             and kept[0] == _layout(state)
-            and kept[1] == _state_bytes(state)
-        ):  # byte for byte the committed post-state of the previous step: the same commitments
-            txn.pre, txn.pre_root = dict(self._last_post), self._last_post_root
+            and _same_bytes(kept[1], _state_bytes(state))
+        ):  # byte for byte the post-state of the previous step: its commitments (computed on the commit worker)
+            txn.pre, txn.pre_work = None, self._prev_work
         else:
             txn.pre = commitments(state)
             txn.pre_root = state_root_from_commitments(txn.pre)
         if t % self.replay_snapshot_interval == 0 or self._base is None:
-            self._snapshot(t, state, txn.pre_root)
+            self._snapshot(t, state, txn.pre_root, txn.pre_work)
         with _disable_current_modes():
             every = self._gather(leaves) if self.world_size > 1 else list(leaves)
             names = leaf_names(spec, len(leaves), self.world_size)
@@ -679,40 +823,41 @@ class ZKDV:
         assert txn.loss is not None and txn.update is not None and self._optimizer is not None
         t = txn.step
         post = self._read_state()
-        post_c = commitments(post)
-        update_c = commitments(txn.update)
-        loss_bits = txn.loss.to(torch.float32).reshape(1).numpy().tobytes()
-        commit = StepCommit(t, txn.pre, post_c, update_c, loss_bits, txn.pre_root,
-                            state_root_from_commitments(post_c))
+        layout, flat = _layout(post), _state_bytes(post)  # the copy the commitments are computed from
         do_state, do_update = self.config.sampling_policy.draws(self._root_key, t)
-        record: dict[str, Any] = {
-            "type": "step",
-            "step": t,
-            "batch": self._batch_record(txn.leaves),
-            **({"global_batch": txn.global_batch} if self.world_size > 1 else {}),
-            "pre": commit.pre_root,
-            "post": commit.post_root,
-            "post_entries": [post_c[n] for n in canonical_names(list(post_c))],
-            "update": state_root_from_commitments(update_c),
-            "update_entries": [update_c[n] for n in canonical_names(list(update_c))],
-            "loss": loss_bits,
-            "probes": self._probe_record(post),
-            "overlap": txn.overlap.value,
-            "check": {"state": do_state, "update": do_update},
-            "snapshot": t % self.replay_snapshot_interval == 0,
-        }
-        if self._last_post is None or self._last_post_root != commit.pre_root:
-            record["pre_entries"] = [txn.pre[n] for n in canonical_names(list(txn.pre))]
-        self._window.append(commit)
-        self._last_post = post_c
-        self._last_post_root = commit.post_root
-        self._last_post_bytes = (_layout(post), _state_bytes(post))
-        self._last_pre_root = commit.pre_root
+        if self.world_size > 1:  # the rank-local leaves, as the user passed them (the window holds every rank's)
+            batch, batch_record = None, self._batch_record(txn.leaves)
+        else:
+            batch, batch_record = list(self._window_batches[-1].values()), None
+        work = _StepWork(
+            t, _entries(layout, flat), txn.update, txn.loss.to(torch.float32).reshape(1).numpy().tobytes(), batch,
+            batch_record, txn.pre, txn.pre_root, txn.pre_work,
+            {
+                "type": "step",
+                "step": t,
+                **({"global_batch": txn.global_batch} if self.world_size > 1 else {}),
+                "overlap": txn.overlap.value,
+                "check": {"state": do_state, "update": do_update},
+                "snapshot": t % self.replay_snapshot_interval == 0,
+            },
+        )
+        self._window.append(work)
+        self._kept = (layout, flat)
+        self._prev_work = work
         self._next_step = t + 1
         _optim.mirror_state(self._optimizer, dict(self._root.named_parameters()) if self._root else {},
                             self._opt_state, t + 1)
+        while self._unsettled and self._unsettled[0].done.is_set():
+            self._unsettled.popleft()
+        if len(self._unsettled) >= self.max_in_flight:  # bound the copies waiting for the commit worker
+            self._unsettled.popleft().done.wait()
+        self._unsettled.append(work)
         with self._write_lock:
-            self._outbox.append(record)
+            self._outbox.append(work)
+        if self.commit_worker:
+            self._commit_jobs.put(lambda: self._commit(work))
+        else:
+            self._commit(work)
         if do_state or do_update:
             assert self._base is not None
             job = _CheckJob(t, do_state, do_update, txn.overlap, self._base, list(self._window),
@@ -723,6 +868,44 @@ class ZKDV:
             with self._write_lock:
                 self._outbox.append(job)
             self._jobs.put(lambda: self._run_check(job))
+        self._drain()
+
+    def _commit(self, work: _StepWork) -> None:
+        """The step's commitments and its record, in step order (on the commit worker, or at close)."""
+        try:
+            t = work.step
+            if self._commit_delay:
+                time.sleep(self._commit_delay)
+            if work.pre is None:
+                assert work.prev is not None
+                before = work.prev.resolved()
+                pre, pre_root = before.post, before.post_root
+            else:
+                pre, pre_root = work.pre, work.pre_root
+            post = work.post
+            post_c = commitments(post)
+            update_c = commitments(work.update)
+            commit = StepCommit(t, pre, post_c, update_c, work.loss, pre_root, state_root_from_commitments(post_c))
+            record: dict[str, Any] = {
+                **work.fields,
+                "batch": work.batch_record if work.batch is None else self._batch_record(work.batch),
+                "pre": commit.pre_root,
+                "post": commit.post_root,
+                "post_entries": [post_c[n] for n in canonical_names(list(post_c))],
+                "update": state_root_from_commitments(update_c),
+                "update_entries": [update_c[n] for n in canonical_names(list(update_c))],
+                "loss": work.loss,
+                "probes": self._probe_record(post),
+            }
+            if self._last_post is None or self._last_post_root != commit.pre_root:
+                record["pre_entries"] = [pre[n] for n in canonical_names(list(pre))]
+            self._last_post, self._last_post_root, self._last_pre_root = post_c, commit.post_root, commit.pre_root
+            work.commit, work.record = commit, record
+        except Exception as e:
+            self._poison(work.step, f"the commitments of step {work.step} failed: {type(e).__name__}: {e}")
+        finally:  # hashed: drop the copies (the next open compares with the training thread's reference)
+            work.post, work.update, work.batch = {}, {}, None
+            work.done.set()
         self._drain()
 
     # -- pipeline -----------------------------------------------------------------------------
@@ -742,20 +925,22 @@ class ZKDV:
             self._events.append(("admit", t))
         self._raise_if_poisoned()
 
-    def _snapshot(self, t: int, state: Mapping[str, Tensor], root: bytes) -> None:
+    def _snapshot(self, t: int, state: Mapping[str, Tensor], root: bytes, root_of: _StepWork | None) -> None:
         slot = self._pool.acquire(t, state, root)
+        slot.root_of = root_of  # the pre-state is the previous step's post-state: its root, once committed
         if self._base is not None:
             self._pool.release(self._base)
         self._base = slot
         self._window = []
         self._window_batches = []
-        self._window_before = self._last_post  # the post-state of step t - 1 (None at step 0)
+        # the post-state of step t - 1: this process's last closed step, else the resumed one (None at step 0)
+        self._window_before = self._prev_work if self._prev_work is not None else self._last_post
         self._pool.retain(slot)
         store = SnapshotStore(self.path / SNAPSHOTS)
 
         def persist() -> None:
             try:
-                store.put(slot.state, slot.root)
+                store.put(slot.state, slot.resolve())
             except Exception as e:  # a run whose snapshots cannot be kept cannot be resumed or audited
                 self._poison(slot.step, f"persisting the replay snapshot of step {slot.step} failed: {e}")
             finally:
@@ -763,17 +948,17 @@ class ZKDV:
 
         self._jobs.put(persist)
 
-    def _work(self) -> None:
+    def _work(self, jobs: queue.Queue[Callable[[], None] | None]) -> None:
         while True:
-            job = self._jobs.get()
+            job = jobs.get()
             try:
                 if job is None:
                     return
                 job()
             except Exception as e:  # never let the worker die: join() and close() wait on its queue
-                self._poison(self._next_step, f"the check worker failed: {type(e).__name__}: {e}")
+                self._poison(self._next_step, f"the zkdv worker failed: {type(e).__name__}: {e}")
             finally:
-                self._jobs.task_done()
+                jobs.task_done()
 
     def _run_check(self, job: _CheckJob) -> None:
         with self._cv:
@@ -781,6 +966,9 @@ class ZKDV:
         try:
             if self._check_delay:
                 time.sleep(self._check_delay)
+            job.commits = [w.resolved() for w in job.works]  # computed by the commit worker, in order
+            if isinstance(job.before, _StepWork):
+                job.before = job.before.resolved().post
             job.detail = self._replay(job)
         except Exception as e:  # an interpreter failure is a failed check, never a silent pass
             job.detail = f"replay raised {type(e).__name__}: {e}"
@@ -811,7 +999,7 @@ class ZKDV:
         assert interp is not None
         commits, batches, slot = job.commits, job.batches, job.slot
         first = commits[0]
-        if slot.step != first.step or slot.root != first.pre_root:
+        if slot.step != first.step or slot.resolve() != first.pre_root:
             return f"the replay snapshot of step {slot.step} does not hold the pre-state committed at step {first.step}"
         if job.before is not None and job.before != first.pre:  # a change right before the snapshot was taken
             return f"step {first.step}: " + _diff(
@@ -861,10 +1049,15 @@ class ZKDV:
                     self._counts["checks"] += 1
                     self._counts["failed"] += 0 if head.ok else 1
                     self._writer.append(head.record)
+                elif isinstance(head, _StepWork):
+                    if not head.done.is_set():
+                        break
+                    if head.record is not None:  # else the commitments failed and the proof is poisoned
+                        before = self._writer.bytes_written
+                        self._writer.append(head.record)
+                        self.bytes_per_step.append(self._writer.bytes_written - before)
                 else:
-                    before = self._writer.bytes_written
                     self._writer.append(head)
-                    self.bytes_per_step.append(self._writer.bytes_written - before)
                 self._outbox.popleft()
 
     def _poison(self, step: int, detail: str) -> None:
@@ -955,14 +1148,19 @@ class ZKDV:
             in_leaf_order: list[Tensor] = [received[0]] * len(received)
             for j, i in enumerate(order):
                 in_leaf_order[i] = received[j]
+            returns: list[str | None] = []
             for r in range(world):  # under DDP: the step of every rank's batch, then the mean gradient
                 cap = _Capture(params=params, fixed=fixed)
                 self._capture = cap
                 try:
                     mine = in_leaf_order[r * n_leaves : (r + 1) * n_leaves]
-                    attested(model, opt, pytree.tree_unflatten(list(mine), spec))
+                    ret = attested(model, opt, pytree.tree_unflatten(list(mine), spec))
                 finally:
                     self._capture = None
+                # the program reproduces the step's return value only if it is nothing or the loss, and its
+                # gradients only if the step leaves none behind (optimizer.zero_grad() after the step)
+                kind = "none" if ret is None else "loss" if ret is cap.loss and ret is not None else None
+                returns.append(kind if cap.grad_after == "none" else None)
                 if cap.loss is None or cap.grads is None:
                     raise ZKDVLoweringError("the attested step never calls proof.backward(loss)")
                 if not cap.stepped:
@@ -988,6 +1186,7 @@ class ZKDV:
                 raise ZKDVLoweringError(
                     f"the optimizer's functional form maps state {sorted(state)} to {sorted(new)}; the names must agree"
                 )
+            self._program_returns = returns[0] if world == 1 else None
             return [new[n] for n in state_names] + [losses[0]]  # the loss of rank 0's batch
 
         every = self._gather(leaves) if world > 1 else [t.detach() for t in leaves]
@@ -1166,6 +1365,16 @@ class ZKDV:
         yield from self._opt_state
 
 
+def commit_worker_default() -> bool:
+    """Whether a spare CPU is there for the commit worker: more CPUs available to the process than torch's
+    intra-op threads (else the worker slows the step's parallel kernels down more than it saves)."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    return cpus > torch.get_num_threads()
+
+
 def _distributed() -> bool:
     return dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1
 
@@ -1183,4 +1392,4 @@ def _signature_change(old: tuple[Any, ...] | None, new: tuple[Any, ...]) -> str:
     return "; ".join(parts)
 
 
-__all__ = ["PROVER", "ZKDV", "SamplingPolicy", "StepCommit", "Transaction", "ZKDVConfig"]
+__all__ = ["PROVER", "ZKDV", "SamplingPolicy", "StepCommit", "Transaction", "ZKDVConfig", "commit_worker_default"]

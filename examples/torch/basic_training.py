@@ -69,7 +69,11 @@ def main() -> None:
 
     # 4. The training loop, unchanged but for the transaction around each step. Inside it every
     #    ATen call runs on a RepOps kernel, so the committed post-state is exactly what the
-    #    interpreter computes from the committed pre-state and batch.
+    #    interpreter computes from the committed pre-state and batch. The body may instead call
+    #    the attested step itself, attested_step(model, optimizer, (inputs, targets)), on the
+    #    transaction's own batch tensors: after capture that call runs the sealed program with
+    #    the interpreter, with the same bits and a cheaper step (docs/zkdv.md section 2, "Program
+    #    step"); it needs a step that returns nothing or its loss and ends with zero_grad().
     data = digits("train")
     examples = data.examples
     batch_size = 32

@@ -92,9 +92,16 @@ class AttestedRun:
         loss_fn = step.loss_fn
 
         @proof.attest
-        def attested_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, batch: dict[str, Any]) -> None:
-            proof.backward(loss_fn(proof.forward(model, batch[BATCH_INPUT]), batch[BATCH_TARGET]))
+        def attested_step(
+            model: torch.nn.Module, optimizer: torch.optim.Optimizer, batch: dict[str, Any]
+        ) -> torch.Tensor:
+            loss = loss_fn(proof.forward(model, batch[BATCH_INPUT]), batch[BATCH_TARGET])
+            proof.backward(loss)
             optimizer.step()
+            optimizer.zero_grad()
+            return loss
+
+        self._attested_step = attested_step  # called inside each transaction: it runs the sealed program
 
         self.losses: dict[int, float] = {}
         self.roots: dict[int, bytes] = {}  # step k -> the committed post root of step k - 1 (0: pre of step 0)
@@ -110,13 +117,10 @@ class AttestedRun:
         """Train steps `steps_done .. to_step - 1`; the state after them."""
         if not self.steps_done <= to_step <= self.config.steps:
             raise RunError(f"cannot advance from step {self.steps_done} to {to_step} (T = {self.config.steps})")
-        loss_fn = self.step.loss_fn
         for s in range(self.steps_done, to_step):
             batch = self.dataset.batch(self.config.seed, s, self.config.batch_size)
             with self.proof.transaction(batch=batch):
-                loss = loss_fn(self.model(batch[BATCH_INPUT]), batch[BATCH_TARGET])
-                self.proof.backward(loss)
-                self.opt.step()
+                loss = self._attested_step(self.model, self.opt, batch)
             self.losses[s] = float(loss.detach())
             self.roots.setdefault(0, self.proof.last_pre_root)
             self.roots[s + 1] = self.proof.last_post_root

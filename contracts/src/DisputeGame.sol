@@ -3,6 +3,7 @@ pragma solidity ^0.8.28;
 
 import {IDisputeGame} from "./interfaces/IDisputeGame.sol";
 import {IRecomputeOracle} from "./interfaces/IRecomputeOracle.sol";
+import {IElementReferee} from "./interfaces/IElementReferee.sol";
 import {MerkleLib} from "./lib/MerkleLib.sol";
 import {BatchVerifier} from "./BatchVerifier.sol";
 import {
@@ -30,7 +31,9 @@ import {
     DisputeGameOracleNotDone,
     DisputeGameNotDeployer,
     DisputeGameMarketAlreadyBound,
-    DisputeGameNotMarket
+    DisputeGameNotMarket,
+    DisputeGameRefereeAlreadyBound,
+    DisputeGameElementNotDone
 } from "./lib/GameErrors.sol";
 
 /// @title DisputeGame
@@ -101,6 +104,7 @@ contract DisputeGame is IDisputeGame {
         bytes32 descHash;
         bytes32[2] outputsHash;
         uint256 questionId;
+        uint256 elementGame; // the ElementReferee game of the Element stage (0: none)
     }
 
     /// @dev The fixed fields of a NODE record.
@@ -123,6 +127,7 @@ contract DisputeGame is IDisputeGame {
     BatchVerifier private immutable _batches;
     address private immutable _deployer;
     address private _market;
+    IElementReferee private _referee;
     uint256 private _count;
     mapping(uint256 gameId => Game) private _games;
     mapping(uint256 gameId => Config) private _configs;
@@ -143,6 +148,14 @@ contract DisputeGame is IDisputeGame {
         if (_market != address(0)) revert DisputeGameMarketAlreadyBound(_market);
         _market = market_;
         emit MarketBound(market_);
+    }
+
+    /// @inheritdoc IDisputeGame
+    function bindReferee(IElementReferee referee_) external {
+        if (msg.sender != _deployer) revert DisputeGameNotDeployer(msg.sender, _deployer);
+        if (address(_referee) != address(0)) revert DisputeGameRefereeAlreadyBound(address(_referee));
+        _referee = referee_;
+        emit RefereeBound(address(referee_));
     }
 
     // ---- opening -------------------------------------------------------------------------
@@ -444,7 +457,7 @@ contract DisputeGame is IDisputeGame {
     }
 
     /// @dev The challenger's reveal: the first differing input goes to the defender's proof; equal
-    ///      inputs send the node to the oracle.
+    ///      inputs send the node to the element phase if the referee covers its operator, else to the oracle.
     function _compareRecords(
         uint256 gameId,
         Game storage g,
@@ -468,22 +481,70 @@ contract DisputeGame is IDisputeGame {
             }
         }
         // Same node, same descriptor, same inputs, different records: the outputs differ.
-        uint256 outAt = 132 + 32 * mineF.nIn;
-        g.outputsHash = [sha256(theirRecord[outAt:]), sha256(record[outAt:])];
-        g.stage = Stage.Oracle;
-        _pass(g, Side.Defender);
-        _ask(gameId, g, record, mineF.nIn);
+        _decideNode(gameId, g, record, theirRecord, descriptor, mineF.nIn, mineF.nOut);
     }
 
-    /// @dev Asks the oracle for node `g.position` on the agreed inputs (after every state change).
-    function _ask(uint256 gameId, Game storage g, bytes calldata record, uint256 nIn) private {
+    /// @dev The records agree on every input: the element phase decides a node whose operator the
+    ///      referee covers (one output), the oracle any other.
+    function _decideNode(
+        uint256 gameId,
+        Game storage g,
+        bytes calldata record,
+        bytes calldata theirRecord,
+        bytes calldata descriptor,
+        uint256 nIn,
+        uint256 nOut
+    ) private {
+        uint256 outAt = 132 + 32 * nIn;
+        g.outputsHash = [sha256(theirRecord[outAt:]), sha256(record[outAt:])];
+        _pass(g, Side.Defender);
         bytes32[] memory inputs = new bytes32[](nIn);
         for (uint256 k; k < nIn; ++k) {
             inputs[k] = _word(record, 100 + 32 * k);
         }
+        if (nOut == 1) {
+            bytes32[2] memory outs;
+            outs[0] = _word(theirRecord, outAt);
+            outs[1] = _word(record, outAt);
+            uint256 id = _openElement(g, descriptor, inputs, outs);
+            if (id != 0) {
+                g.elementGame = id;
+                g.stage = Stage.Element;
+                emit ElementOpened(gameId, id);
+                return;
+            }
+        }
+        _ask(gameId, g, inputs);
+    }
+
+    /// @dev Asks the oracle for node `g.position` on the agreed inputs (after every state change).
+    function _ask(uint256 gameId, Game storage g, bytes32[] memory inputs) private {
+        g.stage = Stage.Oracle;
         uint256 qid = _oracle.ask(_configs[gameId].programHash, g.position, inputs, g.players);
         g.questionId = qid;
         emit OracleAsked(gameId, qid);
+    }
+
+    /// @dev Opens the element game of a one-output node whose operator the referee covers; 0 (nothing
+    ///      opened) when no referee is bound or the operator is not in its table.
+    function _openElement(Game storage g, bytes calldata descriptor, bytes32[] memory inputs, bytes32[2] memory outs)
+        private
+        returns (uint256)
+    {
+        if (address(_referee) == address(0)) return 0;
+        {
+            // The operator is read from the descriptor the defender proved in the graph root.
+            bytes32 dh = sha256(descriptor);
+            if (dh != g.descHash) revert DisputeGameDescriptorMismatch(dh, g.descHash);
+        }
+        // Each side keeps its remaining clock (at least a second: the referee refuses a zero clock).
+        uint64[2] memory clocks = [g.defenderClock, g.challengerClock];
+        if (clocks[0] == 0) clocks[0] = 1;
+        if (clocks[1] == 0) clocks[1] = 1;
+        address[2] memory players = g.players;
+        return _referee.openNode(
+            bytes32(descriptor[4:36]), bytes32(descriptor[36:68]), inputs, outs, players, clocks, g.arity
+        );
     }
 
     // ---- decisions -----------------------------------------------------------------------
@@ -639,10 +700,23 @@ contract DisputeGame is IDisputeGame {
     }
 
     /// @inheritdoc IDisputeGame
+    function resolveElement(uint256 gameId) external metered(gameId) {
+        Game storage g = _game(gameId);
+        if (g.stage != Stage.Element) revert DisputeGameWrongStage(gameId, Stage.Element, g.stage);
+        // Only the game this contract opened (and owns) is read: nobody else's referee game decides.
+        IElementReferee.Outcome o = _referee.ownedOutcome(g.elementGame);
+        if (o == IElementReferee.Outcome.DefenderWins) _resolve(gameId, g, Outcome.DefenderWins);
+        else if (o == IElementReferee.Outcome.ChallengerWins) _resolve(gameId, g, Outcome.ChallengerWins);
+        else if (o == IElementReferee.Outcome.BothLose) _resolve(gameId, g, Outcome.BothLose);
+        else revert DisputeGameElementNotDone(g.elementGame);
+    }
+
+    /// @inheritdoc IDisputeGame
     function timeout(uint256 gameId) external metered(gameId) {
         Game storage g = _game(gameId);
         Stage stage = g.stage;
-        if (stage == Stage.Oracle || stage == Stage.Resolved) revert DisputeGameNotPlaying(gameId, stage);
+        // In the Element stage the clocks run in the referee's game (its own `timeout`).
+        if (stage == Stage.Oracle || stage >= Stage.Resolved) revert DisputeGameNotPlaying(gameId, stage);
         Side side = g.toMove;
         uint256 deadline = uint256(g.turnStartedAt) + _clock(g, side);
         if (block.timestamp <= deadline) revert DisputeGameClockRunning(gameId, deadline);
@@ -680,6 +754,7 @@ contract DisputeGame is IDisputeGame {
         v.defenderTrace = g.defenderTrace;
         v.inputIndex = g.inputIndex;
         v.questionId = g.questionId;
+        v.elementGame = g.elementGame;
         v.moves = g.moves;
     }
 
@@ -697,6 +772,11 @@ contract DisputeGame is IDisputeGame {
     /// @inheritdoc IDisputeGame
     function oracle() external view returns (address) {
         return address(_oracle);
+    }
+
+    /// @inheritdoc IDisputeGame
+    function referee() external view returns (address) {
+        return address(_referee);
     }
 
     /// @inheritdoc IDisputeGame
@@ -721,7 +801,9 @@ contract DisputeGame is IDisputeGame {
         uint256 traceDescent = _ceilDiv(MerkleLib.depth(cfg.nodeCount), t);
         // Trace path: descent, reveal, input proof. Post-state path: the trace top, the count, the
         // post-state descent, the proof.
-        uint256 tracePath = (traceDescent == 0 ? 1 : traceDescent) + 2;
+        // The element path replaces the input proof by the element game: header, chunk descent (at most
+        // MerkleLib.MAX_COUNT chunks), chunk, proof.
+        uint256 tracePath = (traceDescent == 0 ? 1 : traceDescent) + 4 + _ceilDiv(MerkleLib.depth(MerkleLib.MAX_COUNT), t);
         uint256 postPath = 3 + _ceilDiv(MerkleLib.depth(MAX_STATE_ENTRIES), t);
         rounds += tracePath > postPath ? tracePath : postPath;
     }
@@ -735,8 +817,9 @@ contract DisputeGame is IDisputeGame {
     function timeBound(Config calldata cfg) external view returns (uint256) {
         _checkConfig(cfg);
         // Deadlines are inclusive, so the last timeout ends a second later; the oracle's bound has its
-        // own seconds of slack.
-        return 2 * uint256(cfg.clock) + 1 + _oracle.maxResolutionTime();
+        // own seconds of slack. The element game runs on the two remaining clocks (each at least a
+        // second), its last timeout a second after them: at most 2 seconds more than the clocks.
+        return 2 * uint256(cfg.clock) + 3 + _oracle.maxResolutionTime();
     }
 
     /// @inheritdoc IDisputeGame

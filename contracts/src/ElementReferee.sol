@@ -25,7 +25,8 @@ import {
     ElementRefereeFoldMismatch,
     ElementRefereeOpponentMismatch,
     ElementRefereeChunkMismatch,
-    ElementRefereeChunkLength
+    ElementRefereeChunkLength,
+    ElementRefereeNotOwner
 } from "./lib/ElementRefereeErrors.sol";
 
 /// @title ElementReferee
@@ -82,6 +83,51 @@ contract ElementReferee is IElementReferee {
 
     /// @inheritdoc IElementReferee
     function open(Params calldata p) external returns (uint256 gameId) {
+        return _open(p);
+    }
+
+    /// @inheritdoc IElementReferee
+    function openNode(
+        bytes32 opHash,
+        bytes32 argHash,
+        bytes32[] calldata inputs,
+        bytes32[2] calldata outputs,
+        address[2] calldata players,
+        uint64[2] calldata clocks,
+        uint64 arity
+    ) external returns (uint256 gameId) {
+        uint256 code = elementOp(opHash, argHash, inputs.length);
+        if (code == 0) return 0;
+        Params memory p;
+        p.op = code - 1;
+        p.inputs = inputs;
+        p.outputs = outputs;
+        p.players = players;
+        p.clocks = clocks;
+        p.arity = arity;
+        return _open(p);
+    }
+
+    /// @inheritdoc IElementReferee
+    function elementOp(bytes32 opHash, bytes32 argHash, uint256 nIn) public pure returns (uint256) {
+        // The table of docs/game.md 2.7, written by `python -m offchain.game.element_table` and checked
+        // against it by tests/game/test_element_table.py: keccak256(abi.encode(H(op), H(argBytes), nIn))
+        // -> RepOpsElement code + 1.
+        bytes32 k = keccak256(abi.encode(opHash, argHash, nIn));
+        if (k == 0xc751f4a942d431ff1b206154ecf8c3b27e0ded05dcedbc214528d16b94e8d9cb) return 1; // aten.add.Tensor
+        if (k == 0x1a8c3d4095d2660482805c9e65719b2a2effd7ee91f6c9cc2ea4f2187a3714c5) return 3; // aten.sub.Tensor
+        if (k == 0x13690de099f4327b49226563a7c34fe2c18b1a28d93cfaa7eafb49fd7ebbcad5) return 5; // aten.mul.Tensor
+        if (k == 0x63f348343fd6862ba5892f923cb76682fd812faf089932ae60d20ec0445202e2) return 6; // aten.div.Tensor
+        if (k == 0x62c071fe9f137c4472b8c955c4607025db722366f974d6df681150c93c42dcfc) return 7; // aten.neg.default
+        if (k == 0x5e51654529e996d12545b2d747d24dd20a75096ecdd85d6bab353023a4ebe9f3) return 8; // aten.reciprocal
+        if (k == 0x31fa46769e8d8cba339bd86b3248161af0d5a108c65d2ea6f36c9b52d6e273c8) return 9; // aten.sqrt.default
+        if (k == 0xee11884bac8066154a149c86e130c17c3b5ffd3cc887c24a1daf191bcaaeda2d) return 11; // aten.abs.default
+        if (k == 0x8a738994fd7761d1aeef2e52e1f0b3d1ba72131fcc1cd35d4870460c742f321d) return 13; // aten.relu.default
+        if (k == 0x9dc792d539b269d3b7526c2e356ebac18cff894ce4dd40908cbcea1587165363) return 14; // aten.where.self
+        return 0;
+    }
+
+    function _open(Params memory p) private returns (uint256 gameId) {
         (uint256 nIn, uint256 nScalars,,) = opSpec(p.op);
         if (p.inputs.length != nIn) revert ElementRefereeBadParams(2, p.inputs.length);
         address d = p.players[0];
@@ -343,6 +389,13 @@ contract ElementReferee is IElementReferee {
     /// @inheritdoc IElementReferee
     function outcome(uint256 gameId) external view returns (Outcome) {
         return _game(gameId).outcome;
+    }
+
+    /// @inheritdoc IElementReferee
+    function ownedOutcome(uint256 gameId) external view returns (Outcome) {
+        Game storage g = _game(gameId);
+        if (msg.sender != g.owner) revert ElementRefereeNotOwner(gameId, msg.sender, g.owner);
+        return g.outcome;
     }
 
     /// @inheritdoc IElementReferee

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 pragma solidity ^0.8.28;
 
+import {IElementReferee} from "./IElementReferee.sol";
+
 /// @title IDisputeGame
 /// @notice The referee: a two-phase bisection game between two trainers (a defender and a
 ///         challenger) who claim different checkpoint lists for the same task. Whenever one of
@@ -70,7 +72,8 @@ interface IDisputeGame {
         InputProof,
         PostStateProof,
         Oracle,
-        Resolved
+        Resolved,
+        Element // the ElementReferee game `elementGame` decides (docs/game.md 2.7); after Resolved to keep codes
     }
 
     enum Outcome {
@@ -119,6 +122,7 @@ interface IDisputeGame {
         uint256 inputIndex; // InputProof: the disputed input
         uint256 questionId; // Oracle
         uint256 moves; // moves played so far
+        uint256 elementGame; // Element: the ElementReferee game (docs/game.md 2.7)
     }
 
     event GameOpened(
@@ -163,8 +167,18 @@ interface IDisputeGame {
     /// @notice The market that alone may open games was bound (once, by the deployer).
     event MarketBound(address indexed market);
 
+    /// @notice The records agree on every input and the node's operator is in the referee's element
+    ///         table: the element game `elementGame` of the bound ElementReferee decides (docs/game.md 2.7).
+    event ElementOpened(uint256 indexed gameId, uint256 indexed elementGame);
+    /// @notice The ElementReferee that decides elementwise nodes was bound (once, by the deployer).
+    event RefereeBound(address indexed referee);
+
     /// @notice The deployer binds the task market, once; until then nobody can open a game.
     function bindMarket(address market) external;
+
+    /// @notice The deployer binds the ElementReferee, once (`DisputeGameRefereeAlreadyBound` after); until
+    ///         then every node whose inputs agree goes to the oracle.
+    function bindReferee(IElementReferee referee) external;
 
     /// @notice The bound market opens a game; it becomes the game's owner. Nobody else can: a game
     ///         reaches the oracle, whose questions cost its oracles work (docs/game.md, threat model).
@@ -306,6 +320,11 @@ interface IDisputeGame {
     ///         the side whose outputs hash matches wins (BothLose if neither); Abandoned: NoDecision.
     function resolveOracle(uint256 gameId) external;
 
+    /// @notice Anyone, stage Element: reads the outcome of the element game this contract opened and
+    ///         ends the game with it (DefenderWins, ChallengerWins or BothLose);
+    ///         `DisputeGameElementNotDone` while it runs.
+    function resolveElement(uint256 gameId) external;
+
     /// @notice Anyone: ends the game against the side to move once its clock has run out.
     function timeout(uint256 gameId) external;
 
@@ -314,6 +333,8 @@ interface IDisputeGame {
     function configOf(uint256 gameId) external view returns (Config memory);
     function gameCount() external view returns (uint256);
     function oracle() external view returns (address);
+    /// @notice The bound ElementReferee (address(0) until bound).
+    function referee() external view returns (address);
     function market() external view returns (address);
     /// @notice What each side's calls to this game cost it (index 0 the defender, 1 the challenger):
     ///         gas measured per call plus `TX_BASE_GAS`, `CALLDATA_GAS_PER_BYTE` a calldata byte and

@@ -11,7 +11,7 @@ pragma solidity ^0.8.28;
 ///         `RepOpsElement.evaluate`: the side whose element equals it wins. A side that does not move
 ///         before its clock runs out loses (`timeout`).
 /// @dev Holds no funds. Anyone may open a game; its opener (`owner`) is recorded and is the one who
-///      should act on `outcome`/`winner`. Not yet called by DisputeGame or TaskMarket (docs/game.md 2.7).
+///      should act on `outcome`/`winner`. DisputeGame opens one (`openNode`) for a covered node and reads `ownedOutcome` (docs/game.md 2.7).
 interface IElementReferee {
     enum Stage {
         None,
@@ -125,6 +125,28 @@ interface IElementReferee {
     ///      (`ElementRefereeShape`), and it can be committed (`TensorTooLarge`); the challenger's dtype and
     ///      shape equal the defender's
     ///      (`ElementRefereeHeaderDiffers`) and its data root differs (`ElementRefereeNoDifference`).
+    /// @notice Opens a game for a program node if its operator is in the element table (docs/game.md 2.7),
+    ///         keyed by `keccak256(abi.encode(opHash, argHash, inputs.length))` with `opHash = H(utf8(op))`
+    ///         and `argHash = H(argBytes)` from the node's descriptor; no scalars. Returns 0 (and opens
+    ///         nothing) for a node outside the table. The caller is the game's owner.
+    /// @dev Reverts as `open` for a covered node with bad parameters.
+    function openNode(
+        bytes32 opHash,
+        bytes32 argHash,
+        bytes32[] calldata inputs,
+        bytes32[2] calldata outputs,
+        address[2] calldata players,
+        uint64[2] calldata clocks,
+        uint64 arity
+    ) external returns (uint256 gameId);
+
+    /// @notice The element table: the `RepOpsElement` code + 1 of a node's operator, 0 when it is not covered.
+    function elementOp(bytes32 opHash, bytes32 argHash, uint256 nIn) external pure returns (uint256);
+
+    /// @notice The outcome of a game, for its owner only (`ElementRefereeNotOwner` for anyone else): what
+    ///         DisputeGame reads, so that a game opened by anyone else can decide nothing for it.
+    function ownedOutcome(uint256 gameId) external view returns (Outcome);
+
     function openHeaders(uint256 gameId, Header calldata output, Header[] calldata inputs) external;
 
     /// @notice Chunk descent, one level: the mover posts its `w = 2^min(log2 N, height)` nodes below its

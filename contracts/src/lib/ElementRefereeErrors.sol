@@ -46,3 +46,6 @@ error ElementRefereeOpponentMismatch(bytes32 computed, bytes32 expected);
 error ElementRefereeChunkMismatch(bytes32 computed, bytes32 expected);
 /// @notice The chunk is `got` bytes long; the output's shape makes chunk `j` `expected` bytes.
 error ElementRefereeChunkLength(uint256 got, uint256 expected);
+/// @notice `caller` asked for the outcome of element game `gameId`, which `owner` opened: only the
+///         opener's own games decide anything for it.
+error ElementRefereeNotOwner(uint256 gameId, address caller, address owner);

@@ -58,3 +58,7 @@ error DisputeGameOracleNotDone(uint256 questionId, uint8 status);
 error DisputeGameNotDeployer(address caller, address deployer);
 error DisputeGameMarketAlreadyBound(address market);
 error DisputeGameNotMarket(address caller, address market);
+/// @notice The deployer already bound the ElementReferee `referee`.
+error DisputeGameRefereeAlreadyBound(address referee);
+/// @notice The element game `elementGame` has not ended yet.
+error DisputeGameElementNotDone(uint256 elementGame);

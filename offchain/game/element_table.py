@@ -1,0 +1,60 @@
+"""The table that decides which program nodes the element phase takes (docs/game.md section 2.7).
+
+A node is keyed by `keccak256(abi.encode(H(utf8(op)), H(argBytes), nIn))`, the three values its
+descriptor (already proven against the graph root) fixes: `ElementReferee.elementOp` holds the same
+keys as constants (`tests/game/test_element_table.py` checks them against this list). Only calls
+whose arguments are all tensors (and the schema's default `alpha=1`) are keyed: a Python scalar gives
+another `argBytes` and goes to the oracle.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from eth_hash.auto import keccak
+
+from trainer.program.program import TENSOR, encode_args
+
+# (op, args, RepOpsElement code): the element ops of docs/repops/ieee.md whose call takes tensors only.
+ENTRIES: tuple[tuple[str, tuple[tuple[str, object], ...], int], ...] = (
+    ("aten.add.Tensor", (("self", TENSOR), ("other", TENSOR), ("alpha", 1)), 0),  # ADD
+    ("aten.sub.Tensor", (("self", TENSOR), ("other", TENSOR), ("alpha", 1)), 2),  # SUB
+    ("aten.mul.Tensor", (("self", TENSOR), ("other", TENSOR)), 4),  # MUL
+    ("aten.div.Tensor", (("self", TENSOR), ("other", TENSOR)), 5),  # DIV
+    ("aten.neg.default", (("self", TENSOR),), 6),  # NEG
+    ("aten.reciprocal.default", (("self", TENSOR),), 7),  # RECIPROCAL
+    ("aten.sqrt.default", (("self", TENSOR),), 8),  # SQRT
+    ("aten.abs.default", (("self", TENSOR),), 10),  # ABS
+    ("aten.relu.default", (("self", TENSOR),), 12),  # RELU
+    ("aten.where.self", (("condition", TENSOR), ("self", TENSOR), ("other", TENSOR)), 13),  # WHERE
+)
+
+
+def key(op: str, arg_bytes: bytes, n_in: int) -> bytes:
+    """The table key of a node: keccak256(abi.encode(H(op), H(argBytes), nIn))."""
+    h_op = hashlib.sha256(op.encode()).digest()
+    h_args = hashlib.sha256(arg_bytes).digest()
+    return keccak(h_op + h_args + n_in.to_bytes(32, "big"))
+
+
+def table() -> list[tuple[bytes, int, str]]:
+    """(key, code, op) for every entry, in ENTRIES order."""
+    out = []
+    for op, args, code in ENTRIES:
+        n_in = sum(1 for _, v in args if v is TENSOR)
+        out.append((key(op, encode_args(list(args)), n_in), code, op))
+    return out
+
+
+def element_op(op: str, arg_bytes: bytes, n_in: int) -> int | None:
+    """The RepOpsElement code the game uses for this node, or None (the oracle decides it)."""
+    k = key(op, arg_bytes, n_in)
+    for kk, code, _ in table():
+        if kk == k:
+            return code
+    return None
+
+
+if __name__ == "__main__":
+    for k, code, op in table():
+        print(f"        if (k == 0x{k.hex()}) return {code + 1}; // {op}")

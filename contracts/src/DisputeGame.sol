@@ -801,9 +801,9 @@ contract DisputeGame is IDisputeGame {
         uint256 traceDescent = _ceilDiv(MerkleLib.depth(cfg.nodeCount), t);
         // Trace path: descent, reveal, input proof. Post-state path: the trace top, the count, the
         // post-state descent, the proof.
-        // The element path replaces the input proof by the element game: header, chunk descent (at most
-        // MerkleLib.MAX_COUNT chunks), chunk, proof.
-        uint256 tracePath = (traceDescent == 0 ? 1 : traceDescent) + 4 + _ceilDiv(MerkleLib.depth(MerkleLib.MAX_COUNT), t);
+        // The element path replaces the input proof by the element game: header, chunk descent (an
+        // output of up to MAX_STATE_ENTRIES chunks, 256 MiB), chunk, proof.
+        uint256 tracePath = (traceDescent == 0 ? 1 : traceDescent) + 4 + _ceilDiv(MerkleLib.depth(MAX_STATE_ENTRIES), t);
         uint256 postPath = 3 + _ceilDiv(MerkleLib.depth(MAX_STATE_ENTRIES), t);
         rounds += tracePath > postPath ? tracePath : postPath;
     }

@@ -109,7 +109,7 @@ contract ElementReferee is IElementReferee {
     }
 
     /// @inheritdoc IElementReferee
-    function elementOp(bytes32 opHash, bytes32 argHash, uint256 nIn) public pure returns (uint256) {
+    function elementOp(bytes32 opHash, bytes32 argHash, uint256 nIn) public pure virtual returns (uint256) {
         // The table of docs/game.md 2.7, written by `python -m offchain.game.element_table` and checked
         // against it by tests/game/test_element_table.py: keccak256(abi.encode(H(op), H(argBytes), nIn))
         // -> RepOpsElement code + 1.

@@ -6,6 +6,8 @@ import {Test, Vm} from "forge-std/Test.sol";
 import {BatchVerifier} from "../src/BatchVerifier.sol";
 import {DisputeGame} from "../src/DisputeGame.sol";
 import {RecomputeOracle} from "../src/RecomputeOracle.sol";
+import {ElementReferee} from "../src/ElementReferee.sol";
+import {IElementReferee} from "../src/interfaces/IElementReferee.sol";
 import {IDisputeGame} from "../src/interfaces/IDisputeGame.sol";
 import {IRecomputeOracle} from "../src/interfaces/IRecomputeOracle.sol";
 import {MerkleRootMismatch} from "../src/lib/Errors.sol";
@@ -88,6 +90,13 @@ abstract contract DisputeGameBase is Test {
         game = new DisputeGame(oracle);
         oracle.bindGame(address(game));
         game.bindMarket(market); // the test opens games as `market`
+        // A referee is bound: the fixture's operator is not in its table, so its nodes go to the oracle.
+        game.bindReferee(_referee());
+    }
+
+    /// @notice The ElementReferee to bind (a subclass may give one with another table).
+    function _referee() internal virtual returns (IElementReferee) {
+        return new ElementReferee();
     }
 
     /// @notice `who` and the two more oracles a whole escalation needs (answer, challenge, committee).
@@ -358,7 +367,8 @@ abstract contract DisputeGameBase is Test {
         }
         rounds += b == 0 ? 1 : b;
         uint256 trace = _ceilDiv(Trees.depth(cfg.nodeCount), t);
-        uint256 tracePath = (trace == 0 ? 1 : trace) + 2;
+        // The element path: reveal, then header, chunk descent (up to 2^16 chunks), chunk, proof.
+        uint256 tracePath = (trace == 0 ? 1 : trace) + 4 + _ceilDiv(16, t);
         uint256 postPath = 3 + _ceilDiv(16, t);
         rounds += tracePath > postPath ? tracePath : postPath;
     }
@@ -2190,15 +2200,15 @@ contract DisputeGameTest is DisputeGameBase {
     function test_roundBound_matchesRules_succeeds() public view {
         IDisputeGame.Config memory cfg = _cfg();
         assertEq(game.roundBound(cfg), _expectedRounds(cfg), "roundBound");
-        assertEq(game.roundBound(cfg), 1 + 2 + 11, "checkpoints 1, bisection 2, post-state path 11");
+        assertEq(game.roundBound(cfg), 1 + 2 + 14, "checkpoints 1, bisection 2, element path 14");
         assertEq(
             game.honestGasBound(cfg),
-            game.OPEN_GAS() + 14 * (game.MOVE_GAS_BASE() + game.MOVE_GAS_PER_WIDTH() * N) + game.PROOF_GAS(),
+            game.OPEN_GAS() + 17 * (game.MOVE_GAS_BASE() + game.MOVE_GAS_PER_WIDTH() * N) + game.PROOF_GAS(),
             "honestGasBound"
         );
         assertEq(
             game.timeBound(cfg),
-            2 * CLOCK + 1 + oracle.maxResolutionTime(),
+            2 * CLOCK + 3 + oracle.maxResolutionTime(),
             "timeBound"
         );
     }

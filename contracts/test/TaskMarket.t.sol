@@ -2186,9 +2186,11 @@ contract TaskMarketTest is MarketFixture {
     // ---------------------------------------------------------------- helpers
 
     /// @dev The default spec with the shortest clock it allows (`roundBound * MIN_MOVE_TIME`): a game
-    ///      opened at the first reveal ends by timeout within the reveal window.
+    ///      opened at the first reveal ends by timeout within the reveal window. Arity 16: the element
+    ///      path's rounds (docs/game.md 2.7) would not fit the window at the default arity.
     function _shortClockSpec() internal view returns (ITaskMarket.TaskSpec memory s) {
         s = _spec();
+        s.arity = 16;
         s.clock = uint64(game.roundBound(_cfg(s)) * market.MIN_MOVE_TIME());
         assertLt(s.clock + 2, market.REVEAL_WINDOW(), "a timeout fits the reveal window");
         s.bond = market.minBond(s);

@@ -56,6 +56,7 @@ class Stage(enum.IntEnum):
     POST_STATE_PROOF = 8
     ORACLE = 9
     RESOLVED = 10
+    ELEMENT = 11  # the bound ElementReferee's game `element_game` decides (docs/game.md 2.7)
 
     @property
     def is_descent(self) -> bool:
@@ -138,6 +139,7 @@ class GameView:
     input_index: int
     question_id: QuestionId
     moves: int
+    element_game: int = 0  # stage ELEMENT: the ElementReferee game (0: none)
 
     @property
     def mover(self) -> ChecksumAddress:
@@ -179,6 +181,7 @@ class GameView:
             input_index=int(v[17]),
             question_id=QuestionId(int(v[18])),
             moves=int(v[19]),
+            element_game=int(v[20]),
         )
 
 
@@ -442,6 +445,15 @@ class DisputeGameNotMarket(DisputeGameError):
     the deployment never bound it (run `refereed deploy` again)."""
 
 
+class DisputeGameRefereeAlreadyBound(DisputeGameError):
+    """The ElementReferee was already bound (to `referee`); it is bound once, at deployment."""
+
+
+class DisputeGameElementNotDone(DisputeGameError):
+    """The element game (`elementGame`, on the bound ElementReferee) has not ended yet; call `resolveElement`
+    once its outcome is known (a player wins it by its moves, or by `timeout` on the referee)."""
+
+
 DISPUTE_GAME_ERRORS: Final = error_table(DisputeGameError)
 
 
@@ -538,6 +550,10 @@ class DisputeGameClient(ContractClient):
     def resolve_oracle(self, game_id: int) -> Outcome:
         return self._resolved(self._send(self.contract.functions.resolveOracle(game_id)))
 
+    def resolve_element(self, game_id: int) -> Outcome:
+        """Stage ELEMENT: ends the game with the outcome of its element game; the outcome."""
+        return self._resolved(self._send(self.contract.functions.resolveElement(game_id)))
+
     def timeout(self, game_id: int) -> Outcome:
         """Ends the game against the side whose clock ran out; the outcome."""
         return self._resolved(self._send(self.contract.functions.timeout(game_id)))
@@ -565,6 +581,14 @@ class DisputeGameClient(ContractClient):
     def market(self) -> ChecksumAddress:
         """The bound task market, the only opener of games (the zero address until `bindMarket`)."""
         return address(self._call(self.contract.functions.market()))
+
+    def referee(self) -> ChecksumAddress:
+        """The bound ElementReferee (the zero address until `bindReferee`: every node goes to the oracle)."""
+        return address(self._call(self.contract.functions.referee()))
+
+    def bind_referee(self, referee: str) -> Receipt:
+        """The deployer binds the ElementReferee that decides elementwise nodes (once)."""
+        return self._send(self.contract.functions.bindReferee(address(referee)))
 
     def bind_market(self, market: str) -> Receipt:
         """The deployer binds the task market that alone may open games (once)."""

@@ -142,6 +142,11 @@ class ElementRefereeChunkLength(ElementRefereeError):
     last chunk)."""
 
 
+class ElementRefereeNotOwner(ElementRefereeError):
+    """Only the game's opener (`owner`, e.g. the DisputeGame that opened it) may read its outcome with
+    `ownedOutcome`; a game opened by `caller` or anyone else decides nothing for it."""
+
+
 class ElementArithmeticError(TypedRevert):
     """Root of the one-element evaluator's errors (RepOpsElement, docs/repops/ieee.md)."""
 
@@ -272,6 +277,11 @@ class ElementRefereeClient(ContractClient):
 
     def outcome(self, game_id: int) -> Outcome:
         return Outcome(self._call(self.contract.functions.outcome(game_id)))
+
+    def element_op(self, op_hash: bytes, arg_hash: bytes, n_in: int) -> int | None:
+        """The table's RepOpsElement code of a node (`offchain.game.element_table`), None when not covered."""
+        code = int(self._call(self.contract.functions.elementOp(op_hash, arg_hash, n_in)))
+        return code - 1 if code else None
 
     def winner(self, game_id: int) -> ChecksumAddress:
         return address(self._call(self.contract.functions.winner(game_id)))

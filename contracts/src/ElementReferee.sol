@@ -98,14 +98,17 @@ contract ElementReferee is IElementReferee {
     ) external returns (uint256 gameId) {
         uint256 code = elementOp(opHash, argHash, inputs.length);
         if (code == 0) return 0;
-        Params memory p;
-        p.op = code - 1;
-        p.inputs = inputs;
-        p.outputs = outputs;
-        p.players = players;
-        p.clocks = clocks;
-        p.arity = arity;
-        return _open(p);
+        return _open(
+            Params({
+                op: code - 1,
+                inputs: inputs,
+                scalars: [uint64(0), uint64(0)],
+                outputs: outputs,
+                players: players,
+                clocks: clocks,
+                arity: arity
+            })
+        );
     }
 
     /// @inheritdoc IElementReferee

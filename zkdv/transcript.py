@@ -22,6 +22,7 @@ import cbor2
 import numpy as np
 import torch
 
+from trainer.commit import _native
 from zkdv.config import probe_width
 from zkdv.errors import TranscriptError, ZKDVUsageError
 
@@ -147,6 +148,10 @@ def rolling_root(rows: np.ndarray, window: int) -> bytes:
             f"rolling_window {window} exceeds the packed width of a batch row ({width} bytes); "
             "choose rolling_window <= the bytes of one row"
         )
+    if rows.dtype == np.uint8:
+        fast = _native.rolling_root(np.ascontiguousarray(rows), window)  # same bits: tests/commit/test_native_batched.py
+        if fast is not None:
+            return fast
     powers = np.array([pow(ROLLING_BASE, window - 1 - j, ROLLING_MODULUS) for j in range(window)], dtype=np.int64)
     wide, n = rows.astype(np.int64), width - window + 1
     values = np.zeros((rows.shape[0], n), dtype=np.int64)
@@ -197,3 +202,48 @@ class Probe:
             rows = torch.cat([rows, torch.zeros((rows.shape[0], self.m * self.k - self.d), dtype=torch.float32)], 1)
         signed = mul(rows, self.signs)
         return mul(total(signed.reshape(-1, self.m, self.k), [1]), self.scale).contiguous()
+
+
+class ProbeSet:
+    """Every probe of a run, computed by groups of leaves with the same last dimension d: per group one
+    RepOps `mul` (by each leaf's signs, row by row), one `sum` over m and one `mul` by the scale, on the
+    leaves' rows stacked, instead of three kernel calls per leaf. Each element goes through the same
+    multiplication and each (row, column) slice through the same sum as with `Probe.__call__` per leaf,
+    so the bits are the same (tests/zkdv/test_probe_set.py compares their hashes)."""
+
+    def __init__(self, probes: Mapping[str, Probe]) -> None:
+        self.probes = dict(probes)
+        groups: dict[int, list[str]] = {}
+        for n, p in self.probes.items():
+            groups.setdefault(p.d, []).append(n)
+        self.groups = list(groups.values())
+        self._signs: dict[tuple[Any, ...], torch.Tensor] = {}  # per group and row counts: fixed in a run
+
+    def __call__(self, tensors: Mapping[str, torch.Tensor]) -> dict[str, bytes]:
+        from trainer.repops import KERNELS
+
+        mul = KERNELS["aten.mul.Tensor"].fast
+        total = KERNELS["aten.sum.dim_IntList"].fast
+        out: dict[str, bytes] = {}
+        for names in self.groups:
+            first = self.probes[names[0]]
+            d, k, m = first.d, first.k, first.m
+            parts = [tensors[n].detach().to(torch.float32).reshape(-1, d) for n in names]
+            if len(parts) == 1:
+                out[names[0]] = first(parts[0]).numpy().tobytes()
+                continue
+            counts = tuple(int(p.shape[0]) for p in parts)
+            rows = torch.cat(parts)
+            if m * k > d:
+                rows = torch.cat([rows, torch.zeros((rows.shape[0], m * k - d), dtype=torch.float32)], 1)
+            key = (tuple(names), counts)
+            signs = self._signs.get(key)
+            if signs is None:
+                signs = torch.cat([self.probes[n].signs.expand(c, m * k) for n, c in zip(names, counts, strict=True)])
+                self._signs[key] = signs
+            got = mul(total(mul(rows, signs).reshape(-1, m, k), [1]), first.scale).contiguous()
+            off = 0
+            for n, c in zip(names, counts, strict=True):
+                out[n] = got[off : off + c].numpy().tobytes()
+                off += c
+        return {n: out[n] for n in self.probes}

@@ -341,3 +341,106 @@ void rt_parent_row(const uint8_t *row, size_t npairs, uint8_t *out, int threads)
                 .count = npairs, .nbatches = (npairs + BATCH - 1) / BATCH, .out = out};
     run_threads(&jb, threads);
 }
+
+/* ---- whole commitments, many per call (docs/commitments.md sections 1-5) -------------- */
+
+/* The list root H(0x02 || u64be(count) || top) of the padded tree over `count` leaves held in
+ * `row` (room for count + 1 hashes; overwritten), `tmp` room for (count + 1) / 2 + 1 hashes. */
+static void list_root_of_row(uint8_t *row, size_t count, uint8_t *tmp, uint8_t *out, int threads) {
+    uint8_t msg[41];
+    msg[0] = 0x02;
+    for (int i = 0; i < 8; i++) msg[1 + i] = (uint8_t)((uint64_t)count >> (56 - 8 * i));
+    if (count == 0) {
+        memset(msg + 9, 0, 32);
+    } else {
+        size_t n = count;
+        uint8_t *cur = row, *next = tmp;
+        while (n > 1) {
+            if (n % 2) memset(cur + 32 * n++, 0, 32);  /* an odd row is padded with the zero hash */
+            job_t jb = {.f = pick(), .prefix = 0x01, .data = cur, .nbytes = 32 * n, .size = 64,
+                        .count = n / 2, .nbatches = (n / 2 + BATCH - 1) / BATCH, .out = next};
+            run_threads(&jb, threads);
+            uint8_t *swap = cur;
+            cur = next, next = swap;
+            n /= 2;
+        }
+        memcpy(msg + 9, cur, 32);
+    }
+    rt_sha256(msg, sizeof msg, out);
+}
+
+/* For k < n: out + 32k = H(0x03 || header_k || dataRoot(data_k)), the tensor commitment of the
+ * nbytes[k] bytes at data[k]; header_k is hlen[k] bytes of `headers`, in order (at most 258 bytes).
+ * Returns 0, or -1 when memory runs out (out is then incomplete). */
+int rt_commit_tensors(size_t n, const uint8_t *const data[], const size_t nbytes[], const uint8_t *headers,
+                      const size_t hlen[], uint8_t *out, int threads) {
+    const size_t chunk = 4096;
+    uint8_t msg[1 + 258 + 32];
+    for (size_t k = 0; k < n; k++, headers += hlen[k - 1]) {
+        size_t count = (nbytes[k] + chunk - 1) / chunk;
+        uint8_t *row = malloc(32 * (count + 1) + 32 * ((count + 1) / 2 + 1));
+        if (row == NULL) return -1;
+        if (count) {
+            job_t jb = {.f = pick(), .prefix = 0x00, .data = data[k], .nbytes = nbytes[k], .size = chunk,
+                        .count = count, .nbatches = (count + BATCH - 1) / BATCH, .out = row};
+            run_threads(&jb, threads);
+        }
+        if (hlen[k] > 258) { free(row); return -1; }
+        msg[0] = 0x03;
+        memcpy(msg + 1, headers, hlen[k]);
+        list_root_of_row(row, count, row + 32 * (count + 1), msg + 1 + hlen[k], threads);
+        free(row);
+        rt_sha256(msg, 1 + hlen[k] + 32, out + 32 * k);
+    }
+    return 0;
+}
+
+/* The state root over n entries given in canonical order: the list root of the leaves
+ * H(0x00 || "STEN" || nameHash_k || commitment_k). Returns 0, or -1 when memory runs out. */
+int rt_state_root(size_t n, const uint8_t *name_hashes, const uint8_t *commitments, uint8_t *out) {
+    uint8_t *row = malloc(32 * (n + 1) + 32 * ((n + 1) / 2 + 1));
+    if (row == NULL) return -1;
+    compress_fn f = pick();
+    uint8_t rec[68];
+    memcpy(rec, "STEN", 4);
+    for (size_t k = 0; k < n; k++) {
+        memcpy(rec + 4, name_hashes + 32 * k, 32);
+        memcpy(rec + 36, commitments + 32 * k, 32);
+        const uint8_t *d[1] = {rec};
+        uint8_t *o[1] = {row + 32 * k};
+        sha256_prefixed(f, 1, 0x00, d, sizeof rec, o);
+    }
+    list_root_of_row(row, n, row + 32 * (n + 1), out, 1);
+    free(row);
+    return 0;
+}
+
+/* The batch's rolling digest (docs/zkdv.md section 3) over `rows` rows of `width` bytes (row-major):
+ * R_i = sum_{j<w} B[i+j] 257^(w-1-j) mod (2^31 - 1), i = 0 .. width - w, each row's digest H(u32be(R_0)
+ * || ...), the result H(rowDigest_0 || ...). Needs 1 <= w <= width. Returns 0, or -1 (no memory). */
+int rt_rolling_root(const uint8_t *data, size_t rows, size_t width, size_t w, uint8_t *out) {
+    const uint64_t mod = 2147483647u, base = 257;
+    if (w == 0 || w > width) return -1;
+    size_t count = width - w + 1;
+    uint8_t *vals = malloc(4 * count + 32 * (rows ? rows : 1));
+    if (vals == NULL) return -1;
+    uint8_t *digests = vals + 4 * count;
+    uint64_t top = 1;  /* 257^(w-1) mod p */
+    for (size_t j = 1; j < w; j++) top = top * base % mod;
+    for (size_t r = 0; r < rows; r++) {
+        const uint8_t *b = data + r * width;
+        uint64_t h = 0;
+        for (size_t j = 0; j < w; j++) h = (h * base + b[j]) % mod;
+        for (size_t i = 0;; i++) {  /* exact residues: every intermediate < 2^63 */
+            vals[4 * i] = (uint8_t)(h >> 24), vals[4 * i + 1] = (uint8_t)(h >> 16);
+            vals[4 * i + 2] = (uint8_t)(h >> 8), vals[4 * i + 3] = (uint8_t)h;
+            if (i + 1 == count) break;
+            h = (h + mod * 256 - (b[i] * top) % mod) % mod;
+            h = (h * base + b[i + w]) % mod;
+        }
+        rt_sha256(vals, 4 * count, digests + 32 * r);
+    }
+    rt_sha256(digests, 32 * rows, out);
+    free(vals);
+    return 0;
+}

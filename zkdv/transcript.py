@@ -149,7 +149,7 @@ def rolling_root(rows: np.ndarray, window: int) -> bytes:
             "choose rolling_window <= the bytes of one row"
         )
     if rows.dtype == np.uint8:
-        fast = _native.rolling_root(np.ascontiguousarray(rows), window)  # same bits: tests/commit/test_native_batched.py
+        fast = _native.rolling_root(np.ascontiguousarray(rows), window)  # same bits: test_native_batched.py
         if fast is not None:
             return fast
     powers = np.array([pow(ROLLING_BASE, window - 1 - j, ROLLING_MODULUS) for j in range(window)], dtype=np.int64)

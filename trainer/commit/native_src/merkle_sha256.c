@@ -418,6 +418,14 @@ int rt_state_root(size_t n, const uint8_t *name_hashes, const uint8_t *commitmen
 /* The batch's rolling digest (docs/zkdv.md section 3) over `rows` rows of `width` bytes (row-major):
  * R_i = sum_{j<w} B[i+j] 257^(w-1-j) mod (2^31 - 1), i = 0 .. width - w, each row's digest H(u32be(R_0)
  * || ...), the result H(rowDigest_0 || ...). Needs 1 <= w <= width. Returns 0, or -1 (no memory). */
+/* x mod (2^31 - 1) for any 64-bit x, without a division (the modulus is a Mersenne prime). */
+static inline uint64_t mod_m31(uint64_t x) {
+    const uint64_t m = 2147483647u;
+    x = (x & m) + (x >> 31);  /* < 2^34 */
+    x = (x & m) + (x >> 31);  /* < 2^31 + 8 */
+    return x >= m ? x - m : x;
+}
+
 int rt_rolling_root(const uint8_t *data, size_t rows, size_t width, size_t w, uint8_t *out) {
     const uint64_t mod = 2147483647u, base = 257;
     if (w == 0 || w > width) return -1;
@@ -426,17 +434,17 @@ int rt_rolling_root(const uint8_t *data, size_t rows, size_t width, size_t w, ui
     if (vals == NULL) return -1;
     uint8_t *digests = vals + 4 * count;
     uint64_t top = 1;  /* 257^(w-1) mod p */
-    for (size_t j = 1; j < w; j++) top = top * base % mod;
+    for (size_t j = 1; j < w; j++) top = mod_m31(top * base);
     for (size_t r = 0; r < rows; r++) {
         const uint8_t *b = data + r * width;
         uint64_t h = 0;
-        for (size_t j = 0; j < w; j++) h = (h * base + b[j]) % mod;
-        for (size_t i = 0;; i++) {  /* exact residues: every intermediate < 2^63 */
+        for (size_t j = 0; j < w; j++) h = mod_m31(h * base + b[j]);
+        for (size_t i = 0;; i++) {  /* exact residues in [0, p): every intermediate < 2^41 */
             vals[4 * i] = (uint8_t)(h >> 24), vals[4 * i + 1] = (uint8_t)(h >> 16);
             vals[4 * i + 2] = (uint8_t)(h >> 8), vals[4 * i + 3] = (uint8_t)h;
             if (i + 1 == count) break;
-            h = (h + mod * 256 - (b[i] * top) % mod) % mod;
-            h = (h * base + b[i + w]) % mod;
+            h = mod_m31(h + mod - mod_m31(b[i] * top));
+            h = mod_m31(h * base + b[i + w]);
         }
         rt_sha256(vals, 4 * count, digests + 32 * r);
     }

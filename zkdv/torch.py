@@ -22,6 +22,7 @@ are replayed on a background worker from the latest replay snapshot. docs/zkdv.m
 from __future__ import annotations
 
 import collections
+import ctypes
 import functools
 import hashlib
 import itertools
@@ -151,9 +152,40 @@ def _state_bytes(state: Mapping[str, Tensor]) -> Tensor:
     return torch.cat(parts) if parts else torch.zeros(0, dtype=torch.uint8)
 
 
+def _libc_memcmp() -> Callable[[int, int, int], int] | None:
+    try:
+        fn = ctypes.CDLL(None).memcmp
+    except (OSError, AttributeError, TypeError):
+        return None
+    fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]
+    fn.restype = ctypes.c_int
+    return fn
+
+
+_MEMCMP = _libc_memcmp()
+
+
 def _same_bytes(a: Tensor, b: Tensor) -> bool:
-    """A memcmp of two `_state_bytes` copies (np.array_equal: torch.equal is slower)."""
-    return a.shape == b.shape and bool(np.array_equal(a.numpy(), b.numpy()))
+    """A memcmp of two `_state_bytes` copies (contiguous uint8): libc's, else np.array_equal."""
+    if a.shape != b.shape:
+        return False
+    if _MEMCMP is not None and a.is_contiguous() and b.is_contiguous():
+        return _MEMCMP(a.data_ptr(), b.data_ptr(), a.numel()) == 0
+    return bool(np.array_equal(a.numpy(), b.numpy()))
+
+
+def _same_state(flat: Tensor, state: Mapping[str, Tensor]) -> bool:
+    """Whether the state's bytes are those of `flat`, a `_state_bytes` copy of a state with the same layout:
+    a memcmp per entry against its part of the copy, without copying the state (else `_same_bytes`)."""
+    if _MEMCMP is None or not all(t.is_contiguous() for t in state.values()):
+        return _same_bytes(flat, _state_bytes(state))
+    base, off = flat.data_ptr(), 0
+    for t in state.values():
+        size = t.numel() * t.element_size()
+        if off + size > flat.numel() or _MEMCMP(t.data_ptr(), base + off, size) != 0:
+            return False
+        off += size
+    return off == flat.numel()
 
 
 def _entries(layout: tuple[Any, ...], flat: Tensor) -> dict[str, Tensor]:
@@ -803,7 +835,7 @@ class ZKDV:
             kept is not None
             and self._prev_work is not None
             and kept[0] == _layout(state)
-            and _same_bytes(kept[1], _state_bytes(state))
+            and _same_state(kept[1], state)
         ):  # byte for byte the post-state of the previous step: its commitments (computed on the commit worker)
             txn.pre, txn.pre_work = None, self._prev_work
         else:

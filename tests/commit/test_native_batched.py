@@ -65,6 +65,18 @@ def test_commit_tensors_threads_large(impl: str, monkeypatch: pytest.MonkeyPatch
     assert commit_tensors(ts) == [commit_tensor(t, native=False) for t in ts]
 
 
+@pytest.mark.parametrize("threads", ["1", "2", "3"])
+def test_commit_tensors_shared_by_threads(impl: str, monkeypatch: pytest.MonkeyPatch, threads: str) -> None:
+    """Tensors of 1 MiB and more in all, none of 2 MiB: threads take whole tensors in turn."""
+    monkeypatch.setenv("REFEREED_HASH_THREADS", threads)
+    g = torch.Generator().manual_seed(4)
+    sizes = [70_000, 5, 0, 200_003, 1, 65_536] if impl == "shani" else [70_000, 5, 0, 200_003]
+    ts = [torch.randn(n, generator=g) for n in sizes] + _tensors(5)
+    got = commit_tensors(ts)
+    assert hashlib.sha256(b"".join(got)).digest() == hashlib.sha256(
+        b"".join(commit_tensor(t, native=False) for t in ts)).digest()
+
+
 def test_commit_tensors_fallback_without_library(monkeypatch: pytest.MonkeyPatch) -> None:
     ts = _tensors(2)
     want = [commit_tensor(t, native=False) for t in ts]

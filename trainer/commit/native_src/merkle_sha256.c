@@ -369,29 +369,81 @@ static void list_root_of_row(uint8_t *row, size_t count, uint8_t *tmp, uint8_t *
     rt_sha256(msg, sizeof msg, out);
 }
 
-/* For k < n: out + 32k = H(0x03 || header_k || dataRoot(data_k)), the tensor commitment of the
- * nbytes[k] bytes at data[k]; header_k is hlen[k] bytes of `headers`, in order (at most 258 bytes).
- * Returns 0, or -1 when memory runs out (out is then incomplete). */
-int rt_commit_tensors(size_t n, const uint8_t *const data[], const size_t nbytes[], const uint8_t *headers,
-                      const size_t hlen[], uint8_t *out, int threads) {
+/* The tensor commitment H(0x03 || header || dataRoot(data)) of one buffer into out (32 bytes). */
+static int commit_one(const uint8_t *data, size_t nbytes, const uint8_t *header, size_t hlen, uint8_t *out,
+                      int threads) {
     const size_t chunk = 4096;
     uint8_t msg[1 + 258 + 32];
-    for (size_t k = 0; k < n; k++, headers += hlen[k - 1]) {
-        size_t count = (nbytes[k] + chunk - 1) / chunk;
-        uint8_t *row = malloc(32 * (count + 1) + 32 * ((count + 1) / 2 + 1));
-        if (row == NULL) return -1;
-        if (count) {
-            job_t jb = {.f = pick(), .prefix = 0x00, .data = data[k], .nbytes = nbytes[k], .size = chunk,
-                        .count = count, .nbatches = (count + BATCH - 1) / BATCH, .out = row};
-            run_threads(&jb, threads);
-        }
-        if (hlen[k] > 258) { free(row); return -1; }
-        msg[0] = 0x03;
-        memcpy(msg + 1, headers, hlen[k]);
-        list_root_of_row(row, count, row + 32 * (count + 1), msg + 1 + hlen[k], threads);
-        free(row);
-        rt_sha256(msg, 1 + hlen[k] + 32, out + 32 * k);
+    if (hlen > 258) return -1;
+    size_t count = (nbytes + chunk - 1) / chunk;
+    uint8_t *row = malloc(32 * (count + 1) + 32 * ((count + 1) / 2 + 1));
+    if (row == NULL) return -1;
+    if (count) {
+        job_t jb = {.f = pick(), .prefix = 0x00, .data = data, .nbytes = nbytes, .size = chunk,
+                    .count = count, .nbatches = (count + BATCH - 1) / BATCH, .out = row};
+        run_threads(&jb, threads);
     }
+    msg[0] = 0x03;
+    memcpy(msg + 1, header, hlen);
+    list_root_of_row(row, count, row + 32 * (count + 1), msg + 1 + hlen, threads);
+    free(row);
+    rt_sha256(msg, 1 + hlen + 32, out);
+    return 0;
+}
+
+/* Many commitments shared by threads, a tensor at a time (each hashed whole by one thread). */
+typedef struct {
+    size_t n;
+    const uint8_t *const *data;
+    const size_t *nbytes, *hlen, *hoff;
+    const uint8_t *headers;
+    uint8_t *out;
+    size_t next;  /* the first tensor no thread has taken (atomic) */
+    int failed;   /* atomic */
+} many_t;
+
+static void *commit_worker(void *arg) {
+    many_t *m = arg;
+    for (;;) {
+        size_t k = __atomic_fetch_add(&m->next, 1, __ATOMIC_RELAXED);
+        if (k >= m->n) break;
+        if (commit_one(m->data[k], m->nbytes[k], m->headers + m->hoff[k], m->hlen[k], m->out + 32 * k, 1))
+            __atomic_store_n(&m->failed, 1, __ATOMIC_RELAXED);
+    }
+    return NULL;
+}
+
+/* For k < n: out + 32k = H(0x03 || header_k || dataRoot(data_k)), the tensor commitment of the
+ * nbytes[k] bytes at data[k]; header_k is hlen[k] bytes of `headers`, in order (at most 258 bytes).
+ * Up to `threads` threads (the caller included) share the tensors when they hold at least 1 MiB in all
+ * and none alone is big enough to be split over threads; otherwise each is hashed in turn, a big one
+ * split as rt_chunk_leaves splits it. Returns 0, or -1 when memory runs out (out is then incomplete). */
+int rt_commit_tensors(size_t n, const uint8_t *const data[], const size_t nbytes[], const uint8_t *headers,
+                      const size_t hlen[], uint8_t *out, int threads) {
+    size_t total = 0, biggest = 0;
+    for (size_t k = 0; k < n; k++) {
+        total += nbytes[k];
+        if (nbytes[k] > biggest) biggest = nbytes[k];
+    }
+    size_t want = total / MIN_BYTES_PER_THREAD;  /* a thread per MiB, two from 1 MiB on */
+    if (want == 1) want = 2;
+    if ((size_t)threads > want) threads = want ? (int)want : 1;
+    if (threads > MAX_THREADS) threads = MAX_THREADS;
+    size_t *hoff = threads > 1 && biggest < 2 * MIN_BYTES_PER_THREAD ? malloc(n * sizeof *hoff) : NULL;
+    if (hoff != NULL) {
+        for (size_t k = 0, off = 0; k < n; off += hlen[k++]) hoff[k] = off;
+        many_t m = {.n = n, .data = data, .nbytes = nbytes, .hlen = hlen, .hoff = hoff, .headers = headers,
+                    .out = out};
+        pthread_t tid[MAX_THREADS];
+        int started = 0;
+        while (started < threads - 1 && pthread_create(&tid[started], NULL, commit_worker, &m) == 0) started++;
+        commit_worker(&m);
+        for (int i = 0; i < started; i++) pthread_join(tid[i], NULL);
+        free(hoff);
+        return m.failed ? -1 : 0;
+    }
+    for (size_t k = 0; k < n; headers += hlen[k++])
+        if (commit_one(data[k], nbytes[k], headers, hlen[k], out + 32 * k, threads)) return -1;
     return 0;
 }
 

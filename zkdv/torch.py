@@ -116,6 +116,12 @@ def commitments(state: Mapping[str, Tensor]) -> dict[str, bytes]:
     return dict(zip(state, got, strict=True))
 
 
+def commitments_of(*states: Mapping[str, Tensor]) -> list[dict[str, bytes]]:
+    """`[commitments(s) for s in states]`, hashed in one call."""
+    got = iter(commit_tensors([t if t.is_contiguous() else t.contiguous() for s in states for t in s.values()]))
+    return [{n: next(got) for n in s} for s in states]
+
+
 _ORDERS: dict[tuple[str, ...], tuple[list[str], bytes]] = {}
 
 
@@ -945,12 +951,12 @@ class ZKDV:
             else:
                 pre, pre_root = work.pre, work.pre_root
             post = work.post
-            post_c = commitments(post)
-            update_c = commitments(work.update)
+            named = self._batch_named(work.batch) if work.batch is not None else {}
+            post_c, update_c, batch_c = commitments_of(post, work.update, named)  # one native call
             commit = StepCommit(t, pre, post_c, update_c, work.loss, pre_root, root_of(post_c))
             record: dict[str, Any] = {
                 **work.fields,
-                "batch": work.batch_record if work.batch is None else self._batch_record(work.batch),
+                "batch": work.batch_record if work.batch is None else self._batch_record(work.batch, batch_c),
                 "pre": commit.pre_root,
                 "post": commit.post_root,
                 "post_entries": ordered(post_c),
@@ -1352,14 +1358,19 @@ class ZKDV:
                 "proof.prepare(...)"
             )
 
-    def _batch_record(self, leaves: Sequence[Tensor]) -> dict[str, Any]:
+    def _batch_named(self, leaves: Sequence[Tensor]) -> dict[str, Tensor]:
+        """The rank-local batch leaves, named as a single process names them."""
+        names = leaf_names(self._batch_spec, len(leaves))
+        return {n: t.detach().contiguous() for n, t in zip(names, leaves, strict=True)}
+
+    def _batch_record(self, leaves: Sequence[Tensor], commits: Mapping[str, bytes] | None = None) -> dict[str, Any]:
+        """The step record's `batch`; `commits`: the leaves' commitments when already computed."""
         with _disable_current_modes():
-            names = leaf_names(self._batch_spec, len(leaves))
-            named = {n: t.detach().contiguous() for n, t in zip(names, leaves, strict=True)}
-            # the rank-local batch, named as a single process names it
+            if commits is None:
+                commits = commitments(self._batch_named(leaves))
             rows = packed_rows(leaves)
             return {
-                "root": root_of(commitments(named)),
+                "root": root_of(commits),
                 "rows": int(rows.shape[0]),
                 "width": int(rows.shape[1]),
                 "rolling": rolling_root(rows, self.rolling_window),

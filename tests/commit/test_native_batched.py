@@ -110,7 +110,8 @@ def _rolling_py(rows: np.ndarray, window: int, monkeypatch: pytest.MonkeyPatch) 
 
 
 @pytest.mark.parametrize(("rows", "width", "window"), [(1, 1, 1), (64, 72, 8), (16, 520, 32), (3, 40, 40),
-                                                       (5, 300, 1), (0, 9, 3), (7, 4096 + 3, 255)])
+                                                       (5, 300, 1), (0, 9, 3), (7, 4096 + 3, 255),
+                                                       (13, 100, 8), (17, 2, 2)])
 def test_rolling_root_matches_reference(impl: str, monkeypatch: pytest.MonkeyPatch, rows: int, width: int,
                                         window: int) -> None:
     data = np.random.default_rng(width).integers(0, 256, (rows, width), dtype=np.uint8)

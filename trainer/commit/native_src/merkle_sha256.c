@@ -482,23 +482,32 @@ int rt_rolling_root(const uint8_t *data, size_t rows, size_t width, size_t w, ui
     const uint64_t mod = 2147483647u, base = 257;
     if (w == 0 || w > width) return -1;
     size_t count = width - w + 1;
-    uint8_t *vals = malloc(4 * count + 32 * (rows ? rows : 1));
+    enum { LANES = 8 };  /* rows advanced side by side: independent recurrences, so the CPU overlaps them */
+    uint8_t *vals = malloc(4 * count * LANES + 32 * (rows ? rows : 1));
     if (vals == NULL) return -1;
-    uint8_t *digests = vals + 4 * count;
+    uint8_t *digests = vals + 4 * count * LANES;
     uint64_t top = 1;  /* 257^(w-1) mod p */
     for (size_t j = 1; j < w; j++) top = mod_m31(top * base);
-    for (size_t r = 0; r < rows; r++) {
-        const uint8_t *b = data + r * width;
-        uint64_t h = 0;
-        for (size_t j = 0; j < w; j++) h = mod_m31(h * base + b[j]);
+    uint64_t drop[256];  /* b 257^(w-1) mod p: what the byte leaving the window takes away */
+    for (int b = 0; b < 256; b++) drop[b] = mod_m31((uint64_t)b * top);
+    for (size_t r0 = 0; r0 < rows; r0 += LANES) {
+        size_t lanes = rows - r0 < LANES ? rows - r0 : LANES;
+        uint64_t h[LANES] = {0};
+        const uint8_t *b[LANES];
+        for (size_t l = 0; l < lanes; l++) b[l] = data + (r0 + l) * width;
+        for (size_t j = 0; j < w; j++)
+            for (size_t l = 0; l < lanes; l++) h[l] = mod_m31(h[l] * base + b[l][j]);
         for (size_t i = 0;; i++) {  /* exact residues in [0, p): every intermediate < 2^41 */
-            vals[4 * i] = (uint8_t)(h >> 24), vals[4 * i + 1] = (uint8_t)(h >> 16);
-            vals[4 * i + 2] = (uint8_t)(h >> 8), vals[4 * i + 3] = (uint8_t)h;
+            for (size_t l = 0; l < lanes; l++) {
+                uint8_t *v = vals + 4 * (l * count + i);
+                v[0] = (uint8_t)(h[l] >> 24), v[1] = (uint8_t)(h[l] >> 16);
+                v[2] = (uint8_t)(h[l] >> 8), v[3] = (uint8_t)h[l];
+            }
             if (i + 1 == count) break;
-            h = mod_m31(h + mod - mod_m31(b[i] * top));
-            h = mod_m31(h * base + b[i + w]);
+            for (size_t l = 0; l < lanes; l++)
+                h[l] = mod_m31(mod_m31(h[l] + mod - drop[b[l][i]]) * base + b[l][i + w]);
         }
-        rt_sha256(vals, 4 * count, digests + 32 * r);
+        for (size_t l = 0; l < lanes; l++) rt_sha256(vals + 4 * l * count, 4 * count, digests + 32 * (r0 + l));
     }
     rt_sha256(digests, 32 * rows, out);
     free(vals);

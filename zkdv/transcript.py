@@ -205,45 +205,62 @@ class Probe:
 
 
 class ProbeSet:
-    """Every probe of a run, computed by groups of leaves with the same last dimension d: per group one
-    RepOps `mul` (by each leaf's signs, row by row), one `sum` over m and one `mul` by the scale, on the
-    leaves' rows stacked, instead of three kernel calls per leaf. Each element goes through the same
-    multiplication and each (row, column) slice through the same sum as with `Probe.__call__` per leaf,
-    so the bits are the same (tests/zkdv/test_probe_set.py compares their hashes)."""
+    """Every probe of a run in a few RepOps kernel calls per step instead of three per leaf: one `mul` by
+    the signs over every leaf's padded rows at once, one `sum` per distinct m over all the (row, column)
+    slices of that length, one `mul` by the scales. Each slice is laid out contiguously (rows x k x m rather
+    than rows x m x k), which changes neither its values nor the exact grid sum of each slice nor any
+    product, so the bits are those of `Probe.__call__` per leaf (tests/zkdv/test_probe_set.py compares their
+    hashes, with signed zeros, infinities and NaNs)."""
 
     def __init__(self, probes: Mapping[str, Probe]) -> None:
         self.probes = dict(probes)
-        groups: dict[int, list[str]] = {}
+        by_m: dict[int, list[str]] = {}
         for n, p in self.probes.items():
-            groups.setdefault(p.d, []).append(n)
-        self.groups = list(groups.values())
-        self._signs: dict[tuple[Any, ...], torch.Tensor] = {}  # per group and row counts: fixed in a run
+            by_m.setdefault(p.m, []).append(n)
+        self.order = [n for names in by_m.values() for n in names]  # leaves grouped by m
+        self.groups = [(m, len(names)) for m, names in by_m.items()]
+        self._fixed: dict[tuple[int, ...], tuple[torch.Tensor, torch.Tensor]] = {}  # per row counts
+
+    def _constants(self, counts: tuple[int, ...]) -> tuple[torch.Tensor, torch.Tensor]:
+        """The signs per element and the scale per slice, in the stacked layout (fixed in a run)."""
+        got = self._fixed.get(counts)
+        if got is None:
+            signs, scales = [], []
+            for n, r in zip(self.order, counts, strict=True):
+                p = self.probes[n]
+                signs.append(p.signs.reshape(p.m, p.k).t().reshape(1, -1).expand(r, -1).reshape(-1))
+                scales.append(p.scale.reshape(1, -1).expand(r, -1).reshape(-1))
+            got = (torch.cat(signs), torch.cat(scales))
+            self._fixed[counts] = got
+        return got
 
     def __call__(self, tensors: Mapping[str, torch.Tensor]) -> dict[str, bytes]:
         from trainer.repops import KERNELS
 
+        if not self.probes:
+            return {}
         mul = KERNELS["aten.mul.Tensor"].fast
         total = KERNELS["aten.sum.dim_IntList"].fast
+        parts, counts = [], []
+        for n in self.order:
+            p = self.probes[n]
+            rows = tensors[n].detach().to(torch.float32).reshape(-1, p.d)
+            if p.m * p.k > p.d:
+                rows = torch.cat([rows, torch.zeros((rows.shape[0], p.m * p.k - p.d), dtype=torch.float32)], 1)
+            parts.append(rows.reshape(-1, p.m, p.k).transpose(1, 2).reshape(-1))  # slice (r, j) contiguous
+            counts.append(int(rows.shape[0]))
+        signs, scales = self._constants(tuple(counts))
+        signed = mul(torch.cat(parts), signs)
+        sums, off, leaf = [], 0, 0
+        for m, count in self.groups:
+            size = sum(parts[i].numel() for i in range(leaf, leaf + count))
+            sums.append(total(signed[off : off + size].reshape(-1, m), [1]))
+            off, leaf = off + size, leaf + count
+        got = mul(torch.cat(sums) if len(sums) > 1 else sums[0], scales).contiguous()
         out: dict[str, bytes] = {}
-        for names in self.groups:
-            first = self.probes[names[0]]
-            d, k, m = first.d, first.k, first.m
-            parts = [tensors[n].detach().to(torch.float32).reshape(-1, d) for n in names]
-            if len(parts) == 1:
-                out[names[0]] = first(parts[0]).numpy().tobytes()
-                continue
-            counts = tuple(int(p.shape[0]) for p in parts)
-            rows = torch.cat(parts)
-            if m * k > d:
-                rows = torch.cat([rows, torch.zeros((rows.shape[0], m * k - d), dtype=torch.float32)], 1)
-            key = (tuple(names), counts)
-            signs = self._signs.get(key)
-            if signs is None:
-                signs = torch.cat([self.probes[n].signs.expand(c, m * k) for n, c in zip(names, counts, strict=True)])
-                self._signs[key] = signs
-            got = mul(total(mul(rows, signs).reshape(-1, m, k), [1]), first.scale).contiguous()
-            off = 0
-            for n, c in zip(names, counts, strict=True):
-                out[n] = got[off : off + c].numpy().tobytes()
-                off += c
+        off = 0
+        for n, r in zip(self.order, counts, strict=True):
+            size = r * self.probes[n].k
+            out[n] = got[off : off + size].numpy().tobytes()
+            off += size
         return {n: out[n] for n in self.probes}

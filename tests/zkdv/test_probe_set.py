@@ -11,7 +11,8 @@ import torch
 from zkdv.transcript import Probe, ProbeSet
 
 SHAPES = {"param/a": (64, 64), "param/b": (64,), "param/c": (3, 7, 64), "param/d": (128, 10), "param/e": (10,),
-          "param/f": (256, 256), "param/g": (5, 256), "param/h": (192, 64), "param/i": (1,), "param/j": (2, 1)}
+          "param/f": (256, 256), "param/g": (5, 256), "param/h": (192, 64), "param/i": (1,), "param/j": (2, 1),
+          "param/k": (4, 64), "param/l": (3, 100), "param/m": (7, 201)}
 
 
 def _values(seed: int, special: bool) -> dict[str, torch.Tensor]:
@@ -24,6 +25,10 @@ def _values(seed: int, special: bool) -> dict[str, torch.Tensor]:
             flat[:: 7] = -0.0
             flat[3:: 97] = float("inf")
             flat[5:: 131] = float("nan")
+            if n == "param/k":
+                t[1] = -0.0  # slices of negative zeros only
+                t[2] = float("-inf")
+                t[3, :5] = torch.tensor([float("inf"), float("-inf"), 1.0, -0.0, float("nan")])
         out[n] = t
     return out
 

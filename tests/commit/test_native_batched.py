@@ -120,3 +120,16 @@ def test_rolling_root_matches_reference(impl: str, monkeypatch: pytest.MonkeyPat
     got = _native.rolling_root(data, window)
     assert got == want, impl
     assert rolling_root(data, window) == want
+
+
+def test_a_stale_library_without_the_batched_calls_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A library built from an older source (no rt_commit_tensors ...) is used for what it has; the batched
+    callers take the Python path, with the same bits."""
+    ts = _tensors(6)
+    want = [commit_tensor(t, native=False) for t in ts]
+    monkeypatch.setattr(_native, "_batched", [False])
+    assert _native.commit_buffers([0], [0], [b""]) is None
+    assert commit_tensors(ts) == want
+    rows = np.random.default_rng(1).integers(0, 256, (4, 20), dtype=np.uint8)
+    assert _native.rolling_root(rows, 3) is None
+    assert rolling_root(rows, 3) == _rolling_py(rows, 3, monkeypatch)

@@ -43,6 +43,7 @@ MAX_DEFAULT_THREADS = 8
 
 # The loaded library, filled on first use: [] not tried yet, [None] not available.
 _holder: list[ctypes.CDLL | None] = []
+_batched: list[bool] = []  # [True] when the loaded library has the batched calls (commit_buffers, ...)
 
 
 def _load() -> ctypes.CDLL | None:
@@ -65,12 +66,16 @@ def _load() -> ctypes.CDLL | None:
             lib.rt_has_shani.restype = cint
             lib.rt_set_portable.argtypes = [cint]
             lib.rt_set_portable.restype = None
-            lib.rt_commit_tensors.argtypes = [size, ptr, ptr, ptr, ptr, ptr, cint]
-            lib.rt_commit_tensors.restype = cint
-            lib.rt_state_root.argtypes = [size, ptr, ptr, ptr]
-            lib.rt_state_root.restype = cint
-            lib.rt_rolling_root.argtypes = [ptr, size, size, size, ptr]
-            lib.rt_rolling_root.restype = cint
+            try:  # a library built from an older source lacks these: those callers fall back (same bits)
+                lib.rt_commit_tensors.argtypes = [size, ptr, ptr, ptr, ptr, ptr, cint]
+                lib.rt_commit_tensors.restype = cint
+                lib.rt_state_root.argtypes = [size, ptr, ptr, ptr]
+                lib.rt_state_root.restype = cint
+                lib.rt_rolling_root.argtypes = [ptr, size, size, size, ptr]
+                lib.rt_rolling_root.restype = cint
+                _batched.append(True)
+            except AttributeError:
+                _batched.append(False)
         _holder.append(lib)
     return _holder[0]
 
@@ -80,6 +85,12 @@ def _lib() -> ctypes.CDLL | None:
     if os.environ.get("REFEREED_NATIVE", "").strip() == "0":
         return None
     return _load()
+
+
+def _batched_lib() -> ctypes.CDLL | None:
+    """The library when it has the batched calls (a stale build may not), else None."""
+    lib = _lib()
+    return lib if lib is not None and _batched and _batched[-1] else None
 
 
 def available() -> bool:
@@ -155,7 +166,7 @@ def commit_buffers(addresses: Sequence[int], lengths: Sequence[int], headers: Se
     `addresses[k]` is the address of `lengths[k]` readable bytes that the caller keeps alive during the
     call; `headers[k]` the tensor header of commitments.md section 3.
     """
-    lib = _lib()
+    lib = _batched_lib()
     if lib is None:
         return None
     n = len(addresses)
@@ -172,7 +183,7 @@ def commit_buffers(addresses: Sequence[int], lengths: Sequence[int], headers: Se
 
 def state_root(name_hashes: bytes, commitments: bytes) -> bytes | None:
     """The state root over entries in canonical order, given their name hashes and commitments as rows."""
-    lib = _lib()
+    lib = _batched_lib()
     if lib is None:
         return None
     if len(name_hashes) != len(commitments) or len(name_hashes) % 32:
@@ -185,7 +196,7 @@ def state_root(name_hashes: bytes, commitments: bytes) -> bytes | None:
 
 def rolling_root(rows: np.ndarray, window: int) -> bytes | None:
     """The rolling digest of a C-contiguous uint8 matrix (docs/zkdv.md section 3); 1 <= window <= width."""
-    lib = _lib()
+    lib = _batched_lib()
     if lib is None:
         return None
     if rows.dtype != np.uint8 or rows.ndim != 2 or not rows.flags.c_contiguous:
@@ -211,6 +222,7 @@ def build(force: bool = False) -> Path | None:
     _cbuild.compile_shared(cc, ["-O3", "-fPIC", "-shared", "-pthread"], SOURCE, LIBRARY)
     if _holder and _holder[0] is None:
         _holder.clear()  # an earlier failed load is forgotten: the next use loads the new library
+        _batched.clear()
     return LIBRARY
 
 

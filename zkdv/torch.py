@@ -22,6 +22,7 @@ are replayed on a background worker from the latest replay snapshot. docs/zkdv.m
 from __future__ import annotations
 
 import collections
+import ctypes
 import functools
 import hashlib
 import itertools
@@ -44,7 +45,7 @@ from torch.fx.experimental.proxy_tensor import make_fx
 from torch.utils import _pytree as pytree
 from torch.utils._python_dispatch import _disable_current_modes
 
-from trainer.commit import commit_tensor, state_root_from_commitments
+from trainer.commit import commit_tensors, name_hash, state_root_ordered
 from trainer.commit.records import canonical_names
 from trainer.interp import Interpreter
 from trainer.program import InputKind, InputRef, Program, ProgramError, ProgramInput, TensorType
@@ -69,6 +70,7 @@ from zkdv.overlap import UNCHECKED, Overlap
 from zkdv.transcript import (
     FORMAT_VERSION,
     Probe,
+    ProbeSet,
     TranscriptWriter,
     encode,
     packed_rows,
@@ -109,7 +111,41 @@ def batch_names(n: int, world_size: int = 1) -> list[str]:
 
 
 def commitments(state: Mapping[str, Tensor]) -> dict[str, bytes]:
-    return {n: commit_tensor(t if t.is_contiguous() else t.contiguous()) for n, t in state.items()}
+    """Every entry's tensor commitment (one native call for the whole state where the library is built)."""
+    got = commit_tensors([t if t.is_contiguous() else t.contiguous() for t in state.values()])
+    return dict(zip(state, got, strict=True))
+
+
+def commitments_of(*states: Mapping[str, Tensor]) -> list[dict[str, bytes]]:
+    """`[commitments(s) for s in states]`, hashed in one call."""
+    got = iter(commit_tensors([t if t.is_contiguous() else t.contiguous() for s in states for t in s.values()]))
+    return [{n: next(got) for n in s} for s in states]
+
+
+_ORDERS: dict[tuple[str, ...], tuple[list[str], bytes]] = {}
+
+
+def _order(names: tuple[str, ...]) -> tuple[list[str], bytes]:
+    """These names in canonical order and the row of their name hashes, cached (a run has a few fixed
+    layouts: the state, the update, the batch)."""
+    got = _ORDERS.get(names)
+    if got is None:
+        canon = canonical_names(list(names))
+        got = (canon, b"".join(name_hash(n) for n in canon))
+        if len(_ORDERS) < 256:
+            _ORDERS[names] = got
+    return got
+
+
+def ordered(c: Mapping[str, bytes]) -> list[bytes]:
+    """The commitments in canonical name order (a record's `..._entries`)."""
+    return [c[n] for n in _order(tuple(c))[0]]
+
+
+def root_of(c: Mapping[str, bytes]) -> bytes:
+    """The state root over these commitments (`state_root_from_commitments`, with the order cached)."""
+    canon, hashes = _order(tuple(c))
+    return state_root_ordered(hashes, [c[n] for n in canon])
 
 
 def _layout(state: Mapping[str, Tensor]) -> tuple[Any, ...]:
@@ -122,9 +158,40 @@ def _state_bytes(state: Mapping[str, Tensor]) -> Tensor:
     return torch.cat(parts) if parts else torch.zeros(0, dtype=torch.uint8)
 
 
+def _libc_memcmp() -> Callable[[int, int, int], int] | None:
+    try:
+        fn = ctypes.CDLL(None).memcmp
+    except (OSError, AttributeError, TypeError):
+        return None
+    fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]
+    fn.restype = ctypes.c_int
+    return fn
+
+
+_MEMCMP = _libc_memcmp()
+
+
 def _same_bytes(a: Tensor, b: Tensor) -> bool:
-    """A memcmp of two `_state_bytes` copies (np.array_equal: torch.equal is slower)."""
-    return a.shape == b.shape and bool(np.array_equal(a.numpy(), b.numpy()))
+    """A memcmp of two `_state_bytes` copies (contiguous uint8): libc's, else np.array_equal."""
+    if a.shape != b.shape:
+        return False
+    if _MEMCMP is not None and a.is_contiguous() and b.is_contiguous():
+        return _MEMCMP(a.data_ptr(), b.data_ptr(), a.numel()) == 0
+    return bool(np.array_equal(a.numpy(), b.numpy()))
+
+
+def _same_state(flat: Tensor, state: Mapping[str, Tensor]) -> bool:
+    """Whether the state's bytes are those of `flat`, a `_state_bytes` copy of a state with the same layout:
+    a memcmp per entry against its part of the copy, without copying the state (else `_same_bytes`)."""
+    if _MEMCMP is None or not all(t.is_contiguous() for t in state.values()):
+        return _same_bytes(flat, _state_bytes(state))
+    base, off = flat.data_ptr(), 0
+    for t in state.values():
+        size = t.numel() * t.element_size()
+        if off + size > flat.numel() or _MEMCMP(t.data_ptr(), base + off, size) != 0:
+            return False
+        off += size
+    return off == flat.numel()
 
 
 def _entries(layout: tuple[Any, ...], flat: Tensor) -> dict[str, Tensor]:
@@ -365,6 +432,7 @@ class ZKDV:
         self._root_record: dict[str, Any] | None = None
         self._root_key = b""
         self._probes: dict[str, Probe] = {}
+        self._probe_set = ProbeSet({})
         self._capture: _Capture | None = None
         self._batch_spec: Any = None
         self._mode: RepOpsMode | None = None
@@ -498,7 +566,7 @@ class ZKDV:
                         "steps": self._next_step,
                         "checks": self._counts["checks"],
                         "failed": self._counts["failed"],
-                        "final": self._last_post_root if self._last_post else state_root_from_commitments({}),
+                        "final": self._last_post_root if self._last_post else root_of({}),
                     }
                 )
             self._writer.close()
@@ -773,12 +841,12 @@ class ZKDV:
             kept is not None
             and self._prev_work is not None
             and kept[0] == _layout(state)
-            and _same_bytes(kept[1], _state_bytes(state))
+            and _same_state(kept[1], state)
         ):  # byte for byte the post-state of the previous step: its commitments (computed on the commit worker)
             txn.pre, txn.pre_work = None, self._prev_work
         else:
             txn.pre = commitments(state)
-            txn.pre_root = state_root_from_commitments(txn.pre)
+            txn.pre_root = root_of(txn.pre)
         if t % self.replay_snapshot_interval == 0 or self._base is None:
             self._snapshot(t, state, txn.pre_root, txn.pre_work)
         with _disable_current_modes():
@@ -786,7 +854,7 @@ class ZKDV:
             names = leaf_names(spec, len(leaves), self.world_size)
             self._window_batches.append({n: x.detach().clone() for n, x in zip(names, every, strict=True)})
             if self.world_size > 1:
-                txn.global_batch = state_root_from_commitments(commitments(dict(zip(names, every, strict=True))))
+                txn.global_batch = root_of(commitments(dict(zip(names, every, strict=True))))
         if self._ddp is not None:  # zkdv reduces the gradients itself (deterministically, in rank order)
             txn.ddp_sync = bool(getattr(self._ddp, "require_backward_grad_sync", True))
             setattr(self._ddp, "require_backward_grad_sync", False)  # noqa: B010 - typed as a Module
@@ -883,22 +951,22 @@ class ZKDV:
             else:
                 pre, pre_root = work.pre, work.pre_root
             post = work.post
-            post_c = commitments(post)
-            update_c = commitments(work.update)
-            commit = StepCommit(t, pre, post_c, update_c, work.loss, pre_root, state_root_from_commitments(post_c))
+            named = self._batch_named(work.batch) if work.batch is not None else {}
+            post_c, update_c, batch_c = commitments_of(post, work.update, named)  # one native call
+            commit = StepCommit(t, pre, post_c, update_c, work.loss, pre_root, root_of(post_c))
             record: dict[str, Any] = {
                 **work.fields,
-                "batch": work.batch_record if work.batch is None else self._batch_record(work.batch),
+                "batch": work.batch_record if work.batch is None else self._batch_record(work.batch, batch_c),
                 "pre": commit.pre_root,
                 "post": commit.post_root,
-                "post_entries": [post_c[n] for n in canonical_names(list(post_c))],
-                "update": state_root_from_commitments(update_c),
-                "update_entries": [update_c[n] for n in canonical_names(list(update_c))],
+                "post_entries": ordered(post_c),
+                "update": root_of(update_c),
+                "update_entries": ordered(update_c),
                 "loss": work.loss,
                 "probes": self._probe_record(post),
             }
             if self._last_post is None or self._last_post_root != commit.pre_root:
-                record["pre_entries"] = [pre[n] for n in canonical_names(list(pre))]
+                record["pre_entries"] = ordered(pre)
             self._last_post, self._last_post_root, self._last_pre_root = post_c, commit.post_root, commit.pre_root
             work.commit, work.record = commit, record
         except Exception as e:
@@ -1088,7 +1156,7 @@ class ZKDV:
         state = {PARAM + n: params[n].detach() for n in self._param_names}
         state.update({BUFFER + n: buffers[n].detach() for n in self._buffer_names})
         state.update(self._opt_state)
-        return {n: state[n] for n in canonical_names(list(state))}
+        return {n: state[n] for n in _order(tuple(state))[0]}
 
     def _bind(self, root: nn.Module, opt: torch.optim.Optimizer, params: dict[str, nn.Parameter]) -> None:
         by_id = {id(p): n for n, p in params.items()}
@@ -1226,6 +1294,7 @@ class ZKDV:
             t = state[PARAM + n]
             if t.dim() > 0:
                 self._probes[PARAM + n] = Probe(PARAM + n, int(t.shape[-1]), self.probe_ratio)
+        self._probe_set = ProbeSet(self._probes)
         rows = packed_rows(leaves)
         if self.rolling_window > rows.shape[1]:
             rolling_root(rows, self.rolling_window)  # raises with the message
@@ -1289,25 +1358,27 @@ class ZKDV:
                 "proof.prepare(...)"
             )
 
-    def _batch_record(self, leaves: Sequence[Tensor]) -> dict[str, Any]:
+    def _batch_named(self, leaves: Sequence[Tensor]) -> dict[str, Tensor]:
+        """The rank-local batch leaves, named as a single process names them."""
+        names = leaf_names(self._batch_spec, len(leaves))
+        return {n: t.detach().contiguous() for n, t in zip(names, leaves, strict=True)}
+
+    def _batch_record(self, leaves: Sequence[Tensor], commits: Mapping[str, bytes] | None = None) -> dict[str, Any]:
+        """The step record's `batch`; `commits`: the leaves' commitments when already computed."""
         with _disable_current_modes():
-            names = leaf_names(self._batch_spec, len(leaves))
-            named = {n: t.detach().contiguous() for n, t in zip(names, leaves, strict=True)}
-            # the rank-local batch, named as a single process names it
+            if commits is None:
+                commits = commitments(self._batch_named(leaves))
             rows = packed_rows(leaves)
             return {
-                "root": state_root_from_commitments(commitments(named)),
+                "root": root_of(commits),
                 "rows": int(rows.shape[0]),
                 "width": int(rows.shape[1]),
                 "rolling": rolling_root(rows, self.rolling_window),
             }
 
     def _probe_record(self, post: Mapping[str, Tensor]) -> dict[str, bytes]:
-        out: dict[str, bytes] = {}
         with _disable_current_modes():
-            for n, probe in self._probes.items():
-                out[n] = probe(post[n]).numpy().tobytes()
-        return out
+            return self._probe_set(post)  # grouped by last dimension: the bits of Probe per leaf
 
     # -- resume ---------------------------------------------------------------------------------
 

@@ -22,6 +22,7 @@ import cbor2
 import numpy as np
 import torch
 
+from trainer.commit import _native
 from zkdv.config import probe_width
 from zkdv.errors import TranscriptError, ZKDVUsageError
 
@@ -147,6 +148,10 @@ def rolling_root(rows: np.ndarray, window: int) -> bytes:
             f"rolling_window {window} exceeds the packed width of a batch row ({width} bytes); "
             "choose rolling_window <= the bytes of one row"
         )
+    if rows.dtype == np.uint8:
+        fast = _native.rolling_root(np.ascontiguousarray(rows), window)  # same bits: test_native_batched.py
+        if fast is not None:
+            return fast
     powers = np.array([pow(ROLLING_BASE, window - 1 - j, ROLLING_MODULUS) for j in range(window)], dtype=np.int64)
     wide, n = rows.astype(np.int64), width - window + 1
     values = np.zeros((rows.shape[0], n), dtype=np.int64)
@@ -197,3 +202,65 @@ class Probe:
             rows = torch.cat([rows, torch.zeros((rows.shape[0], self.m * self.k - self.d), dtype=torch.float32)], 1)
         signed = mul(rows, self.signs)
         return mul(total(signed.reshape(-1, self.m, self.k), [1]), self.scale).contiguous()
+
+
+class ProbeSet:
+    """Every probe of a run in a few RepOps kernel calls per step instead of three per leaf: one `mul` by
+    the signs over every leaf's padded rows at once, one `sum` per distinct m over all the (row, column)
+    slices of that length, one `mul` by the scales. Each slice is laid out contiguously (rows x k x m rather
+    than rows x m x k), which changes neither its values nor the exact grid sum of each slice nor any
+    product, so the bits are those of `Probe.__call__` per leaf (tests/zkdv/test_probe_set.py compares their
+    hashes, with signed zeros, infinities and NaNs)."""
+
+    def __init__(self, probes: Mapping[str, Probe]) -> None:
+        self.probes = dict(probes)
+        by_m: dict[int, list[str]] = {}
+        for n, p in self.probes.items():
+            by_m.setdefault(p.m, []).append(n)
+        self.order = [n for names in by_m.values() for n in names]  # leaves grouped by m
+        self.groups = [(m, len(names)) for m, names in by_m.items()]
+        self._fixed: dict[tuple[int, ...], tuple[torch.Tensor, torch.Tensor]] = {}  # per row counts
+
+    def _constants(self, counts: tuple[int, ...]) -> tuple[torch.Tensor, torch.Tensor]:
+        """The signs per element and the scale per slice, in the stacked layout (fixed in a run)."""
+        got = self._fixed.get(counts)
+        if got is None:
+            signs, scales = [], []
+            for n, r in zip(self.order, counts, strict=True):
+                p = self.probes[n]
+                signs.append(p.signs.reshape(p.m, p.k).t().reshape(1, -1).expand(r, -1).reshape(-1))
+                scales.append(p.scale.reshape(1, -1).expand(r, -1).reshape(-1))
+            got = (torch.cat(signs), torch.cat(scales))
+            self._fixed[counts] = got
+        return got
+
+    def __call__(self, tensors: Mapping[str, torch.Tensor]) -> dict[str, bytes]:
+        from trainer.repops import KERNELS
+
+        if not self.probes:
+            return {}
+        mul = KERNELS["aten.mul.Tensor"].fast
+        total = KERNELS["aten.sum.dim_IntList"].fast
+        parts, counts = [], []
+        for n in self.order:
+            p = self.probes[n]
+            rows = tensors[n].detach().to(torch.float32).reshape(-1, p.d)
+            if p.m * p.k > p.d:
+                rows = torch.cat([rows, torch.zeros((rows.shape[0], p.m * p.k - p.d), dtype=torch.float32)], 1)
+            parts.append(rows.reshape(-1, p.m, p.k).transpose(1, 2).reshape(-1))  # slice (r, j) contiguous
+            counts.append(int(rows.shape[0]))
+        signs, scales = self._constants(tuple(counts))
+        signed = mul(torch.cat(parts), signs)
+        sums, off, leaf = [], 0, 0
+        for m, count in self.groups:
+            size = sum(parts[i].numel() for i in range(leaf, leaf + count))
+            sums.append(total(signed[off : off + size].reshape(-1, m), [1]))
+            off, leaf = off + size, leaf + count
+        got = mul(torch.cat(sums) if len(sums) > 1 else sums[0], scales).contiguous()
+        out: dict[str, bytes] = {}
+        off = 0
+        for n, r in zip(self.order, counts, strict=True):
+            size = r * self.probes[n].k
+            out[n] = got[off : off + size].numpy().tobytes()
+            off += size
+        return {n: out[n] for n in self.probes}

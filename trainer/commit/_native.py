@@ -16,13 +16,26 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
 from trainer import _cbuild
 
-__all__ = ["LIBRARY", "SOURCE", "available", "build", "chunk_leaves", "has_shani", "parent_row", "threads"]
+__all__ = [
+    "LIBRARY",
+    "SOURCE",
+    "available",
+    "build",
+    "chunk_leaves",
+    "commit_buffers",
+    "has_shani",
+    "parent_row",
+    "rolling_root",
+    "state_root",
+    "threads",
+]
 
 SOURCE = Path(__file__).with_name("native_src") / "merkle_sha256.c"
 LIBRARY = SOURCE.with_name("libmerkle_sha256.so")
@@ -30,6 +43,7 @@ MAX_DEFAULT_THREADS = 8
 
 # The loaded library, filled on first use: [] not tried yet, [None] not available.
 _holder: list[ctypes.CDLL | None] = []
+_batched: list[bool] = []  # [True] when the loaded library has the batched calls (commit_buffers, ...)
 
 
 def _load() -> ctypes.CDLL | None:
@@ -52,6 +66,16 @@ def _load() -> ctypes.CDLL | None:
             lib.rt_has_shani.restype = cint
             lib.rt_set_portable.argtypes = [cint]
             lib.rt_set_portable.restype = None
+            try:  # a library built from an older source lacks these: those callers fall back (same bits)
+                lib.rt_commit_tensors.argtypes = [size, ptr, ptr, ptr, ptr, ptr, cint]
+                lib.rt_commit_tensors.restype = cint
+                lib.rt_state_root.argtypes = [size, ptr, ptr, ptr]
+                lib.rt_state_root.restype = cint
+                lib.rt_rolling_root.argtypes = [ptr, size, size, size, ptr]
+                lib.rt_rolling_root.restype = cint
+                _batched.append(True)
+            except AttributeError:
+                _batched.append(False)
         _holder.append(lib)
     return _holder[0]
 
@@ -61,6 +85,12 @@ def _lib() -> ctypes.CDLL | None:
     if os.environ.get("REFEREED_NATIVE", "").strip() == "0":
         return None
     return _load()
+
+
+def _batched_lib() -> ctypes.CDLL | None:
+    """The library when it has the batched calls (a stale build may not), else None."""
+    lib = _lib()
+    return lib if lib is not None and _batched and _batched[-1] else None
 
 
 def available() -> bool:
@@ -130,6 +160,55 @@ def parent_row(row: bytes) -> bytes | None:
     return out.raw
 
 
+def commit_buffers(addresses: Sequence[int], lengths: Sequence[int], headers: Sequence[bytes]) -> bytes | None:
+    """The tensor commitments `H(0x03 || header_k || dataRoot)` of many buffers in one call (32 bytes each).
+
+    `addresses[k]` is the address of `lengths[k]` readable bytes that the caller keeps alive during the
+    call; `headers[k]` the tensor header of commitments.md section 3.
+    """
+    lib = _batched_lib()
+    if lib is None:
+        return None
+    n = len(addresses)
+    if not n:
+        return b""
+    ptrs = (ctypes.c_void_p * n)(*addresses)
+    lens = (ctypes.c_size_t * n)(*lengths)
+    hlens = (ctypes.c_size_t * n)(*map(len, headers))
+    out = ctypes.create_string_buffer(32 * n)
+    if lib.rt_commit_tensors(n, ptrs, lens, b"".join(headers), hlens, out, threads()) != 0:
+        raise MemoryError("the native commitment of a state ran out of memory")
+    return out.raw
+
+
+def state_root(name_hashes: bytes, commitments: bytes) -> bytes | None:
+    """The state root over entries in canonical order, given their name hashes and commitments as rows."""
+    lib = _batched_lib()
+    if lib is None:
+        return None
+    if len(name_hashes) != len(commitments) or len(name_hashes) % 32:
+        raise ValueError("state_root needs as many 32-byte name hashes as 32-byte commitments")
+    out = ctypes.create_string_buffer(32)
+    if lib.rt_state_root(len(name_hashes) // 32, name_hashes, commitments, out) != 0:
+        raise MemoryError("the native state root ran out of memory")
+    return out.raw
+
+
+def rolling_root(rows: np.ndarray, window: int) -> bytes | None:
+    """The rolling digest of a C-contiguous uint8 matrix (docs/zkdv.md section 3); 1 <= window <= width."""
+    lib = _batched_lib()
+    if lib is None:
+        return None
+    if rows.dtype != np.uint8 or rows.ndim != 2 or not rows.flags.c_contiguous:
+        raise ValueError("rolling_root needs a C-contiguous 2-d uint8 array")
+    if not 1 <= window <= rows.shape[1]:
+        raise ValueError(f"rolling window {window} is outside 1 .. {rows.shape[1]}")
+    out = ctypes.create_string_buffer(32)
+    if lib.rt_rolling_root(rows.ctypes.data, rows.shape[0], rows.shape[1], window, out) != 0:
+        raise MemoryError("the native rolling digest ran out of memory")
+    return out.raw
+
+
 def build(force: bool = False) -> Path | None:
     """Compile the library unless it is newer than its source; None when no compiler exists.
 
@@ -143,6 +222,7 @@ def build(force: bool = False) -> Path | None:
     _cbuild.compile_shared(cc, ["-O3", "-fPIC", "-shared", "-pthread"], SOURCE, LIBRARY)
     if _holder and _holder[0] is None:
         _holder.clear()  # an earlier failed load is forgotten: the next use loads the new library
+        _batched.clear()
     return LIBRARY
 
 

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 
 import torch
 
+from trainer.commit import _native
 from trainer.commit.errors import CommitError, StateError
 from trainer.commit.merkle import MerkleTree, leaf_hash, root
 from trainer.commit.tensor import commit_tensor
@@ -74,6 +75,18 @@ def state_tree_from_commitments(commitments: Mapping[str, bytes]) -> tuple[list[
 
 def state_root_from_commitments(commitments: Mapping[str, bytes]) -> bytes:
     return root(_state_leaves(commitments)[1])
+
+
+def state_root_ordered(name_hashes: bytes, commitments: Sequence[bytes]) -> bytes:
+    """The state root over entries already in canonical order, given their names' hashes as one row
+    (`b"".join(name_hash(n) ...)`) and their commitments: one native call when the library is there,
+    else the reference (same bits: tests/commit/test_native.py)."""
+    row = b"".join(commitments)
+    fast = _native.state_root(name_hashes, row)
+    if fast is not None:
+        return fast
+    return root([leaf_hash(encode_record(STATE_ENTRY_TAG, [name_hashes[i : i + 32], row[i : i + 32]]))
+                 for i in range(0, len(row), 32)])
 
 
 def state_commitments(state: Mapping[str, torch.Tensor]) -> dict[str, bytes]:

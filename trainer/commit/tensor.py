@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -130,6 +131,35 @@ def commit_tensor(t: torch.Tensor, *, native: bool = True) -> bytes:
     """Commitment `H(0x03 || header || dataRoot)` of a dense, contiguous tensor."""
     code = dtype_code(t.dtype)
     return commitment_of(code, tuple(t.shape), data_root(tensor_bytes(t), native=native))
+
+
+_HEADERS: dict[tuple[int, tuple[int, ...]], bytes] = {}
+
+
+def commit_tensors(tensors: Sequence[torch.Tensor], *, native: bool = True) -> list[bytes]:
+    """The commitments of many tensors, `[commit_tensor(t) for t in tensors]`, in one native call when the
+    library is there (same bits: tests/commit/test_native.py compares them); anything but dense, contiguous
+    CPU tensors on a little-endian host goes through `commit_tensor` (and its errors)."""
+    if native and tensors and sys.byteorder == "little":
+        addresses, lengths, headers = [], [], []
+        for t in tensors:
+            if t.layout != torch.strided or t.device.type != "cpu" or not t.is_contiguous():
+                break
+            code = dtype_code(t.dtype)
+            shape = tuple(t.shape)
+            head = _HEADERS.get((code, shape))
+            if head is None:
+                head = header(code, shape)
+                if len(_HEADERS) < 4096:  # a run has a few fixed shapes; a bound all the same
+                    _HEADERS[(code, shape)] = head
+            addresses.append(t.data_ptr())
+            lengths.append(t.numel() * t.element_size())
+            headers.append(head)
+        else:
+            row = _native.commit_buffers(addresses, lengths, headers)  # the tensors stay referenced meanwhile
+            if row is not None:
+                return [row[i : i + 32] for i in range(0, len(row), 32)]
+    return [commit_tensor(t, native=native) for t in tensors]
 
 
 @dataclass(frozen=True, slots=True)

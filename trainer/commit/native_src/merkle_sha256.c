@@ -341,3 +341,175 @@ void rt_parent_row(const uint8_t *row, size_t npairs, uint8_t *out, int threads)
                 .count = npairs, .nbatches = (npairs + BATCH - 1) / BATCH, .out = out};
     run_threads(&jb, threads);
 }
+
+/* ---- whole commitments, many per call (docs/commitments.md sections 1-5) -------------- */
+
+/* The list root H(0x02 || u64be(count) || top) of the padded tree over `count` leaves held in
+ * `row` (room for count + 1 hashes; overwritten), `tmp` room for (count + 1) / 2 + 1 hashes. */
+static void list_root_of_row(uint8_t *row, size_t count, uint8_t *tmp, uint8_t *out, int threads) {
+    uint8_t msg[41];
+    msg[0] = 0x02;
+    for (int i = 0; i < 8; i++) msg[1 + i] = (uint8_t)((uint64_t)count >> (56 - 8 * i));
+    if (count == 0) {
+        memset(msg + 9, 0, 32);
+    } else {
+        size_t n = count;
+        uint8_t *cur = row, *next = tmp;
+        while (n > 1) {
+            if (n % 2) memset(cur + 32 * n++, 0, 32);  /* an odd row is padded with the zero hash */
+            job_t jb = {.f = pick(), .prefix = 0x01, .data = cur, .nbytes = 32 * n, .size = 64,
+                        .count = n / 2, .nbatches = (n / 2 + BATCH - 1) / BATCH, .out = next};
+            run_threads(&jb, threads);
+            uint8_t *swap = cur;
+            cur = next, next = swap;
+            n /= 2;
+        }
+        memcpy(msg + 9, cur, 32);
+    }
+    rt_sha256(msg, sizeof msg, out);
+}
+
+/* The tensor commitment H(0x03 || header || dataRoot(data)) of one buffer into out (32 bytes). */
+static int commit_one(const uint8_t *data, size_t nbytes, const uint8_t *header, size_t hlen, uint8_t *out,
+                      int threads) {
+    const size_t chunk = 4096;
+    uint8_t msg[1 + 258 + 32];
+    if (hlen > 258) return -1;
+    size_t count = (nbytes + chunk - 1) / chunk;
+    uint8_t *row = malloc(32 * (count + 1) + 32 * ((count + 1) / 2 + 1));
+    if (row == NULL) return -1;
+    if (count) {
+        job_t jb = {.f = pick(), .prefix = 0x00, .data = data, .nbytes = nbytes, .size = chunk,
+                    .count = count, .nbatches = (count + BATCH - 1) / BATCH, .out = row};
+        run_threads(&jb, threads);
+    }
+    msg[0] = 0x03;
+    memcpy(msg + 1, header, hlen);
+    list_root_of_row(row, count, row + 32 * (count + 1), msg + 1 + hlen, threads);
+    free(row);
+    rt_sha256(msg, 1 + hlen + 32, out);
+    return 0;
+}
+
+/* Many commitments shared by threads, a tensor at a time (each hashed whole by one thread). */
+typedef struct {
+    size_t n;
+    const uint8_t *const *data;
+    const size_t *nbytes, *hlen, *hoff;
+    const uint8_t *headers;
+    uint8_t *out;
+    size_t next;  /* the first tensor no thread has taken (atomic) */
+    int failed;   /* atomic */
+} many_t;
+
+static void *commit_worker(void *arg) {
+    many_t *m = arg;
+    for (;;) {
+        size_t k = __atomic_fetch_add(&m->next, 1, __ATOMIC_RELAXED);
+        if (k >= m->n) break;
+        if (commit_one(m->data[k], m->nbytes[k], m->headers + m->hoff[k], m->hlen[k], m->out + 32 * k, 1))
+            __atomic_store_n(&m->failed, 1, __ATOMIC_RELAXED);
+    }
+    return NULL;
+}
+
+/* For k < n: out + 32k = H(0x03 || header_k || dataRoot(data_k)), the tensor commitment of the
+ * nbytes[k] bytes at data[k]; header_k is hlen[k] bytes of `headers`, in order (at most 258 bytes).
+ * Up to `threads` threads (the caller included) share the tensors when they hold at least 1 MiB in all
+ * and none alone is big enough to be split over threads; otherwise each is hashed in turn, a big one
+ * split as rt_chunk_leaves splits it. Returns 0, or -1 when memory runs out (out is then incomplete). */
+int rt_commit_tensors(size_t n, const uint8_t *const data[], const size_t nbytes[], const uint8_t *headers,
+                      const size_t hlen[], uint8_t *out, int threads) {
+    size_t total = 0, biggest = 0;
+    for (size_t k = 0; k < n; k++) {
+        total += nbytes[k];
+        if (nbytes[k] > biggest) biggest = nbytes[k];
+    }
+    size_t want = total / MIN_BYTES_PER_THREAD;  /* a thread per MiB, two from 1 MiB on */
+    if (want == 1) want = 2;
+    if ((size_t)threads > want) threads = want ? (int)want : 1;
+    if (threads > MAX_THREADS) threads = MAX_THREADS;
+    size_t *hoff = threads > 1 && biggest < 2 * MIN_BYTES_PER_THREAD ? malloc(n * sizeof *hoff) : NULL;
+    if (hoff != NULL) {
+        for (size_t k = 0, off = 0; k < n; off += hlen[k++]) hoff[k] = off;
+        many_t m = {.n = n, .data = data, .nbytes = nbytes, .hlen = hlen, .hoff = hoff, .headers = headers,
+                    .out = out};
+        pthread_t tid[MAX_THREADS];
+        int started = 0;
+        while (started < threads - 1 && pthread_create(&tid[started], NULL, commit_worker, &m) == 0) started++;
+        commit_worker(&m);
+        for (int i = 0; i < started; i++) pthread_join(tid[i], NULL);
+        free(hoff);
+        return m.failed ? -1 : 0;
+    }
+    for (size_t k = 0; k < n; headers += hlen[k++])
+        if (commit_one(data[k], nbytes[k], headers, hlen[k], out + 32 * k, threads)) return -1;
+    return 0;
+}
+
+/* The state root over n entries given in canonical order: the list root of the leaves
+ * H(0x00 || "STEN" || nameHash_k || commitment_k). Returns 0, or -1 when memory runs out. */
+int rt_state_root(size_t n, const uint8_t *name_hashes, const uint8_t *commitments, uint8_t *out) {
+    uint8_t *row = malloc(32 * (n + 1) + 32 * ((n + 1) / 2 + 1));
+    if (row == NULL) return -1;
+    compress_fn f = pick();
+    uint8_t rec[68];
+    memcpy(rec, "STEN", 4);
+    for (size_t k = 0; k < n; k++) {
+        memcpy(rec + 4, name_hashes + 32 * k, 32);
+        memcpy(rec + 36, commitments + 32 * k, 32);
+        const uint8_t *d[1] = {rec};
+        uint8_t *o[1] = {row + 32 * k};
+        sha256_prefixed(f, 1, 0x00, d, sizeof rec, o);
+    }
+    list_root_of_row(row, n, row + 32 * (n + 1), out, 1);
+    free(row);
+    return 0;
+}
+
+/* The batch's rolling digest (docs/zkdv.md section 3) over `rows` rows of `width` bytes (row-major):
+ * R_i = sum_{j<w} B[i+j] 257^(w-1-j) mod (2^31 - 1), i = 0 .. width - w, each row's digest H(u32be(R_0)
+ * || ...), the result H(rowDigest_0 || ...). Needs 1 <= w <= width. Returns 0, or -1 (no memory). */
+/* x mod (2^31 - 1) for any 64-bit x, without a division (the modulus is a Mersenne prime). */
+static inline uint64_t mod_m31(uint64_t x) {
+    const uint64_t m = 2147483647u;
+    x = (x & m) + (x >> 31);  /* < 2^34 */
+    x = (x & m) + (x >> 31);  /* < 2^31 + 8 */
+    return x >= m ? x - m : x;
+}
+
+int rt_rolling_root(const uint8_t *data, size_t rows, size_t width, size_t w, uint8_t *out) {
+    const uint64_t mod = 2147483647u, base = 257;
+    if (w == 0 || w > width) return -1;
+    size_t count = width - w + 1;
+    enum { LANES = 8 };  /* rows advanced side by side: independent recurrences, so the CPU overlaps them */
+    uint8_t *vals = malloc(4 * count * LANES + 32 * (rows ? rows : 1));
+    if (vals == NULL) return -1;
+    uint8_t *digests = vals + 4 * count * LANES;
+    uint64_t top = 1;  /* 257^(w-1) mod p */
+    for (size_t j = 1; j < w; j++) top = mod_m31(top * base);
+    uint64_t drop[256];  /* b 257^(w-1) mod p: what the byte leaving the window takes away */
+    for (int b = 0; b < 256; b++) drop[b] = mod_m31((uint64_t)b * top);
+    for (size_t r0 = 0; r0 < rows; r0 += LANES) {
+        size_t lanes = rows - r0 < LANES ? rows - r0 : LANES;
+        uint64_t h[LANES] = {0};
+        const uint8_t *b[LANES];
+        for (size_t l = 0; l < lanes; l++) b[l] = data + (r0 + l) * width;
+        for (size_t j = 0; j < w; j++)
+            for (size_t l = 0; l < lanes; l++) h[l] = mod_m31(h[l] * base + b[l][j]);
+        for (size_t i = 0;; i++) {  /* exact residues in [0, p): every intermediate < 2^41 */
+            for (size_t l = 0; l < lanes; l++) {
+                uint8_t *v = vals + 4 * (l * count + i);
+                v[0] = (uint8_t)(h[l] >> 24), v[1] = (uint8_t)(h[l] >> 16);
+                v[2] = (uint8_t)(h[l] >> 8), v[3] = (uint8_t)h[l];
+            }
+            if (i + 1 == count) break;
+            for (size_t l = 0; l < lanes; l++)
+                h[l] = mod_m31(mod_m31(h[l] + mod - drop[b[l][i]]) * base + b[l][i + w]);
+        }
+        for (size_t l = 0; l < lanes; l++) rt_sha256(vals + 4 * l * count, 4 * count, digests + 32 * (r0 + l));
+    }
+    rt_sha256(digests, 32 * rows, out);
+    free(vals);
+    return 0;
+}

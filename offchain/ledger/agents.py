@@ -185,6 +185,15 @@ class LedgerFollower:
         x = next(i for i in self.ledger.programs.gradient.inputs if i.name == "x")
         return int(x.type.shape[0])
 
+    def revealed_gradient(self, step: int, did: str) -> dict[str, Tensor] | None:
+        """The gradient `did` revealed at `step` (a built step), or None if it did not or it was refused."""
+        if not 1 <= step <= len(self.steps):
+            return None
+        for c in self.steps[step - 1].inputs.contributions:
+            if c.did == did and c.gradients is not None:
+                return dict(c.gradients)
+        return None
+
     @property
     def head(self) -> bytes:
         """The hash of the last block (the model id before block 1)."""

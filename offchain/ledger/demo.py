@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
@@ -221,13 +222,17 @@ def run(
     return report
 
 
+def _gwei(wei: int) -> str:
+    return f"{wei / 10**9:,.0f}"
+
+
 def _summary(console: Console, report: dict[str, Any]) -> None:
     state = "frozen, pool refunded to the client" if report["frozen"] else "paid out by attribution"
-    table = Table(title=f"ledger {report['ledger']}: {report['steps']} steps, {state}")
-    cols = ("contributor", "Σ φ", "Σ φ (Sh. steps)", "Σ Shapley", "rel. err", "spearman",
-            "payout wei", "share", "claimed", "gas wei")  # fmt: skip
+    table = Table(title=f"ledger {report['ledger']}: {report['steps']} steps, {state}", box=box.SIMPLE_HEAD)
+    cols = ("party", "Σ φ", "Σ φ on Sh.", "Σ Shapley", "rel err", "rho",
+            "payout wei", "share", "claimed", "gas gwei")  # fmt: skip
     for col in cols:
-        table.add_column(col, justify="left" if col == "contributor" else "right")
+        table.add_column(col, justify="left" if col == "party" else "right", no_wrap=col == "payout wei")
     pool = report["pool_wei"]
 
     def num(x: float | None, fmt: str) -> str:
@@ -236,17 +241,17 @@ def _summary(console: Console, report: dict[str, Any]) -> None:
     for r in report["contributors"]:
         sc = r["shapley_check"] or {}
         table.add_row(
-            r["kind"], f"{r['attribution']:+.3e}", num(sc.get("phi_sum"), "+.3e"),
-            num(sc.get("shapley_sum"), "+.3e"), num(sc.get("relative_error"), ".1%"), num(sc.get("spearman"), "+.2f"),
-            str(r["payout_wei"]), f"{r['payout_wei'] / pool:.2%}", "yes" if r["claimed"] else "no", str(r["gas_wei"]),
+            r["kind"], f"{r['attribution']:+.2e}", num(sc.get("phi_sum"), "+.2e"),
+            num(sc.get("shapley_sum"), "+.2e"), num(sc.get("relative_error"), ".1%"), num(sc.get("spearman"), "+.2f"),
+            str(r["payout_wei"]), f"{r['payout_wei'] / pool:.2%}", "yes" if r["claimed"] else "no", _gwei(r["gas_wei"]),
         )  # fmt: skip
     for b in report["builders"]:
         table.add_row(b["name"], "", "", "", "", "", str(b["fee_wei"]),
-                      f"{b['fee_wei'] / pool:.2%}", "fee" if b["fee_wei"] else "no", str(b["gas_wei"]))  # fmt: skip
+                      f"{b['fee_wei'] / pool:.2%}", "fee" if b["fee_wei"] else "no", _gwei(b["gas_wei"]))  # fmt: skip
     console.print(table)
     console.print(
         f"exact Shapley values on steps {report['shapley_steps']} (shapley_every = {report['shapley_every']}); "
-        "spearman: rank correlation of φ(c, t) and Shapley(c, t) over those steps"
+        "Σ φ on Sh.: Σ φ over those steps; rho: Spearman's correlation of φ(c, t) and Shapley(c, t) over them"
     )
     for check, ok in report["checks"].items():
         console.print(f"{'[green]ok[/]' if ok else '[red]FAILED[/]'}  {check.replace('_', ' ')}")

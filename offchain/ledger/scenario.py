@@ -23,7 +23,7 @@ from offchain.store.store import Store
 from trainer.data.dataset import Dataset, digits
 from trainer.ledger.block import Block, Genesis, PayoutRule
 from trainer.ledger.did import did_of
-from trainer.ledger.ledger import Ledger, StepInputs, batch_commitment
+from trainer.ledger.ledger import Ledger, StepInputs, batch_commitment, earlier_batches
 from trainer.ledger.programs import LedgerPrograms
 from trainer.program import SGDConfig
 from trainer.program.models import MLP, MLPConfig
@@ -194,7 +194,7 @@ def run(
     for t in range(1, config.steps + 1):
         cs = [ledger.contribute(p.did, state, [p.data.batch(p.seed, t, config.batch)]) for p in people]
         inputs = StepInputs(cs, validation[t - 1])
-        built = ledger.build(t, parent, state, inputs)
+        built = ledger.build(t, parent, state, inputs, earlier_batches(p.block for p in published))
         published.append(PublishedStep(inputs, built.block))
         state, parent = built.state, built.block.hash
         if tamper is not None:

@@ -182,9 +182,8 @@ def run(
                     "kind": c.name,
                     "address": c.address,
                     "attribution": float(totals.get(did_of(node.chain_id, c.address), 0)),
-                    "shapley_check": {
-                        k: v for k, v in check.get(c.did, {}).items() if k not in ("phi", "shapley")
-                    } or None,
+                    "shapley_check": {k: v for k, v in check.get(c.did, {}).items() if k not in ("phi", "shapley")}
+                    or None,
                     "payout_wei": paid.get(c.address, 0),
                     "share": paid.get(c.address, 0) / pool,
                     "claimed": c.claimed_amount is not None and c.claimed_amount > 0,

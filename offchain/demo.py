@@ -595,7 +595,9 @@ def main(
             f"or '{NONE}' for three honest trainers",
         ),
     ] = DEFAULT,
-    steps: Annotated[int | None, typer.Option(help="training steps T (default 256; 32 with --quick)")] = None,
+    steps: Annotated[
+        int | None, typer.Option(help="training steps T (default 256; 32 with --quick; 24 with --ledger)")
+    ] = None,
     interval: Annotated[int | None, typer.Option(help="checkpoint interval c, divides T (default 16)")] = None,
     batch: Annotated[int | None, typer.Option(help="batch size, at most 96 (default 64)")] = None,
     quick: Annotated[bool, typer.Option(help="a small run (32 steps, c = 8, batch 16), for tests")] = False,
@@ -613,10 +615,11 @@ def main(
 ) -> None:
     console = Console(width=None if sys.stdout.isatty() else 120, highlight=False)
     if ledger:
+        from offchain.ledger.demo import STEPS as LEDGER_STEPS
         from offchain.ledger.demo import run as run_ledger
 
-        out_dir = (repo_root() / out) if not out.is_absolute() else out
-        report = run_ledger(console, out_dir, steps=steps or 4, misattribute=misattribute)
+        out_dir = ((repo_root() / out) if not out.is_absolute() else out) / "ledger"
+        report = run_ledger(console, out_dir, steps=steps or LEDGER_STEPS, misattribute=misattribute)
         if not all(report["checks"].values()):
             sys.exit(1)
         return

@@ -43,7 +43,7 @@ from bench_repops import paired_medians as paired  # noqa: E402
 from trainer.interp import Interpreter  # noqa: E402
 from trainer.ledger.attribution import first_order, spearman  # noqa: E402
 from trainer.ledger.did import did_of  # noqa: E402
-from trainer.ledger.ledger import Ledger, StepInputs, batch_commitment  # noqa: E402
+from trainer.ledger.ledger import Ledger, StepInputs, batch_commitment, earlier_batches  # noqa: E402
 from trainer.ledger.programs import LedgerPrograms  # noqa: E402
 from trainer.program import SGDConfig  # noqa: E402
 from trainer.workloads import keyed_init, mlp_digits  # noqa: E402
@@ -91,7 +91,7 @@ def main() -> int:
         s, parent = state0, genesis.model_id
         for t in range(1, steps + 1):
             inputs[t] = StepInputs([ledger.contribute(d, s, batches(i, t)) for i, d in enumerate(dids)], val[t - 1])
-            built = ledger.build(t, parent, s, inputs[t])
+            built = ledger.build(t, parent, s, inputs[t], earlier_batches(blocks))
             blocks.append(built.block)
             s, parent = built.state, built.block.hash
 

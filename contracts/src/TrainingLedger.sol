@@ -112,7 +112,8 @@ contract TrainingLedger {
         uint256 indexed t,
         address indexed who,
         bytes32 batchCommitment,
-        bytes32 gradientCommitment
+        bytes32 gradientCommitment,
+        bytes32 salt
     );
     event IntervalPosted(uint256 indexed id, uint256 indexed i, address indexed builder, bytes32 root);
     event Frozen(uint256 indexed id, uint256 indexed i, bytes32 first, bytes32 other);
@@ -225,7 +226,9 @@ contract TrainingLedger {
         emit ValidationRevealed(id, t, c);
     }
 
-    /// @notice Reveals the caller's step-`t` commit, after validation batch `t` is revealed.
+    /// @notice Reveals the caller's step-`t` commit, after validation batch `t` is revealed. The event
+    /// carries the salt (a builder finds the contribution's record under it), so a reveal sent through
+    /// another contract can be read from the logs alone.
     function reveal(uint256 id, uint256 t, bytes32 batchCommitment, bytes32 gradientCommitment, bytes32 salt)
         external
     {
@@ -240,7 +243,7 @@ contract TrainingLedger {
             revert LedgerRevealMismatch(t, msg.sender);
         }
         revealed[id][t][msg.sender] = true;
-        emit Revealed(id, t, msg.sender, batchCommitment, gradientCommitment);
+        emit Revealed(id, t, msg.sender, batchCommitment, gradientCommitment, salt);
     }
 
     // ---- builders ----------------------------------------------------------------------------------

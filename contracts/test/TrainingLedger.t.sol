@@ -279,6 +279,22 @@ contract TrainingLedgerTest is TrainingLedgerFixture {
         assertFalse(ledger.revealed(id, 1, bob));
     }
 
+    function test_reveal_emitsTheSalt() public {
+        uint256 id = _post(2);
+        vm.prank(alice);
+        ledger.commit(id, 1, _c(id, 1, alice));
+        (, uint256 cd,) = ledger.stepWindow(id, 1);
+        vm.warp(cd);
+        bytes32[] memory vp = _proof(1);
+        vm.prank(client);
+        ledger.revealValidation(id, 1, v0, vp);
+        vm.expectEmit(true, true, true, true, address(ledger));
+        emit TrainingLedger.Revealed(
+            id, 1, alice, keccak256(abi.encode("b", 1, alice)), keccak256(abi.encode("g", 1, alice)), "s"
+        );
+        _reveal(id, 1, alice);
+    }
+
     function test_revealBeforeValidation_refused() public {
         uint256 id = _post(2);
         vm.prank(alice);

@@ -339,7 +339,7 @@ class Reveal:
     contributor: ChecksumAddress
     batch_commitment: bytes
     gradient_commitment: bytes
-    salt: bytes  # read from the reveal's calldata
+    salt: bytes  # from the Revealed event
     block: int
 
 
@@ -559,26 +559,15 @@ class TrainingLedgerClient(ContractClient):
         return self._events(receipt, name)
 
     def reveals(self, ledger_id: int, t: int, *, from_block: int = 0) -> list[Reveal]:
-        """Step t's reveals, each with its salt read from the reveal transaction's calldata."""
-        out = []
-        for e in self.events("Revealed", {"id": ledger_id, "t": t}, from_block=from_block):
-            out.append(
-                Reveal(
-                    t,
-                    address(e["who"]),
-                    bytes(e["batchCommitment"]),
-                    bytes(e["gradientCommitment"]),
-                    self._reveal_salt(e.tx),
-                    e.block,
-                )
+        """Step t's reveals, each with its salt from the `Revealed` event."""
+        return [
+            Reveal(
+                t,
+                address(e["who"]),
+                bytes(e["batchCommitment"]),
+                bytes(e["gradientCommitment"]),
+                bytes(e["salt"]),
+                e.block,
             )
-        return out
-
-    def _reveal_salt(self, tx_hash: str) -> bytes:
-        from hexbytes import HexBytes
-
-        tx = self.chain.read(lambda: self.chain.w3.eth.get_transaction(HexBytes(tx_hash)), "eth_getTransactionByHash")
-        fn, args = self.contract.decode_function_input(tx["input"])
-        if fn.fn_name != "reveal":  # pragma: no cover - only `reveal` emits Revealed
-            raise ChainError(f"transaction {tx_hash} called {fn.fn_name}, not reveal")
-        return bytes(args["salt"])
+            for e in self.events("Revealed", {"id": ledger_id, "t": t}, from_block=from_block)
+        ]

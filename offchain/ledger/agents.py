@@ -63,7 +63,14 @@ from trainer.ledger.block import BLOCK_TAG, GENESIS_TAG, Block, Genesis, interva
 from trainer.ledger.did import did_of
 from trainer.ledger.encoding import dumps, loads
 from trainer.ledger.errors import BlockError
-from trainer.ledger.ledger import Contribution, Ledger, StepInputs, batch_commitment, validation_root
+from trainer.ledger.ledger import (
+    Contribution,
+    Ledger,
+    StepInputs,
+    batch_commitment,
+    earlier_batches,
+    validation_root,
+)
 from trainer.ledger.payout import PayoutTree, build_tree, leaves_from_shares
 from trainer.ledger.programs import ProgramPair
 from trainer.ledger.shares import builder_fee, tree_shares
@@ -185,6 +192,15 @@ class LedgerFollower:
         x = next(i for i in self.ledger.programs.gradient.inputs if i.name == "x")
         return int(x.type.shape[0])
 
+    def revealed_gradient(self, step: int, did: str) -> dict[str, Tensor] | None:
+        """The gradient `did` revealed at `step` (a built step), or None if it did not or it was refused."""
+        if not 1 <= step <= len(self.steps):
+            return None
+        for c in self.steps[step - 1].inputs.contributions:
+            if c.did == did and c.gradients is not None:
+                return dict(c.gradients)
+        return None
+
     @property
     def head(self) -> bytes:
         """The hash of the last block (the model id before block 1)."""
@@ -216,7 +232,7 @@ class LedgerFollower:
             return
         contributions = [self._contribution(r) for r in self.lc.reveals(lid, t)]
         inputs = StepInputs(contributions, validation)
-        built = self.ledger.build(t, self.head, self.state, inputs)
+        built = self.ledger.build(t, self.head, self.state, inputs, earlier_batches(self.blocks))
         block = built.block if self.tamper is None else self.tamper(built.block)
         self.blocks.append(block)
         self.steps.append(PublishedStep(inputs, block))

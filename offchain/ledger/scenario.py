@@ -23,7 +23,7 @@ from offchain.store.store import Store
 from trainer.data.dataset import Dataset, digits
 from trainer.ledger.block import Block, Genesis, PayoutRule
 from trainer.ledger.did import did_of
-from trainer.ledger.ledger import Ledger, StepInputs, batch_commitment
+from trainer.ledger.ledger import Ledger, StepInputs, batch_commitment, earlier_batches
 from trainer.ledger.programs import LedgerPrograms
 from trainer.program import SGDConfig
 from trainer.program.models import MLP, MLPConfig
@@ -32,6 +32,10 @@ from trainer.workloads import keyed_init
 
 Tensor = torch.Tensor
 KINDS = ("clean", "noisy", "copy", "poison")
+# Gaming strategies (docs/ledger.md, section 7): on the clean contributor's data, each commits another
+# gradient than its own: zeros, its own with the signs flipped, or a copy of another contributor's gradient
+# revealed at the previous step (`strategy_gradient`; zeros at step 1, when nothing is revealed yet).
+STRATEGIES = ("zeros", "flipped", "copied")
 
 
 @dataclass(frozen=True)
@@ -82,7 +86,7 @@ def contributors(config: ScenarioConfig, addresses: Sequence[str]) -> tuple[Cont
     slices = [list(range(k, n, 3)) for k in range(3)]  # three disjoint slices
     out = []
     for i, kind in enumerate(config.kinds):
-        if kind == "clean" or kind == "copy":
+        if kind in ("clean", "copy", *STRATEGIES):
             rows = [train.examples[j] for j in slices[0]]
         elif kind == "noisy":
             noise = _keyed_labels(config.seed, len(slices[1]))
@@ -94,9 +98,30 @@ def contributors(config: ScenarioConfig, addresses: Sequence[str]) -> tuple[Cont
         elif kind == "poison":
             rows = [{"x": train.examples[j]["x"], "y": (train.examples[j]["y"] + 1) % 10} for j in slices[2]]
         else:
-            raise ValueError(f"unknown contributor kind {kind!r}; known: {', '.join(KINDS)}")
+            raise ValueError(f"unknown contributor kind {kind!r}; known: {', '.join(KINDS + STRATEGIES)}")
         out.append(Contributor(kind, did_of(config.chain_id, addresses[i]), Dataset(f"{kind}", rows), 100 + i))
     return tuple(out)
+
+
+def strategy_gradient(
+    kind: str, previous: Callable[[int], Mapping[str, Tensor] | None] | None = None
+) -> Callable[[int, Mapping[str, Tensor]], Mapping[str, Tensor]] | None:
+    """The gradient a contributor of `kind` commits at step t instead of its own `g` (None: its own).
+    `previous(t)` is the gradient the copied contributor revealed at step t - 1 (None if none)."""
+    if kind not in STRATEGIES:
+        return None
+    if kind == "zeros":
+        return lambda t, g: {k: torch.zeros_like(v) for k, v in g.items()}
+    if kind == "flipped":
+        return lambda t, g: {k: -v for k, v in g.items()}
+    if previous is None:
+        raise ValueError("a copied gradient needs the gradient it copies (previous)")
+
+    def copied(t: int, g: Mapping[str, Tensor]) -> Mapping[str, Tensor]:
+        theirs = previous(t)
+        return {k: torch.zeros_like(v) for k, v in g.items()} if theirs is None else dict(theirs)
+
+    return copied
 
 
 def validation_batches(config: ScenarioConfig) -> list[dict[str, Tensor]]:
@@ -169,7 +194,7 @@ def run(
     for t in range(1, config.steps + 1):
         cs = [ledger.contribute(p.did, state, [p.data.batch(p.seed, t, config.batch)]) for p in people]
         inputs = StepInputs(cs, validation[t - 1])
-        built = ledger.build(t, parent, state, inputs)
+        built = ledger.build(t, parent, state, inputs, earlier_batches(p.block for p in published))
         published.append(PublishedStep(inputs, built.block))
         state, parent = built.state, built.block.hash
         if tamper is not None:

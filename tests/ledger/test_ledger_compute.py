@@ -17,7 +17,15 @@ from trainer.ledger.block import Block, interval_root
 from trainer.ledger.did import did_of
 from trainer.ledger.encoding import dumps, loads
 from trainer.ledger.errors import BlockError, ContributionError, LedgerError, ManifestError
-from trainer.ledger.ledger import Contribution, Ledger, StepInputs, batch_commitment
+from trainer.ledger.ledger import (
+    REUSED_BATCH,
+    SHARED_BATCH,
+    Contribution,
+    Ledger,
+    StepInputs,
+    batch_commitment,
+    earlier_batches,
+)
 from trainer.ledger.programs import LedgerPrograms, model_root
 from trainer.program import AdamWConfig, SGDConfig
 from trainer.repops import KERNELS, OpSpec
@@ -56,7 +64,7 @@ def setup(request: pytest.FixtureRequest):
     for t in range(1, STEPS + 1):
         cs = [ledger.contribute(d, s, batches(i, t)) for i, d in enumerate(dids)]
         inputs[t] = StepInputs(cs, val[t - 1])
-        built = ledger.build(t, parent, s, inputs[t])
+        built = ledger.build(t, parent, s, inputs[t], earlier_batches(blocks))
         blocks.append(built.block)
         s, parent = built.state, built.block.hash
         states.append(s)
@@ -249,3 +257,33 @@ def test_bad_programs_and_options_are_refused() -> None:
     with pytest.raises(LedgerError, match="address"):
         did_of(1, "0x123")
     assert math.isfinite(float(exponent(1.0)))
+
+
+def test_a_batch_already_in_a_block_or_shared_in_the_step_is_refused(setup) -> None:
+    """Section 7's rule. The attack: a contributor resubmits a batch an earlier block accepted (its
+    gradient at the new state is honest computation), or two identities submit the same batch in one
+    step. Built without the earlier blocks' commitments, the reuse is accepted and paid; with them it
+    is refused, and replay refuses a block that accepted it."""
+    ledger, blocks, inputs, states = (setup[k] for k in ("ledger", "blocks", "inputs", "states"))
+    ds, val = setup["ds"], inputs[2].validation
+    cs = list(inputs[2].contributions)
+    first = inputs[1].contributions[0]
+    reuser = ledger.contribute(did_of(31337, "0x" + "a" * 40), states[1], [ds.batch(10, 1, 16)])
+    assert reuser.batch_commitment == first.batch_commitment  # contributor 0's batch of step 1
+    step2 = StepInputs([*cs[:3], reuser], val)
+    accepted = ledger.build(2, blocks[0].hash, states[1], step2)  # no earlier commitments: the attack pays
+    assert reuser.did in accepted.block.contributors and accepted.block.refused == ()
+
+    built = ledger.build(2, blocks[0].hash, states[1], step2, earlier_batches(blocks[:1]))
+    assert built.block.refused == ((reuser.did, REUSED_BATCH),)
+    honest = ledger.build(2, blocks[0].hash, states[1], StepInputs(cs[:3], val), earlier_batches(blocks[:1]))
+    assert built.block.model_root == honest.block.model_root and built.block.phi == honest.block.phi
+
+    with pytest.raises(BlockError, match="block 2 does not reproduce: its contributors differ"):
+        ledger.replay(states[0], [blocks[0], accepted.block], lambda t: inputs[1] if t == 1 else step2)
+
+    twin = ledger.contribute(did_of(31337, "0x" + "b" * 40), states[1], [ds.batch(10, 2, 16)])
+    assert twin.batch_commitment == cs[0].batch_commitment  # contributor 0's batch of this very step
+    shared = ledger.build(2, blocks[0].hash, states[1], StepInputs([*cs[:3], twin], val), earlier_batches(blocks[:1]))
+    assert dict(shared.block.refused) == {cs[0].did: SHARED_BATCH, twin.did: SHARED_BATCH}
+    assert cs[0].did not in shared.block.contributors and len(shared.block.contributors) == 2

@@ -8,7 +8,8 @@ from genesis and the step inputs and names the first one that does not reproduce
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -36,6 +37,8 @@ Tensor = torch.Tensor
 State = dict[str, Tensor]
 
 
+REUSED_BATCH = "batch already in an earlier block"
+SHARED_BATCH = "batch shared with another contribution of the step"
 _SUM = KERNELS["aten.sum.dim_IntList"].fast
 
 
@@ -215,9 +218,17 @@ class Ledger:
         return self._run_block(state, validation, [None], 1)[1]
 
     def build(
-        self, step: int, parent: bytes, pre_state: Mapping[str, Tensor], inputs: StepInputs
+        self,
+        step: int,
+        parent: bytes,
+        pre_state: Mapping[str, Tensor],
+        inputs: StepInputs,
+        earlier: Collection[bytes] = frozenset(),
     ) -> BuiltBlock:
-        """Block `step` on `pre_state` (the model state after block step-1) from the step's inputs."""
+        """Block `step` on `pre_state` (the model state after block step-1) from the step's inputs.
+        `earlier` holds the batch commitments of blocks 1 .. step-1 (`earlier_batches`): a contribution
+        whose batch commitment is among them, or another contribution's of this step, is refused
+        (docs/ledger.md, section 7)."""
         g = self.genesis
         if not 1 <= step <= g.steps:
             raise LedgerError(f"step {step} is outside the ledger's steps 1..{g.steps}")
@@ -231,8 +242,14 @@ class Ledger:
             raise ContributionError(f"step {step}: {len(order)} contributions, the ledger takes {g.max_contributors}")
         accepted: list[Contribution] = []
         refused: list[tuple[str, str]] = []
+        seen = Counter(c.batch_commitment for c in by_did.values())
         for did in order:
-            why = self._check(by_did[did])
+            c = by_did[did]
+            why = self._check(c)
+            if why is None and c.batch_commitment in earlier:
+                why = REUSED_BATCH
+            if why is None and seen[c.batch_commitment] > 1:
+                why = SHARED_BATCH
             if why is None:
                 accepted.append(by_did[did])
             else:
@@ -325,6 +342,7 @@ class Ledger:
             raise BlockError("the initial state's root is not the genesis' initial root")
         state: State = dict(initial_state)
         parent = g.model_id
+        earlier: set[bytes] = set()
         for expect_step, block in enumerate(blocks, start=1):
             if block.step != expect_step:
                 raise BlockError(f"block {block.step} found where block {expect_step} should be")
@@ -332,14 +350,20 @@ class Ledger:
                 raise BlockError(f"block {block.step} belongs to another ledger")
             if block.parent != parent:
                 raise BlockError(f"block {block.step} does not chain onto block {block.step - 1}")
-            built = self.build(block.step, parent, state, inputs(block.step))
+            built = self.build(block.step, parent, state, inputs(block.step), earlier)
             if built.block.hash != block.hash:
                 what = _first_difference(built.block, block)
                 raise BlockError(f"block {block.step} does not reproduce: {what}")
             state, parent = built.state, block.hash
+            earlier.update(block.batch_commitments)
             if progress is not None:
                 progress(block.step, block)
         return state
+
+
+def earlier_batches(blocks: Iterable[Block]) -> frozenset[bytes]:
+    """The batch commitments the blocks accepted: what a later block refuses to accept again."""
+    return frozenset(c for b in blocks for c in b.batch_commitments)
 
 
 def _first_difference(mine: Block, theirs: Block) -> str:

@@ -20,6 +20,8 @@ bits are the same; tests/interp compares the two.
 
 from __future__ import annotations
 
+import queue
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -167,12 +169,52 @@ class Interpreter:
     ) -> tuple[dict[str, Tensor], Tensor, Trace | None]:
         if keep is None:
             values = self._inputs(state, batch)
-            records: list[NodeRecord] = []
-            outs = self._compiled[trace](*values.values(), records)
+            step = self._compiled[trace]
+            if not trace:
+                outs = step(*values.values(), None)
+                records = None
+            else:
+                outs, records = self._traced(step, values)
             outs_by_name = dict(zip((o.name for o in self.program.outputs), outs, strict=True))
             new_state = {n: outs_by_name[n].contiguous() for n in self.program.state_names}
-            return new_state, outs_by_name[self._loss_name], Trace(tuple(records)) if trace else None
+            return new_state, outs_by_name[self._loss_name], Trace(records) if records is not None else None
         return self._walk(state, batch, trace=trace, keep=keep)
+
+    def _traced(
+        self, step: Callable[..., tuple[Tensor, ...]], values: dict[str, Tensor]
+    ) -> tuple[tuple[Tensor, ...], tuple[NodeRecord, ...]]:
+        """Runs the compiled trace step while one worker thread commits each tensor it hands over
+        (in order, through a queue: hashing releases the GIL, so it overlaps the next kernels).
+        The records are then assembled from the step's static layout. Kernels never write into
+        their inputs or earlier outputs, so a tensor committed a little later has the same bytes
+        (tests/interp compares these records with the node walk's, hash for hash)."""
+        layout, count = step.layout, step.commitments  # type: ignore[attr-defined]
+        hashes: list[bytes | None] = [None] * count
+        failed: list[BaseException] = []
+        work: queue.SimpleQueue[tuple[int, Tensor] | None] = queue.SimpleQueue()
+
+        def worker() -> None:
+            while (item := work.get()) is not None:
+                if not failed:
+                    try:
+                        hashes[item[0]] = commitment(item[1])
+                    except BaseException as e:  # re-raised on the calling thread below
+                        failed.append(e)
+
+        thread = threading.Thread(target=worker, name="trace-commitments", daemon=True)
+        thread.start()
+        try:
+            outs = step(*values.values(), work.put)
+        finally:
+            work.put(None)
+            thread.join()
+        if failed:
+            raise failed[0]
+        got: list[bytes] = hashes  # type: ignore[assignment]  # every slot is filled: no failure
+        records = tuple(
+            NodeRecord(k, g, tuple(got[j] for j in ins), tuple(got[j] for j in outs_)) for k, g, ins, outs_ in layout
+        )
+        return outs, records
 
     def _walk(
         self,
@@ -257,14 +299,15 @@ def _checked(node: Node, outputs: tuple[Tensor, ...]) -> tuple[Tensor, ...]:
 def compile_program(interp: Interpreter, *, trace: bool) -> Callable[..., tuple[Tensor, ...]]:
     """Straight-line Python for one step of `interp.program`.
 
-    The returned function takes the program's inputs (in program order, already checked) and a
-    list that receives the trace's records (left empty unless `trace`), and returns the
-    program's outputs in program order. Line k calls node k's kernel (bound as `f{k}`) with its
-    template's positional and keyword values (bound as names, the very objects `ArgTemplate.bind`
-    would pass; a list holding tensors is built afresh, as bind does), then checks the output's
-    type, dtype and shape inline (`_check_one` / `_check_many` on a mismatch or a multi-output
-    node). In trace mode each output's commitment follows its node, and the node's record is
-    appended with the descriptor hash bound as a name.
+    The returned function takes the program's inputs (in program order, already checked) and,
+    in trace mode, a callable `put` that receives `(slot, tensor)` for every tensor to commit
+    (None otherwise), and returns the program's outputs in program order. Line k calls node
+    k's kernel (bound as `f{k}`) with its template's positional and keyword values (bound as
+    names, the very objects `ArgTemplate.bind` would pass; a list holding tensors is built
+    afresh, as bind does), then checks the output's type, dtype and shape inline (`_check_one`
+    / `_check_many` on a mismatch or a multi-output node). In trace mode each node's outputs
+    are handed to `put` after their check; the function's `layout` holds each node's record
+    as (index, descriptor hash, input slots, output slots) and `commitments` the slot count.
     """
     program = interp.program
     env: dict[str, Any] = {
@@ -272,8 +315,6 @@ def compile_program(interp: Interpreter, *, trace: bool) -> Callable[..., tuple[
         "_check_one": _check_one,
         "_check_many": _check_many,
         "_interp": interp,
-        "_C": commitment,
-        "_R": NodeRecord,
     }
     names: dict[Ref, str] = {}
     params = []
@@ -284,9 +325,18 @@ def compile_program(interp: Interpreter, *, trace: bool) -> Callable[..., tuple[
     for k, c in enumerate(program.constants):
         names[ConstRef(c.name)] = f"c{k}"
         env[f"c{k}"] = interp._constants[c.name]
+    slot: dict[str, int] = {}  # committed tensor (its local's name) -> its place in the step's hashes
+    layout: list[tuple[int, bytes, tuple[int, ...], tuple[int, ...]]] = []
+
+    def commit(name: str) -> None:
+        slot[name] = len(slot)
+        lines.append(f"    put(({slot[name]}, {name}))")
+
     if trace:  # the commitments of the inputs and constants that some node reads
         used = {r for node in program.nodes for r in node.inputs}
-        lines.extend(f"    h_{name} = _C({name})" for ref, name in names.items() if ref in used)
+        for ref, name in names.items():
+            if ref in used:
+                commit(name)
 
     def bound(value: Any, key: str) -> str:
         env[key] = value
@@ -342,15 +392,15 @@ def compile_program(interp: Interpreter, *, trace: bool) -> Callable[..., tuple[
         else:
             lines.append(f"    {', '.join(outs)}{',' if len(outs) == 1 else ''} = _check_many(_interp, {k}, {call})")
         if trace:
-            env[f"g{k}"] = program.descriptor_hash(k)
             for o in outs:
-                lines.append(f"    h_{o} = _C({o})")
-            ins = "".join(f"h_{names[r]}, " for r in node.inputs)
-            hs = "".join(f"h_{o}, " for o in outs)
-            lines.append(f"    records.append(_R({k}, g{k}, ({ins}), ({hs})))")
+                commit(o)
+            ins = tuple(slot[names[r]] for r in node.inputs)
+            layout.append((k, program.descriptor_hash(k), ins, tuple(slot[o] for o in outs)))
     result = "".join(f"{names[o.ref]}, " for o in program.outputs)
     lines.append(f"    return ({result})")
-    source = f"def step({', '.join([*params, 'records'])}):\n" + "\n".join(lines) + "\n"
+    source = f"def step({', '.join([*params, 'put'])}):\n" + "\n".join(lines) + "\n"
     code = compile(source, f"<program step{' (trace)' if trace else ''}>", "exec")
     exec(code, env)  # the source is generated above from the program's own nodes
-    return env["step"]
+    step = env["step"]
+    step.layout, step.commitments = tuple(layout), len(slot)
+    return step

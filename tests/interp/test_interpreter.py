@@ -200,13 +200,15 @@ def test_compiled_step_equals_the_node_walk(model: str, digits_mlp: Workload) ->
         batch = {"x": torch.randint(0, 11, (4, 6), generator=g), "y": torch.randint(0, 11, (4, 6), generator=g)}
         program = capture(step, state, batch)
     interp = Interpreter(program)
-    new, loss, trace = interp.trace(state, batch)
     new2, loss2, trace2 = interp._walk(state, batch, trace=True)
     assert trace2 is not None
-    assert state_root(new) == state_root(new2) and state_root(interp.run(state, batch)[0]) == state_root(new)
-    assert commitment(loss) == commitment(loss2) == commitment(interp.run(state, batch)[1])
-    assert trace.root == trace2.root
-    assert [r.encode() for r in trace.records] == [r.encode() for r in trace2.records]
+    for worker in (False, True):  # trace mode with and without its commit worker thread
+        interp.commit_worker = worker
+        new, loss, trace = interp.trace(state, batch)
+        assert state_root(new) == state_root(new2) and state_root(interp.run(state, batch)[0]) == state_root(new)
+        assert commitment(loss) == commitment(loss2) == commitment(interp.run(state, batch)[1])
+        assert trace.root == trace2.root
+        assert [r.encode() for r in trace.records] == [r.encode() for r in trace2.records]
 
 
 def test_compiled_step_checks_every_output_against_its_descriptor(digits_mlp: Workload) -> None:

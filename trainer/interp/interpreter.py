@@ -20,6 +20,7 @@ bits are the same; tests/interp compares the two.
 
 from __future__ import annotations
 
+import os
 import queue
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -76,6 +77,17 @@ def commitment(t: Tensor) -> bytes:
     return commit_tensor(t if t.is_contiguous() else t.contiguous())
 
 
+def commit_worker_default() -> bool:
+    """Whether trace mode's commit worker has a spare CPU: more CPUs available to the process
+    than torch's intra-op threads (else it slows the parallel kernels down more than it saves;
+    the rule of zkdv.torch.commit_worker_default)."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    return cpus > torch.get_num_threads()
+
+
 class Interpreter:
     """Runs `program` with the RepOps kernels in `kernels` (default: all of them)."""
 
@@ -86,8 +98,10 @@ class Interpreter:
         *,
         use: Literal["fast", "reference"] = "fast",
         device: torch.device | str | None = None,
+        commit_worker: bool | None = None,
     ) -> None:
         kernels = KERNELS if kernels is None else kernels
+        self.commit_worker = commit_worker  # trace mode's worker thread; None: where a CPU is spare
         missing = sorted({n.op for n in program.nodes} - set(kernels))
         if missing:
             raise UnsupportedOpError(f"no RepOps kernel for: {', '.join(missing)}")
@@ -183,33 +197,43 @@ class Interpreter:
     def _traced(
         self, step: Callable[..., tuple[Tensor, ...]], values: dict[str, Tensor]
     ) -> tuple[tuple[Tensor, ...], tuple[NodeRecord, ...]]:
-        """Runs the compiled trace step while one worker thread commits each tensor it hands over
-        (in order, through a queue: hashing releases the GIL, so it overlaps the next kernels).
-        The records are then assembled from the step's static layout. Kernels never write into
-        their inputs or earlier outputs, so a tensor committed a little later has the same bytes
-        (tests/interp compares these records with the node walk's, hash for hash)."""
+        """Runs the compiled trace step, committing each tensor it hands over, and assembles the
+        records from the step's static layout. Where a CPU is spare (`commit_worker_default`),
+        one worker thread fed in node order through a queue does the committing (hashing
+        releases the GIL, so it overlaps the next kernels); else the calling thread commits each
+        tensor as it comes. Kernels never write into their inputs or earlier outputs, so a tensor
+        committed a little later has the same bytes (tests/interp compares these records with
+        the node walk's, hash for hash, both ways)."""
         layout, count = step.layout, step.commitments  # type: ignore[attr-defined]
         hashes: list[bytes | None] = [None] * count
-        failed: list[BaseException] = []
-        work: queue.SimpleQueue[tuple[int, Tensor] | None] = queue.SimpleQueue()
+        worker_wanted = self.commit_worker if self.commit_worker is not None else commit_worker_default()
+        if not worker_wanted:
 
-        def worker() -> None:
-            while (item := work.get()) is not None:
-                if not failed:
-                    try:
-                        hashes[item[0]] = commitment(item[1])
-                    except BaseException as e:  # re-raised on the calling thread below
-                        failed.append(e)
+            def put(item: tuple[int, Tensor]) -> None:
+                hashes[item[0]] = commitment(item[1])
 
-        thread = threading.Thread(target=worker, name="trace-commitments", daemon=True)
-        thread.start()
-        try:
-            outs = step(*values.values(), work.put)
-        finally:
-            work.put(None)
-            thread.join()
-        if failed:
-            raise failed[0]
+            outs = step(*values.values(), put)
+        else:
+            failed: list[BaseException] = []
+            work: queue.SimpleQueue[tuple[int, Tensor] | None] = queue.SimpleQueue()
+
+            def worker() -> None:
+                while (item := work.get()) is not None:
+                    if not failed:
+                        try:
+                            hashes[item[0]] = commitment(item[1])
+                        except BaseException as e:  # re-raised on the calling thread below
+                            failed.append(e)
+
+            thread = threading.Thread(target=worker, name="trace-commitments", daemon=True)
+            thread.start()
+            try:
+                outs = step(*values.values(), work.put)
+            finally:
+                work.put(None)
+                thread.join()
+            if failed:
+                raise failed[0]
         got: list[bytes] = hashes  # type: ignore[assignment]  # every slot is filled: no failure
         records = tuple(
             NodeRecord(k, g, tuple(got[j] for j in ins), tuple(got[j] for j in outs_)) for k, g, ins, outs_ in layout

@@ -10,7 +10,7 @@ it records, per node, the record
 trace root, the list root over these records in node order. `run_node` recomputes one node
 alone from its input tensors: what the recompute oracle does.
 
-`run` and `trace` do not walk the nodes: the program is compiled once, at construction, into
+`run` and `trace` do not walk the nodes: the program is compiled once, on first use, into
 straight-line Python (`compile_program`): one line per node calling its kernel with its
 recorded arguments already in place (non-tensor values bound as names, tensors as locals),
 then the output check of the descriptor's dtype and shape. The same kernels are called with
@@ -114,7 +114,8 @@ class Interpreter:
         if self.device is not None:
             self._constants = {k: v.to(self.device) for k, v in self._constants.items()}
         self._loss_name = next(o.name for o in program.outputs if o.name not in set(program.state_names))
-        self._compiled = {trace: compile_program(self, trace=trace) for trace in (False, True)}
+        # compiled on first use of run / trace (a large program's source takes a while to compile)
+        self._compiled: dict[bool, Callable[..., tuple[Tensor, ...]]] = {}
 
     # -- running ---------------------------------------------------------------------------
 
@@ -183,7 +184,9 @@ class Interpreter:
     ) -> tuple[dict[str, Tensor], Tensor, Trace | None]:
         if keep is None:
             values = self._inputs(state, batch)
-            step = self._compiled[trace]
+            step = self._compiled.get(trace)
+            if step is None:
+                step = self._compiled[trace] = compile_program(self, trace=trace)
             if not trace:
                 outs = step(*values.values(), None)
                 records = None

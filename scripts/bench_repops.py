@@ -246,29 +246,46 @@ def matmul_split(runs: int, engines: list[str]) -> list[dict[str, Any]]:
     return rows
 
 
+def _digits_cnn() -> tuple[str, Any, Callable[..., Any], dict[str, torch.Tensor], dict[str, torch.Tensor]]:
+    """(name, program, eager step, state, batch) of the digits CNN (batch 64, AdamW with clipping)."""
+    import torch.nn.functional as F
+
+    from trainer.data.dataset import digits
+    from trainer.program import AdamWConfig, build_step, capture
+    from trainer.program.models import DigitsCNN
+
+    torch.manual_seed(0)
+    step = build_step(DigitsCNN(), F.cross_entropy, AdamWConfig(lr=1e-2, weight_decay=0.01, clip_grad_norm=1.0))
+    state = step.init_state()
+    batch = digits().batch(1, 0, 64)
+    return "digits-cnn", capture(step, state, batch), step.fn, state, batch
+
+
 def step_cases(engines: list[str]) -> list[Case]:
-    """One training step of each workload: the RepOps interpreter against the eager torch step,
-    and trace mode (every node's outputs committed) against the plain interpreter."""
+    """One training step of each workload (the MLP, the character transformer, the digits CNN):
+    the RepOps interpreter against the eager torch step, and trace mode (every node's outputs
+    committed) against the plain interpreter."""
     from trainer.interp import Interpreter
     from trainer.workloads import char_transformer, mlp_digits
 
     cases = []
-    for w in (mlp_digits(), char_transformer()):
-        interp = Interpreter(w.program)
-        state = w.initial_state()
-        batch = w.dataset.batch(w.config.seed, 0, w.config.batch_size)
-        info: dict[str, object] = {"nodes": len(w.program.nodes), "batch": w.config.batch_size}
+    runs = [(w.name, w.program, w.step.fn, w.initial_state(), w.dataset.batch(w.config.seed, 0, w.config.batch_size))
+            for w in (mlp_digits(), char_transformer())]  # fmt: skip
+    runs.append(_digits_cnn())
+    for name, program, fn, state, batch in runs:
+        interp = Interpreter(program)
+        info: dict[str, object] = {"nodes": len(program.nodes), "batch": next(iter(batch.values())).shape[0]}
         cases.append(
             Case(
-                f"step {w.name} (interpreter vs eager)",
+                f"step {name} (interpreter vs eager)",
                 lambda i=interp, s=state, b=batch: i.run(s, b),  # type: ignore[misc]
-                lambda f=w.step.fn, s=state, b=batch: f(s, b),  # type: ignore[misc]
+                lambda f=fn, s=state, b=batch: f(s, b),  # type: ignore[misc]
                 info,
             )
         )
         cases.append(
             Case(
-                f"step {w.name} (trace vs plain interpreter)",
+                f"step {name} (trace vs plain interpreter)",
                 lambda i=interp, s=state, b=batch: i.trace(s, b),  # type: ignore[misc]
                 lambda i=interp, s=state, b=batch: i.run(s, b),  # type: ignore[misc]
                 info,

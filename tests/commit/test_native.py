@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from trainer.commit import _native
-from trainer.commit.merkle import _parent_row_py
+from trainer.commit.merkle import _parent_row_py, top_of_row
 from trainer.commit.tensor import CHUNK, chunk_leaves_py, commit_tensor
 
 SIZES = [0, 1, 55, 56, 63, 64, 65, 4095, 4096, 4097, 3 * 4096 + 1, 3 * 1024 * 1024 + 123]
@@ -116,6 +116,26 @@ def test_parent_row_matches_reference(
     monkeypatch.setenv("REFEREED_HASH_THREADS", threads)
     row = _random_bytes(64 * npairs)
     assert _native.parent_row(row) == _parent_row_py(row)
+
+
+@pytest.mark.parametrize("threads", ["1", "2", "3"])
+@pytest.mark.parametrize(
+    "chunks", [1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 33, 255, 257, 1000, 2**9 + 1, 2**10 - 1, 2**11 + 3]
+)
+def test_tree_top_matches_reference(
+    lib: ctypes.CDLL, impl: str, monkeypatch: pytest.MonkeyPatch, chunks: int, threads: str
+) -> None:
+    """The whole tree in one call: every padding pattern of odd rows, last chunk full or short."""
+    monkeypatch.setenv("REFEREED_HASH_THREADS", threads)
+    for n in (CHUNK * chunks, CHUNK * chunks - 1, CHUNK * (chunks - 1) + 1):
+        if n == 0:
+            continue
+        data = _random_bytes(n)
+        assert _native.tree_top(data, CHUNK) == top_of_row(chunk_leaves_py(data), native=False), (impl, n)
+    big = _random_bytes(5 * 2**20 + 4097)  # split over threads
+    assert _native.tree_top(big, CHUNK) == top_of_row(chunk_leaves_py(big), native=False)
+    with pytest.raises(ValueError, match="no bytes"):
+        _native.tree_top(b"", CHUNK)
 
 
 @pytest.mark.parametrize("threads", THREADS)

@@ -167,3 +167,56 @@ def test_reference_kernels_match_on_a_tiny_transformer_with_adamw_and_clipping()
     ]
     assert not mismatched, f"reference and fast kernels differ at: {mismatched[:5]}"
     assert state_root(fast_state) == state_root(ref_state)
+
+
+def _digits_cnn_program() -> tuple[Program, dict[str, torch.Tensor], dict[str, torch.Tensor]]:
+    from trainer.data.dataset import digits
+    from trainer.program.models import DigitsCNN
+
+    torch.manual_seed(0)
+    step = build_step(DigitsCNN(), F.cross_entropy, AdamWConfig(lr=1e-2, weight_decay=0.01, clip_grad_norm=1.0))
+    state = step.init_state()
+    batch = digits().batch(1, 0, 16)
+    return capture(step, state, batch), state, batch
+
+
+@pytest.mark.parametrize("model", ["mlp", "cnn", "transformer"])
+def test_compiled_step_equals_the_node_walk(model: str, digits_mlp: Workload) -> None:
+    """run and trace execute the program compiled into straight-line code; the node walk (the
+    reference) gives the same state root, loss commitment and trace root, as hashes."""
+    if model == "mlp":
+        program, state = digits_mlp.program, digits_mlp.initial_state()
+        batch = digits_mlp.dataset.batch(1, 0, 64)
+    elif model == "cnn":
+        program, state, batch = _digits_cnn_program()
+    else:
+        step = build_step(
+            CharTransformer(TransformerConfig(vocab_size=11, context=6, d_model=16, n_heads=2, n_layers=1)),
+            sequence_cross_entropy,
+            AdamWConfig(lr=1e-2, weight_decay=0.01, clip_grad_norm=1.0),
+        )
+        state = keyed_init(step, seed=3)
+        g = torch.Generator().manual_seed(1)
+        batch = {"x": torch.randint(0, 11, (4, 6), generator=g), "y": torch.randint(0, 11, (4, 6), generator=g)}
+        program = capture(step, state, batch)
+    interp = Interpreter(program)
+    new2, loss2, trace2 = interp._walk(state, batch, trace=True)
+    assert trace2 is not None
+    for worker in (False, True):  # trace mode with and without its commit worker thread
+        interp.commit_worker = worker
+        new, loss, trace = interp.trace(state, batch)
+        assert state_root(new) == state_root(new2) and state_root(interp.run(state, batch)[0]) == state_root(new)
+        assert commitment(loss) == commitment(loss2) == commitment(interp.run(state, batch)[1])
+        assert trace.root == trace2.root
+        assert [r.encode() for r in trace.records] == [r.encode() for r in trace2.records]
+
+
+def test_compiled_step_checks_every_output_against_its_descriptor(digits_mlp: Workload) -> None:
+    """A kernel whose output contradicts the node's descriptor is named by the compiled step too."""
+    op = digits_mlp.program.nodes[-1].op
+    real = KERNELS[op]
+    wrong = {**KERNELS, op: OpSpec(op, lambda *a, **k: real.fast(*a, **k).double(), real.reference, "wrong dtype")}
+    interp = Interpreter(digits_mlp.program, wrong)
+    first = next(n.index for n in digits_mlp.program.nodes if n.op == op)
+    with pytest.raises(InterpreterError, match=rf"node {first} \({op}\) output 0 is torch.float64"):
+        interp.run(digits_mlp.initial_state(), digits_mlp.dataset.batch(1, 0, 64))

@@ -35,6 +35,7 @@ __all__ = [
     "rolling_root",
     "state_root",
     "threads",
+    "tree_top",
 ]
 
 SOURCE = Path(__file__).with_name("native_src") / "merkle_sha256.c"
@@ -60,6 +61,8 @@ def _load() -> ctypes.CDLL | None:
             lib.rt_chunk_leaves.restype = None
             lib.rt_parent_row.argtypes = [ptr, size, ptr, cint]
             lib.rt_parent_row.restype = None
+            lib.rt_tree_top.argtypes = [ptr, size, size, ptr, cint]
+            lib.rt_tree_top.restype = cint
             lib.rt_sha256.argtypes = [ptr, size, ptr]
             lib.rt_sha256.restype = None
             lib.rt_has_shani.argtypes = []
@@ -144,6 +147,23 @@ def chunk_leaves(data: memoryview | bytes, chunk: int) -> bytes | None:
     count = -(-nbytes // chunk)
     out = ctypes.create_string_buffer(32 * count)
     lib.rt_chunk_leaves(ptr, nbytes, chunk, out, threads())
+    return out.raw
+
+
+def tree_top(data: memoryview | bytes, chunk: int) -> bytes | None:
+    """The top of the padded tree over the `chunk`-byte chunk leaves of `data` (not empty), in
+    one call: `top_of_row(chunk_leaves(data))` without a row crossing into Python per level."""
+    lib = _lib()
+    if lib is None:
+        return None
+    if chunk <= 0:
+        raise ValueError(f"chunk size must be positive, got {chunk}")
+    ptr, nbytes, _keep = _address(data)
+    if nbytes == 0:
+        raise ValueError("the tree of no bytes has no chunk leaves; its top is the zero pad")
+    out = ctypes.create_string_buffer(32)
+    if lib.rt_tree_top(ptr, nbytes, chunk, out, threads()) != 0:
+        return None  # out of memory in the library: the caller's Python path gives the same bits
     return out.raw
 
 

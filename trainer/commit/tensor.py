@@ -19,6 +19,7 @@ from trainer.commit.merkle import (
     Opening,
     fold,
     leaf_hash,
+    list_root,
     root_of_row,
 )
 
@@ -124,6 +125,11 @@ def chunk_leaves(data: memoryview | bytes, *, native: bool = True) -> bytes:
 
 
 def data_root(data: memoryview | bytes, *, native: bool = True) -> bytes:
+    count = chunk_count(len(data))
+    if native and count > 1:  # one native call for the whole tree (a single chunk is one hashlib call)
+        top = _native.tree_top(data, CHUNK)
+        if top is not None:
+            return list_root(count, top)
     return root_of_row(chunk_leaves(data, native=native), native=native)
 
 

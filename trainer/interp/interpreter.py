@@ -9,13 +9,23 @@ it records, per node, the record
 (docs/commitments.md section 4; commitments of contiguous tensors per section 3) and the
 trace root, the list root over these records in node order. `run_node` recomputes one node
 alone from its input tensors: what the recompute oracle does.
+
+`run` and `trace` do not walk the nodes: the program is compiled once, on first use, into
+straight-line Python (`compile_program`): one line per node calling its kernel with its
+recorded arguments already in place (non-tensor values bound as names, tensors as locals),
+then the output check of the descriptor's dtype and shape. The same kernels are called with
+the same arguments in the same order as the node walk (`node_values`, `run_node`), so the
+bits are the same; tests/interp compares the two.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import os
+import queue
+import threading
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import torch
 
@@ -67,6 +77,17 @@ def commitment(t: Tensor) -> bytes:
     return commit_tensor(t if t.is_contiguous() else t.contiguous())
 
 
+def commit_worker_default() -> bool:
+    """Whether trace mode's commit worker has a spare CPU: more CPUs available to the process
+    than torch's intra-op threads (else it slows the parallel kernels down more than it saves;
+    the rule of zkdv.torch.commit_worker_default)."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    return cpus > torch.get_num_threads()
+
+
 class Interpreter:
     """Runs `program` with the RepOps kernels in `kernels` (default: all of them)."""
 
@@ -77,8 +98,10 @@ class Interpreter:
         *,
         use: Literal["fast", "reference"] = "fast",
         device: torch.device | str | None = None,
+        commit_worker: bool | None = None,
     ) -> None:
         kernels = KERNELS if kernels is None else kernels
+        self.commit_worker = commit_worker  # trace mode's worker thread; None: where a CPU is spare
         missing = sorted({n.op for n in program.nodes} - set(kernels))
         if missing:
             raise UnsupportedOpError(f"no RepOps kernel for: {', '.join(missing)}")
@@ -91,6 +114,8 @@ class Interpreter:
         if self.device is not None:
             self._constants = {k: v.to(self.device) for k, v in self._constants.items()}
         self._loss_name = next(o.name for o in program.outputs if o.name not in set(program.state_names))
+        # compiled on first use of run / trace (a large program's source takes a while to compile)
+        self._compiled: dict[bool, Callable[..., tuple[Tensor, ...]]] = {}
 
     # -- running ---------------------------------------------------------------------------
 
@@ -137,6 +162,18 @@ class Interpreter:
                 )
         return outputs
 
+    def _inputs(self, state: Mapping[str, Tensor], batch: Mapping[str, Tensor]) -> dict[str, Tensor]:
+        values: dict[str, Tensor] = {}
+        for i in self.program.inputs:
+            source = state if i.name in state else batch
+            if i.name not in source:
+                raise InterpreterError(f"input {i.name!r} is missing")
+            t = source[i.name]
+            if t.dtype != i.type.dtype or tuple(t.shape) != i.type.shape:
+                raise InterpreterError(f"input {i.name!r} is {t.dtype}{list(t.shape)}; the program wants {i.type}")
+            values[i.name] = t if self.device is None else t.to(self.device)
+        return values
+
     def _execute(
         self,
         state: Mapping[str, Tensor],
@@ -145,6 +182,76 @@ class Interpreter:
         trace: bool,
         keep: list[tuple[Tensor, ...]] | None = None,
     ) -> tuple[dict[str, Tensor], Tensor, Trace | None]:
+        if keep is None:
+            values = self._inputs(state, batch)
+            step = self._compiled.get(trace)
+            if step is None:
+                step = self._compiled[trace] = compile_program(self, trace=trace)
+            if not trace:
+                outs = step(*values.values(), None)
+                records = None
+            else:
+                outs, records = self._traced(step, values)
+            outs_by_name = dict(zip((o.name for o in self.program.outputs), outs, strict=True))
+            new_state = {n: outs_by_name[n].contiguous() for n in self.program.state_names}
+            return new_state, outs_by_name[self._loss_name], Trace(records) if records is not None else None
+        return self._walk(state, batch, trace=trace, keep=keep)
+
+    def _traced(
+        self, step: Callable[..., tuple[Tensor, ...]], values: dict[str, Tensor]
+    ) -> tuple[tuple[Tensor, ...], tuple[NodeRecord, ...]]:
+        """Runs the compiled trace step, committing each tensor it hands over, and assembles the
+        records from the step's static layout. Where a CPU is spare (`commit_worker_default`),
+        one worker thread fed in node order through a queue does the committing (hashing
+        releases the GIL, so it overlaps the next kernels); else the calling thread commits each
+        tensor as it comes. Kernels never write into their inputs or earlier outputs, so a tensor
+        committed a little later has the same bytes (tests/interp compares these records with
+        the node walk's, hash for hash, both ways)."""
+        layout, count = step.layout, step.commitments  # type: ignore[attr-defined]
+        hashes: list[bytes | None] = [None] * count
+        worker_wanted = self.commit_worker if self.commit_worker is not None else commit_worker_default()
+        if not worker_wanted:
+
+            def put(item: tuple[int, Tensor]) -> None:
+                hashes[item[0]] = commitment(item[1])
+
+            outs = step(*values.values(), put)
+        else:
+            failed: list[BaseException] = []
+            work: queue.SimpleQueue[tuple[int, Tensor] | None] = queue.SimpleQueue()
+
+            def worker() -> None:
+                while (item := work.get()) is not None:
+                    if not failed:
+                        try:
+                            hashes[item[0]] = commitment(item[1])
+                        except BaseException as e:  # re-raised on the calling thread below
+                            failed.append(e)
+
+            thread = threading.Thread(target=worker, name="trace-commitments", daemon=True)
+            thread.start()
+            try:
+                outs = step(*values.values(), work.put)
+            finally:
+                work.put(None)
+                thread.join()
+            if failed:
+                raise failed[0]
+        got: list[bytes] = hashes  # type: ignore[assignment]  # every slot is filled: no failure
+        records = tuple(
+            NodeRecord(k, g, tuple(got[j] for j in ins), tuple(got[j] for j in outs_)) for k, g, ins, outs_ in layout
+        )
+        return outs, records
+
+    def _walk(
+        self,
+        state: Mapping[str, Tensor],
+        batch: Mapping[str, Tensor],
+        *,
+        trace: bool,
+        keep: list[tuple[Tensor, ...]] | None = None,
+    ) -> tuple[dict[str, Tensor], Tensor, Trace | None]:
+        """The node walk: what the compiled code does, one node at a time (the reference)."""
         values: dict[str, Tensor] = {}
         for i in self.program.inputs:
             source = state if i.name in state else batch
@@ -188,3 +295,139 @@ class Interpreter:
         outs_by_name = {o.name: get(o.ref) for o in self.program.outputs}
         new_state = {n: outs_by_name[n].contiguous() for n in self.program.state_names}
         return new_state, outs_by_name[self._loss_name], Trace(tuple(records)) if trace else None
+
+
+def _check_one(interp: Interpreter, index: int, result: Any) -> Tensor:
+    """The single output of node `index`, checked against its descriptor (the slow path of the
+    compiled code's inline check: also taken by a kernel that returns a one-element list)."""
+    node = interp.program.nodes[index]
+    outputs = tuple(result) if isinstance(result, list | tuple) else (result,)
+    return _checked(node, outputs)[0]
+
+
+def _check_many(interp: Interpreter, index: int, result: Any) -> tuple[Tensor, ...]:
+    node = interp.program.nodes[index]
+    outputs = tuple(result) if isinstance(result, list | tuple) else (result,)
+    return _checked(node, outputs)
+
+
+def _checked(node: Node, outputs: tuple[Tensor, ...]) -> tuple[Tensor, ...]:
+    if len(outputs) != len(node.outputs):
+        raise InterpreterError(
+            f"node {node.index} ({node.op}) gave {len(outputs)} outputs; its descriptor says {len(node.outputs)}"
+        )
+    for k, (t, want) in enumerate(zip(outputs, node.outputs, strict=True)):
+        if not isinstance(t, Tensor) or t.dtype != want.dtype or tuple(t.shape) != want.shape:
+            got = f"{t.dtype}{list(t.shape)}" if isinstance(t, Tensor) else type(t).__name__
+            raise InterpreterError(f"node {node.index} ({node.op}) output {k} is {got}; its descriptor says {want}")
+    return outputs
+
+
+def compile_program(interp: Interpreter, *, trace: bool) -> Callable[..., tuple[Tensor, ...]]:
+    """Straight-line Python for one step of `interp.program`.
+
+    The returned function takes the program's inputs (in program order, already checked) and,
+    in trace mode, a callable `put` that receives `(slot, tensor)` for every tensor to commit
+    (None otherwise), and returns the program's outputs in program order. Line k calls node
+    k's kernel (bound as `f{k}`) with its template's positional and keyword values (bound as
+    names, the very objects `ArgTemplate.bind` would pass; a list holding tensors is built
+    afresh, as bind does), then checks the output's type, dtype and shape inline (`_check_one`
+    / `_check_many` on a mismatch or a multi-output node). In trace mode each node's outputs
+    are handed to `put` after their check; the function's `layout` holds each node's record
+    as (index, descriptor hash, input slots, output slots) and `commitments` the slot count.
+    """
+    program = interp.program
+    env: dict[str, Any] = {
+        "Tensor": Tensor,
+        "_check_one": _check_one,
+        "_check_many": _check_many,
+        "_interp": interp,
+    }
+    names: dict[Ref, str] = {}
+    params = []
+    for k, i in enumerate(program.inputs):
+        names[InputRef(i.name)] = f"i{k}"
+        params.append(f"i{k}")
+    lines = []
+    for k, c in enumerate(program.constants):
+        names[ConstRef(c.name)] = f"c{k}"
+        env[f"c{k}"] = interp._constants[c.name]
+    slot: dict[str, int] = {}  # committed tensor (its local's name) -> its place in the step's hashes
+    layout: list[tuple[int, bytes, tuple[int, ...], tuple[int, ...]]] = []
+
+    def commit(name: str) -> None:
+        slot[name] = len(slot)
+        lines.append(f"    put(({slot[name]}, {name}))")
+
+    if trace:  # the commitments of the inputs and constants that some node reads
+        used = {r for node in program.nodes for r in node.inputs}
+        for ref, name in names.items():
+            if ref in used:
+                commit(name)
+
+    def bound(value: Any, key: str) -> str:
+        env[key] = value
+        return key
+
+    for node in program.nodes:
+        k = node.index
+        tmpl = interp._templates[k]
+        env[f"f{k}"] = interp._fns[k]
+        pos: list[Any] = list(tmpl.positional)
+        kw: dict[str, Any] = dict(tmpl.kwargs)
+        exprs_pos: list[str | None] = [None] * len(pos)
+        exprs_kw: dict[str, str | None] = dict.fromkeys(kw)
+        lists: dict[str | int, list[str]] = {}
+        for (name, p, j), ref in zip(tmpl.slots, node.inputs, strict=True):
+            key: str | int = p if name is None else name
+            src = names[ref]
+            if j is None:
+                if name is None:
+                    exprs_pos[p] = src
+                else:
+                    exprs_kw[name] = src
+                continue
+            if key not in lists:
+                value = pos[p] if name is None else kw[name]
+                lists[key] = [bound(v, f"a{k}_{key}_{m}") for m, v in enumerate(value)]
+            lists[key][j] = src
+        args = []
+        for p, v in enumerate(pos):
+            if p in lists:
+                args.append("[" + ", ".join(lists[p]) + "]")
+            else:
+                args.append(exprs_pos[p] or bound(v, f"a{k}_{p}"))
+        for name, v in kw.items():
+            if name in lists:
+                args.append(f"{name}=[" + ", ".join(lists[name]) + "]")
+            else:
+                args.append(f"{name}=" + (exprs_kw[name] or bound(v, f"a{k}_{name}")))
+        call = f"f{k}({', '.join(args)})"
+        outs = [f"v{k}_{m}" for m in range(len(node.outputs))]
+        for m in range(len(node.outputs)):
+            names[NodeRef(k, m)] = outs[m]
+        if len(node.outputs) == 1:
+            want = node.outputs[0]
+            env[f"d{k}"] = want.dtype
+            env[f"s{k}"] = tuple(want.shape)
+            o = outs[0]
+            lines.append(f"    {o} = {call}")
+            lines.append(
+                f"    if {o}.__class__ is not Tensor or {o}.dtype is not d{k} or {o}.shape != s{k}: "
+                f"{o} = _check_one(_interp, {k}, {o})"
+            )
+        else:
+            lines.append(f"    {', '.join(outs)}{',' if len(outs) == 1 else ''} = _check_many(_interp, {k}, {call})")
+        if trace:
+            for o in outs:
+                commit(o)
+            ins = tuple(slot[names[r]] for r in node.inputs)
+            layout.append((k, program.descriptor_hash(k), ins, tuple(slot[o] for o in outs)))
+    result = "".join(f"{names[o.ref]}, " for o in program.outputs)
+    lines.append(f"    return ({result})")
+    source = f"def step({', '.join([*params, 'put'])}):\n" + "\n".join(lines) + "\n"
+    code = compile(source, f"<program step{' (trace)' if trace else ''}>", "exec")
+    exec(code, env)  # the source is generated above from the program's own nodes
+    step = env["step"]
+    step.layout, step.commitments = tuple(layout), len(slot)
+    return step

@@ -3,7 +3,8 @@
  *
  * Two compression functions give the same bits: SHA-NI (x86, chosen at run time by CPUID)
  * and portable C (every other CPU). Equal-length chunks are hashed two at a time, and long
- * rows are split over threads. Build: python -m trainer.commit._native
+ * rows are split over threads; rt_tree_top walks a whole tensor's tree in one call.
+ * Build: python -m trainer.commit._native
  */
 #include <pthread.h>
 #include <sched.h>
@@ -511,5 +512,35 @@ int rt_rolling_root(const uint8_t *data, size_t rows, size_t width, size_t w, ui
     }
     rt_sha256(digests, 32 * rows, out);
     free(vals);
+    return 0;
+}
+
+/* The top of the padded tree over the chunk leaves of data (docs/commitments.md sections 1-3):
+ * the leaves, then each level up, an odd row (but the top) padded with 32 zero bytes, until one
+ * hash is left, written to top. Two scratch rows alternate (a level is never hashed in place:
+ * its batches run on several threads). Returns 0, or -1 (nothing written) when nbytes or chunk
+ * is 0 or memory runs out. The same bits as top_of_row(chunk_leaves(data)) in merkle.py. */
+int rt_tree_top(const uint8_t *data, size_t nbytes, size_t chunk, uint8_t *top, int threads) {
+    if (nbytes == 0 || chunk == 0) return -1;
+    size_t count = (nbytes + chunk - 1) / chunk;
+    size_t cap = 32 * (count + 1);
+    uint8_t *a = malloc(cap), *b = malloc(cap / 2 + 64);
+    if (a == NULL || b == NULL) {
+        free(a);
+        free(b);
+        return -1;
+    }
+    rt_chunk_leaves(data, nbytes, chunk, a, threads);
+    while (count > 1) {
+        if (count % 2) memset(a + 32 * count++, 0, 32);
+        rt_parent_row(a, count / 2, b, threads);
+        count /= 2;
+        uint8_t *t = a;
+        a = b;
+        b = t;
+    }
+    memcpy(top, a, 32);
+    free(a);
+    free(b);
     return 0;
 }

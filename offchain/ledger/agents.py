@@ -454,10 +454,15 @@ class _Follows(_LedgerAgent):
         ledger_id: int,
         observer: Any | None = None,
         tamper: Callable[[Block], Block] | None = None,
+        follower: LedgerFollower | None = None,
     ) -> None:
+        """`follower`: a follower of the same ledger to share (agents in one process that would build the
+        same blocks build them once); a tampering agent builds its own."""
         super().__init__(name, chain, lc, store, observer)
         self.ledger_id = ledger_id
-        self.follower = LedgerFollower(self.lc, store, ledger_id, tamper)
+        if follower is not None and (follower.ledger_id != ledger_id or tamper is not None):
+            raise LedgerChainError("a shared follower follows the same ledger, and a tampering agent builds its own")
+        self.follower = follower or LedgerFollower(self.lc, store, ledger_id, tamper)
         self.withdrawn = False
         self._said_stalled = False
 
@@ -516,8 +521,9 @@ class ContributorAgent(_Follows):
         gradient: Callable[[int, Mapping[str, Tensor]], Mapping[str, Tensor]] | None = None,
         journal: Path | None = None,
         publish: bool = True,
+        follower: LedgerFollower | None = None,
     ) -> None:
-        super().__init__(name, chain, lc, store, ledger_id, observer)
+        super().__init__(name, chain, lc, store, ledger_id, observer, follower=follower)
         self.publish = publish  # tests: False reveals without publishing the data (builders refuse it)
         self.batches = batches  # step t -> this contributor's batches for step t
         self.gradient = gradient  # tests: rewrite the gradient before committing (a cheat)
@@ -662,8 +668,9 @@ class BuilderAgent(_Follows):
         *,
         observer: Any | None = None,
         tamper: Callable[[Block], Block] | None = None,
+        follower: LedgerFollower | None = None,
     ) -> None:
-        super().__init__(name, chain, lc, store, ledger_id, observer, tamper)
+        super().__init__(name, chain, lc, store, ledger_id, observer, tamper, follower)
         self.published = 0
         self.tree: PayoutTree | None = None
         self.head: bytes | None = None

@@ -32,7 +32,7 @@ from offchain.chain.build import compile_contracts
 from offchain.chain.client import ChainClient
 from offchain.chain.deploy import deploy_all
 from offchain.contracts.training_ledger import FEE_INDEX, TrainingLedgerClient
-from offchain.ledger.agents import BuilderAgent, ContributorAgent, LedgerClientAgent
+from offchain.ledger.agents import BuilderAgent, ContributorAgent, LedgerClientAgent, LedgerFollower
 from offchain.ledger.plot import plot
 from offchain.ledger.scenario import ScenarioConfig, setup
 from offchain.store import Store
@@ -128,6 +128,9 @@ def run(
             programs=s.programs.pair, initial_state=s.initial_state, observer=observer,
         )  # fmt: skip
         lid = client.post(pool, interval_steps=2 if steps % 2 == 0 else 1, quorum=2)
+        # The honest agents share one follower: each block (and its Shapley values) is built once, not by
+        # each of seven agents (the anvil tests run independent followers and check they agree, hash for hash).
+        shared = LedgerFollower(lc, store, lid)
         contributors = [
             ContributorAgent(
                 p.kind,
@@ -137,6 +140,7 @@ def run(
                 lid,
                 observer=observer,
                 batches=lambda t, p=p: [p.data.batch(p.seed, t, config.batch)],
+                follower=shared,
             )
             for i, p in enumerate(s.contributors)
         ]
@@ -149,6 +153,7 @@ def run(
                 lid,
                 observer=observer,
                 tamper=_misattribute if misattribute and j == 2 else None,
+                follower=None if misattribute and j == 2 else shared,
             )
             for j in range(3)
         ]
@@ -159,7 +164,7 @@ def run(
         claims = lc.events("Claimed", {"id": lid})
         paid = {e["account"]: int(e["amount"]) for e in claims if e["index"] != FEE_INDEX}
         fees = {e["account"]: int(e["amount"]) for e in claims if e["index"] == FEE_INDEX}
-        blocks = builders[0].follower.blocks
+        blocks = shared.blocks
         totals = {d: ys[-1] for d, ys in cumulative(blocks).items()}
         check = shapley_check(blocks)
         sampled = [b.step for b in blocks if b.shapley is not None]

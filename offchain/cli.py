@@ -330,7 +330,19 @@ def _dense(t: Any, where: str) -> Any:
 
 # -- agents ------------------------------------------------------------------------------------
 
-DEFAULT_RPC = "http://127.0.0.1:8545"
+from offchain.cli_options import (  # noqa: E402  (the options the ledger commands share)
+    DEFAULT_RPC,
+    Account,
+    Deployments,
+    Home,
+    Key,
+    Keystore,
+    PasswordFile,
+    Poll,
+    Rpc,
+    StoreDir,
+)
+
 # anvil's dev accounts, by role (the ledger's contributors and builders pick theirs with --account)
 DEV_ACCOUNT = {"deployer": 0, "client": 1, "trainer": 2, "oracle": 10, "watcher": 6, "contributor": 3, "builder": 7}
 ORACLES = 5  # a question is drawn once committeeSize + 2 oracles are registered (deploy.ORACLE_ARGS)
@@ -348,41 +360,10 @@ from offchain.ledger.cli import ledger_app  # noqa: E402  (a sub-app in its own 
 
 app.add_typer(ledger_app, name="ledger")
 
-Rpc = Annotated[str, typer.Option(envvar="REFEREED_RPC", help="JSON-RPC URL of the chain")]
-Key = Annotated[
-    str | None,
-    typer.Option(
-        envvar="REFEREED_KEY",
-        help="private key (hex); default on chain 31337 only: the role's anvil dev account",
-        show_default=False,
-    ),
-]
-Account = Annotated[
-    int | None,
-    typer.Option("--account", help="on chain 31337: use anvil's dev account I instead of the role's", min=0),
-]
-Home = Annotated[
-    Path | None, typer.Option(help="the agent's records and private store (default .refereed/<role>-<address>)")
-]
-StoreDir = Annotated[Path, typer.Option("--store", help="the public store shared by every party")]
-Deployments = Annotated[
-    Path | None,
-    typer.Option(
-        "--deployments",
-        envvar="REFEREED_DEPLOYMENTS",
-        help="folder of <chainId>.json (default: deployments/ in the repo)",
-    ),
-]
-Keystore = Annotated[
-    Path | None,
-    typer.Option("--keystore", help="an encrypted keystore file (eth-account JSON; password from REFEREED_PASSWORD)"),
-]
-PasswordFile = Annotated[Path | None, typer.Option("--password-file", help="a file holding the --keystore's password")]
 Json = Annotated[bool, typer.Option("--json", help="print JSON instead of tables")]
 Yes = Annotated[
     bool, typer.Option("--yes", help="on a chain that is not local: bond without asking for a confirmation")
 ]
-Poll = Annotated[float, typer.Option(help="seconds between looks at the chain when idle", min=0.05, max=3600)]
 TaskId = Annotated[int, typer.Argument(help="the task's id", min=1, max=2**256 - 1)]
 
 

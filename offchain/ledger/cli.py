@@ -36,12 +36,24 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from offchain.cli_options import (
+    DEFAULT_RPC,
+    Account,
+    Deployments,
+    Home,
+    Key,
+    Keystore,
+    PasswordFile,
+    Poll,
+    Rpc,
+    StoreDir,
+)
+
 ledger_app = typer.Typer(
     help="the training ledger: blocks, attribution by marginal loss reduction, replay from genesis",
     no_args_is_help=True,
 )
 
-StoreDir = Annotated[Path, typer.Option("--store", help="the public store shared by every party")]
 DEFAULT_STORE = Path(".refereed/public")
 EXIT_FAIL = 1
 EXIT_INPUT = 2
@@ -396,25 +408,8 @@ def verify_replay(
 
 # -- on chain ----------------------------------------------------------------------------------------
 
-Rpc = Annotated[str, typer.Option(envvar="REFEREED_RPC", help="JSON-RPC URL of the chain")]
-Key = Annotated[
-    str | None,
-    typer.Option(
-        envvar="REFEREED_KEY", help="private key (hex); default on chain 31337 only: a dev account", show_default=False
-    ),
-]
-Account = Annotated[int | None, typer.Option("--account", help="on chain 31337: anvil's dev account I", min=0)]
-Keystore = Annotated[Path | None, typer.Option("--keystore", help="an encrypted keystore file")]
-PasswordFile = Annotated[Path | None, typer.Option("--password-file", help="a file holding the --keystore's password")]
-Home = Annotated[Path | None, typer.Option(help="the agent's records (default .refereed/<role>-<address>)")]
-Deployments = Annotated[
-    Path | None,
-    typer.Option("--deployments", envvar="REFEREED_DEPLOYMENTS", help="folder of <chainId>.json"),
-]
 Once = Annotated[bool, typer.Option("--once", help="do what is due now, print what it waits for, exit")]
-Poll = Annotated[float, typer.Option(help="seconds between looks at the chain when idle", min=0.05, max=3600)]
 LedgerId = Annotated[int, typer.Argument(help="the ledger's id on the TrainingLedger", min=0, max=2**256 - 1)]
-DEFAULT_RPC = "http://127.0.0.1:8545"
 
 
 def _session(

@@ -256,9 +256,10 @@ class LedgerFollower:
             return Contribution(did, r.batch_commitment, r.gradient_commitment, len(batches), None)
         try:
             grads: dict[str, Tensor] | None = self.store.get_state(r.gradient_commitment)
+            data = tuple(self.store.get_state(b) for b in batches)  # what a builder recomputes it from
         except MissingObjectError:
-            grads = None
-        return Contribution(did, r.batch_commitment, r.gradient_commitment, len(batches), grads)
+            grads, data = None, None
+        return Contribution(did, r.batch_commitment, r.gradient_commitment, len(batches), grads, data)
 
 
 # -- agents --------------------------------------------------------------------------------------

@@ -504,6 +504,9 @@ def post(
     validation_batch: Annotated[int, typer.Option(min=1, max=4096, help="examples per validation batch")] = 32,
     seed: Annotated[int, typer.Option(min=0, max=2**64 - 1, help="the validation batches' and initial state's")] = 1,
     shapley_every: Annotated[int, typer.Option(min=0, help="exact Shapley on about one step in N (0: never)")] = 0,
+    recompute_every: Annotated[
+        int, typer.Option(min=0, help="builders recompute about one contribution in N (0: never)")
+    ] = 4,
     pool: Annotated[str, typer.Option(help="the pool in ETH, escrowed when posting")] = "1",
     interval: Annotated[int, typer.Option(min=1, help="steps per interval root (divides --steps)")] = 2,
     quorum: Annotated[int, typer.Option(min=2, help="equal builder posts that agree a root")] = 2,
@@ -549,7 +552,7 @@ def post(
     else:
         fields = {
             "steps": steps, "batch": batch, "validation_batch": validation_batch, "seed": seed,
-            "shapley_every": shapley_every,
+            "shapley_every": shapley_every, "recompute_every": recompute_every,
         }  # fmt: skip
         config = ScenarioConfig(chain_id=s.chain_id, **fields)  # type: ignore[arg-type]
         start = setup(config, [s.address] * len(config.kinds))

@@ -40,10 +40,12 @@ from trainer.ledger.attribution import spearman
 from trainer.ledger.block import Block
 from trainer.ledger.did import did_of
 from trainer.ledger.graph import cumulative
+from trainer.ledger.shares import forfeited
 
 ETH = 10**18
 STEPS = 24
 SHAPLEY_EVERY = 8
+RECOMPUTE_EVERY = 4  # the builders recompute about one contribution in four (docs/ledger.md, section 7)
 
 
 class _Console:
@@ -112,8 +114,9 @@ def run(
         deployer = ChainClient(node.rpc_url, accounts[9].private_key, artifacts=artifacts.values())
         lc = TrainingLedgerClient.from_deployment(deployer, deploy_all(deployer, artifacts=artifacts, write=False))
         config = ScenarioConfig(
-            steps=steps, batch=16, validation_batch=32, shapley_every=shapley_every, chain_id=node.chain_id
-        )
+            steps=steps, batch=16, validation_batch=32, shapley_every=shapley_every, chain_id=node.chain_id,
+            recompute_every=RECOMPUTE_EVERY,
+        )  # fmt: skip
         s = setup(config, [a.address for a in accounts[1:5]])
         store = Store(Path(tmp) / "public")
         observer = _Console(console)
@@ -168,6 +171,11 @@ def run(
         totals = {d: ys[-1] for d, ys in cumulative(blocks).items()}
         check = shapley_check(blocks)
         sampled = [b.step for b in blocks if b.shapley is not None]
+        g = s.genesis
+        recomputed = [
+            (b.step, d) for b in blocks for d in (*b.contributors, *(r for r, _ in b.refused))
+            if g.recompute_due(b.step, b.validation, d)
+        ]  # fmt: skip
         paid_gas = gas_paid(deployer, first_block)
         gas = {a.address: paid_gas.get(a.address, 0) for a in agents}
         change = {a: deployer.balance(a) - b for a, b in before.items()}
@@ -176,6 +184,9 @@ def run(
             "steps": steps,
             "shapley_every": shapley_every,
             "shapley_steps": sampled,
+            "recompute_every": g.recompute_every,
+            "recomputed": len(recomputed),
+            "recomputed_of": sum(len(b.contributors) + len(b.refused) for b in blocks),
             "pool_wei": pool,
             "frozen": view.frozen,
             "refunded": view.refunded,
@@ -214,6 +225,7 @@ def run(
             "every_balance_change_is_payout_minus_gas": exact,
             "the_contract_holds_nothing": report["contract_balance_wei"] == 0,
             "the_whole_pool_is_paid_or_refunded": view.paid == view.pool,
+            "every_recomputed_contribution_reproduced": not forfeited(blocks),
         }
         labels = {c.did: c.name for c in contributors}
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -259,4 +271,8 @@ def _summary(console: Console, report: dict[str, Any]) -> None:
     )
     for check, ok in report["checks"].items():
         console.print(f"{'[green]ok[/]' if ok else '[red]FAILED[/]'}  {check.replace('_', ' ')}")
+    console.print(
+        f"builders recomputed {report['recomputed']} of {report['recomputed_of']} contributions "
+        f"(about one in {report['recompute_every']}), each from its committed batches"
+    )
     console.print(f"chain clock moved {report['chain_seconds_skipped']} s; wall {report['wall_s']} s")

@@ -9,9 +9,11 @@ validation batch's its commitment). The **head** is a blob naming the rest:
     {"genesis": digest, "initial_state": root, "validation": [commitment per step 1..T],
      "steps": [{"record": digest, "block": digest}, ...]}
 
-and a **step record** lists the step's revealed contributions, refused ones included:
+and a **step record** lists the step's revealed contributions, refused ones included, each with
+the state roots of its micro-batches (stored too, so that a replay can recompute a sampled
+contribution; an empty list when they were not at hand):
 
-    {"step": t, "contributions": [[did, batch commitment, gradient commitment, batches], ...]}
+    {"step": t, "contributions": [[did, batch commitment, gradient commitment, batches, [batch roots]], ...]}
 
 Until the TrainingLedger contract holds the heads, a head digest is how a ledger is named.
 """
@@ -28,7 +30,7 @@ from offchain.store.store import Store
 from trainer.ledger.block import Block, Genesis
 from trainer.ledger.encoding import dumps, loads
 from trainer.ledger.errors import BlockError
-from trainer.ledger.ledger import Contribution, Ledger, StepInputs, validation_root
+from trainer.ledger.ledger import Contribution, Ledger, StepInputs, batch_commitment, validation_root
 from trainer.ledger.programs import ProgramPair, model_root
 
 Tensor = torch.Tensor
@@ -45,10 +47,15 @@ def step_record(step: int, contributions: Sequence[Contribution]) -> bytes:
         {
             "step": step,
             "contributions": [
-                [c.did, c.batch_commitment, c.gradient_commitment, c.micro_batches] for c in contributions
+                [c.did, c.batch_commitment, c.gradient_commitment, c.micro_batches, _batch_roots(c)]
+                for c in contributions
             ],
         }
     )
+
+
+def _batch_roots(c: Contribution) -> list[bytes]:
+    return [] if c.batches is None else [batch_commitment(b) for b in c.batches]
 
 
 def publish(
@@ -71,6 +78,8 @@ def publish(
         for c in s.inputs.contributions:
             if c.gradients is not None:
                 store.put_state(dict(c.gradients))
+            for b in c.batches or ():
+                store.put_state(dict(b))
         rows.append(
             {
                 "record": store.put_blob(step_record(s.block.step, s.inputs.contributions)),
@@ -130,12 +139,16 @@ def replay_from_store(
         if record.get("step") != t:
             raise BlockError(f"the step record of block {t} is for step {record.get('step')}")
         contributions = []
-        for did, batch_c, grad_c, m in record["contributions"]:  # type: ignore[union-attr]
+        for did, batch_c, grad_c, m, roots in record["contributions"]:  # type: ignore[union-attr]
             try:
                 grads: dict[str, Tensor] | None = store.get_state(grad_c)
             except MissingObjectError:
                 grads = None  # the block must then have refused it as unavailable
-            contributions.append(Contribution(did, batch_c, grad_c, m, grads))
+            try:
+                batches: tuple[dict[str, Tensor], ...] | None = tuple(store.get_state(r) for r in roots) or None
+            except MissingObjectError:
+                batches = None  # a recomputed contribution must then have been refused as unavailable
+            contributions.append(Contribution(did, batch_c, grad_c, m, grads, batches))
         return StepInputs(contributions, store.get_state(f.validation[t - 1]))
 
     return f, ledger.replay(f.initial_state, f.blocks, inputs, progress=progress)

@@ -55,6 +55,7 @@ class ScenarioConfig:
     chain_id: int = 31337
     optimizer: OptimizerConfig = field(default_factory=lambda: SGDConfig(lr=0.5, momentum=0.5))
     shapley_every: int = 4
+    recompute_every: int = 0  # builders recompute about one contribution in this many (0: never)
     kinds: tuple[str, ...] = KINDS
     payout: PayoutRule = field(default_factory=PayoutRule)
 
@@ -167,6 +168,7 @@ def setup(config: ScenarioConfig, addresses: Sequence[str]) -> Setup:
         initial_state=state0,
         validation_commitments=[batch_commitment(v) for v in validation],
         shapley_every=config.shapley_every,
+        recompute_every=config.recompute_every,
         payout=config.payout,
     )
     return Setup(people, lp, state0, validation, genesis)

@@ -13,11 +13,13 @@ import pytest
 import torch
 
 from trainer.ledger.attribution import GRID_BITS, exponent, shapley_exact, shapley_sampled
-from trainer.ledger.block import Block, interval_root
+from trainer.ledger.block import Block, Genesis, interval_root
 from trainer.ledger.did import did_of
 from trainer.ledger.encoding import dumps, loads
 from trainer.ledger.errors import BlockError, ContributionError, LedgerError, ManifestError
 from trainer.ledger.ledger import (
+    NOT_RECOMPUTED,
+    RECOMPUTE_UNAVAILABLE,
     REUSED_BATCH,
     SHARED_BATCH,
     Contribution,
@@ -27,6 +29,7 @@ from trainer.ledger.ledger import (
     earlier_batches,
 )
 from trainer.ledger.programs import LedgerPrograms, model_root
+from trainer.ledger.shares import forfeited, ledger_shares
 from trainer.program import AdamWConfig, SGDConfig
 from trainer.repops import KERNELS, OpSpec
 from trainer.workloads import keyed_init, mlp_digits
@@ -287,3 +290,75 @@ def test_a_batch_already_in_a_block_or_shared_in_the_step_is_refused(setup) -> N
     shared = ledger.build(2, blocks[0].hash, states[1], StepInputs([*cs[:3], twin], val), earlier_batches(blocks[:1]))
     assert dict(shared.block.refused) == {cs[0].did: SHARED_BATCH, twin.did: SHARED_BATCH}
     assert cs[0].did not in shared.block.contributors and len(shared.block.contributors) == 2
+
+
+def test_a_contribution_that_does_not_recompute_is_refused_and_forfeits_everything(setup) -> None:
+    """The attack: a gradient that is not the program's output on the contributor's own batch (a copy of
+    another's earlier gradient, zeros, signs flipped) is accepted when nobody recomputes, and is paid.
+    With recomputation on every contribution (recompute_every = 1) each is refused with its reason and
+    its contributor is paid nothing, while honest contributions pass recomputation bit for bit."""
+    ledger, genesis, states, blocks = setup["ledger"], setup["genesis"], setup["states"], setup["blocks"]
+    ds, lp, inputs, val = setup["ds"], setup["lp"], setup["inputs"], setup["val"]
+    honest = list(inputs[2].contributions)[: N - 1]  # a slot left for the cheater
+    batch = [ds.batch(77, 2, 16)]
+    cheat = did_of(31337, "0x" + "c" * 40)
+    previous = inputs[1].contributions[0].gradients  # contributor 0's gradient of step 1, revealed then
+    fakes = {
+        "copied": dict(previous),
+        "zeros": {k: torch.zeros_like(v) for k, v in previous.items()},
+        "flipped": {k: -v for k, v in ledger.contribute(cheat, states[1], batch).gradients.items()},
+    }
+    on = Ledger(lp, dataclasses.replace(genesis, recompute_every=1))
+    # The cheater's honest step 1 (its own batch), accepted and paid: what forfeiture takes away.
+    mine = ledger.contribute(cheat, states[0], [ds.batch(77, 1, 16)])
+    first = StepInputs([*inputs[1].contributions[: N - 1], mine], val[0])
+    earned = ledger.build(1, genesis.model_id, states[0], first).block
+    assert ledger_shares(10**18, genesis.payout, [earned], [], "r")[cheat] > 0
+    for what, grads in fakes.items():
+        fake = Contribution.of(cheat, batch, grads)
+        step = StepInputs([*honest, fake], val[1])
+        off = ledger.build(2, blocks[0].hash, states[1], step, earlier_batches(blocks[:1]))
+        assert cheat in off.block.contributors and off.block.refused == (), what  # the attack pays without it
+        assert ledger_shares(10**18, genesis.payout, [blocks[0], off.block], [], "r").get(cheat, 0) > 0, what
+
+        built = on.build(2, blocks[0].hash, states[1], step, earlier_batches(blocks[:1]))
+        assert built.block.refused == ((cheat, NOT_RECOMPUTED),), what
+        assert cheat not in built.block.contributors
+        clean = on.build(2, blocks[0].hash, states[1], StepInputs(honest, val[1]), earlier_batches(blocks[:1]))
+        assert built.block.model_root == clean.block.model_root and built.block.phi == clean.block.phi
+        # Forfeit: nothing for the cheater, whatever it earned in its accepted block before.
+        assert forfeited([earned, built.block]) == {cheat}
+        paid = ledger_shares(10**18, genesis.payout, [earned, built.block], [], "r")
+        assert cheat not in paid and sum(paid.values()) == 10**18
+
+    # The honest contributions recompute to their commitments: the same block as without recomputation.
+    every = StepInputs(inputs[2].contributions, val[1])
+    again = on.build(2, blocks[0].hash, states[1], every, earlier_batches(blocks[:1])).block
+    assert again.refused == () and (again.model_root, again.phi) == (blocks[1].model_root, blocks[1].phi)
+
+    # Batches that are missing, or are not the committed ones, are refused as unavailable.
+    real = ledger.contribute(cheat, states[1], batch)
+    for c in (dataclasses.replace(real, batches=None), dataclasses.replace(real, batches=(ds.batch(78, 2, 16),))):
+        got = on.build(2, blocks[0].hash, states[1], StepInputs([*honest, c], val[1]), earlier_batches(blocks[:1]))
+        assert got.block.refused == ((cheat, RECOMPUTE_UNAVAILABLE),)
+    # A batch the program cannot take does not recompute either (its commitment is still its own).
+    odd = [{"x": batch[0]["x"][:8], "y": batch[0]["y"][:8]}]
+    bad = Contribution.of(cheat, odd, real.gradients)
+    got = on.build(2, blocks[0].hash, states[1], StepInputs([*honest, bad], val[1]), earlier_batches(blocks[:1]))
+    assert got.block.refused == ((cheat, NOT_RECOMPUTED),)
+
+
+def test_recomputation_sampling_is_keyed_by_the_unrevealed_validation_batch(setup) -> None:
+    """About one contribution in n is recomputed, chosen by H(t, validation commitment, did): a contributor
+    cannot tell at commit time (the validation batch is revealed after every commit)."""
+    g = dataclasses.replace(setup["genesis"], recompute_every=4)
+    dids = [did_of(31337, f"0x{i:040x}") for i in range(1, 2001)]
+    v1, v2 = batch_commitment(setup["val"][0]), batch_commitment(setup["val"][1])
+    due1 = {d for d in dids if g.recompute_due(1, v1, d)}
+    due2 = {d for d in dids if g.recompute_due(1, v2, d)}
+    assert 400 < len(due1) < 600 and 400 < len(due2) < 600  # 500 expected
+    assert len(due1 & due2) < 200  # another validation batch, another sample (125 expected)
+    assert not any(setup["genesis"].recompute_due(1, v1, d) for d in dids)  # 0: never
+    with pytest.raises(BlockError, match="recompute_every"):
+        dataclasses.replace(g, recompute_every=-1)
+    assert Genesis.decode(g.encode()) == g and g.model_id != setup["genesis"].model_id

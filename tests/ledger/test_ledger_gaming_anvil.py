@@ -7,6 +7,7 @@ The figures printed (`-s`) are the ones in docs/ledger.md."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -24,10 +25,11 @@ from offchain.contracts.training_ledger import FEE_INDEX, TrainingLedgerClient
 from offchain.ledger.agents import BuilderAgent, ContributorAgent, LedgerClientAgent
 from offchain.ledger.scenario import ScenarioConfig, Setup, setup, strategy_gradient
 from offchain.store import Store
-from trainer.ledger.block import Block
+from trainer.ledger.block import Block, Genesis
 from trainer.ledger.graph import cumulative
+from trainer.ledger.ledger import NOT_RECOMPUTED
 from trainer.ledger.payout import split
-from trainer.ledger.shares import batch_weights
+from trainer.ledger.shares import batch_weights, forfeited
 
 pytestmark = pytest.mark.anvil
 
@@ -76,8 +78,10 @@ def _ledger(
     chain: Any,
     tmp: Any,
     people: Sequence[tuple[str, int, Callable[[int], list[Mapping[str, Any]]], str | None]],
+    genesis: Genesis | None = None,
 ) -> Outcome:
-    """Post a ledger and run it with `people` (name, account, batches of step t, strategy) and 2 builders."""
+    """Post a ledger and run it with `people` (name, account, batches of step t, strategy) and 2 builders
+    (the setup's genesis, or `genesis`: the same programs under other options)."""
     node, artifacts, lc, _, s = chain
     s: Setup
     store = Store(tmp / "public")
@@ -86,7 +90,7 @@ def _ledger(
         return ChainClient(node.rpc_url, node.accounts[i].private_key, artifacts=artifacts.values())
 
     quiet = _Quiet()
-    client = LedgerClientAgent("client", client_of(0), lc, store, validation=s.validation, genesis=s.genesis,
+    client = LedgerClientAgent("client", client_of(0), lc, store, validation=s.validation, genesis=genesis or s.genesis,
                                programs=s.programs.pair, initial_state=s.initial_state, observer=quiet)  # fmt: skip
     lid = client.post(POOL, interval_steps=2, quorum=2)
     agents: dict[str, ContributorAgent] = {}
@@ -167,3 +171,23 @@ def test_gaming_gains_on_chain(chain: Any, tmp_path: Any) -> None:
         "base": {n: {"sum_phi": float(base.phi[n]), "payout_wei": base.payout[n]} for n in base.payout},
     }  # fmt: skip
     print(json.dumps(figures, indent=2))
+
+
+def test_recomputation_makes_the_strategies_pay_nothing_on_chain(chain: Any, tmp_path: Any) -> None:
+    """The same strategies under a genesis whose builders recompute every contribution (recompute_every = 1):
+    zeros, flipped and copied gradients are not the program's output on their own batches, so the builders'
+    followers refuse them at step 1 and they claim nothing; the honest contributors share the pool."""
+    s: Setup = chain[4]
+    strict = dataclasses.replace(s.genesis, recompute_every=1)
+    strategies = [(k, 5 + i, (lambda p: lambda t: [p.data.batch(p.seed, 2 * t, 16)])(s.contributors[4 + i]), k)
+                  for i, k in enumerate(("zeros", "flipped", "copied"))]  # fmt: skip
+    games = _ledger(chain, tmp_path / "strict", [*_people(s, None), *strategies], strict)
+    cheats = {games.did[k] for k in ("zeros", "flipped", "copied")}
+    assert {d: why for d, why in games.blocks[0].refused} == dict.fromkeys(cheats, NOT_RECOMPUTED)
+    assert forfeited(games.blocks) == cheats
+    for k in ("zeros", "flipped", "copied"):
+        assert games.payout[k] == 0 and games.batches[k] == 0, k
+    honest = {k: games.payout[k] for k in ("clean", "noisy", "poison")}
+    assert sum(honest.values()) == POOL - POOL * 1000 // 10_000  # everything but the builders' fee
+    assert honest["clean"] > honest["noisy"] > honest["poison"] > 0
+    print(json.dumps({"strict": {n: {"payout_wei": w, "share": w / POOL} for n, w in games.payout.items()}}, indent=2))

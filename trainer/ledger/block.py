@@ -87,6 +87,11 @@ class Genesis:
     shapley_every: int = 0  # exact Shapley values on about one step in this many (0: never)
     shapley_permutations: int = 64  # permutations sampled above 8 contributors
     payout: PayoutRule = field(default_factory=PayoutRule)
+    recompute_every: int = 0  # builders recompute about one contribution in this many (0: never)
+
+    def __post_init__(self) -> None:
+        if type(self.recompute_every) is not int or self.recompute_every < 0:
+            raise BlockError(f"recompute_every must be an integer >= 0, got {self.recompute_every!r}")
 
     def record(self) -> dict[str, Any]:
         return {
@@ -105,6 +110,7 @@ class Genesis:
             "shapley_every": self.shapley_every,
             "shapley_permutations": self.shapley_permutations,
             "payout": {"builder_bps": self.payout.builder_bps, "verified_bps": self.payout.verified_bps},
+            "recompute_every": self.recompute_every,
         }
 
     def encode(self) -> bytes:
@@ -135,6 +141,7 @@ class Genesis:
                 shapley_every=r["shapley_every"],
                 shapley_permutations=r["shapley_permutations"],
                 payout=PayoutRule(**r["payout"]),
+                recompute_every=r["recompute_every"],
             )
         except (KeyError, TypeError) as e:
             raise BlockError(f"not a genesis record: {e}") from None
@@ -145,6 +152,16 @@ class Genesis:
             return False
         h = hashlib.sha256(b"SHPD" + parent + step.to_bytes(8, "big")).digest()
         return int.from_bytes(h, "big") % self.shapley_every == 0
+
+    def recompute_due(self, step: int, validation: bytes, did: str) -> bool:
+        """Whether builders recompute `did`'s contribution to step `step`, whose validation batch has
+        commitment `validation`: u256(H("LREC" || u64(t) || validation || did)) mod recompute_every == 0.
+        The validation batch is revealed only after every commit of the step, so a contributor cannot
+        know at commit time whether its contribution will be recomputed."""
+        if self.recompute_every <= 0:
+            return False
+        h = hashlib.sha256(b"LREC" + step.to_bytes(8, "big") + validation + did.encode()).digest()
+        return int.from_bytes(h, "big") % self.recompute_every == 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,7 @@ import torch
 
 from trainer.commit.merkle import leaf_hash, root
 from trainer.commit.records import encode_record, state_root
-from trainer.interp import Interpreter
+from trainer.interp import Interpreter, InterpreterError
 from trainer.ledger.attribution import (
     EXACT_SHAPLEY_MAX,
     FirstOrder,
@@ -39,6 +39,12 @@ State = dict[str, Tensor]
 
 REUSED_BATCH = "batch already in an earlier block"
 SHARED_BATCH = "batch shared with another contribution of the step"
+# Recomputation (docs/ledger.md, section 7): a sampled contribution whose gradient is not the gradient
+# program's output on its own committed batches, or whose batches cannot be had, is refused, and its
+# contributor forfeits its whole payout (trainer.ledger.shares).
+NOT_RECOMPUTED = "gradient does not recompute from its batches"
+RECOMPUTE_UNAVAILABLE = "batches unavailable for recomputation"
+FORFEIT = frozenset({NOT_RECOMPUTED, RECOMPUTE_UNAVAILABLE})
 _SUM = KERNELS["aten.sum.dim_IntList"].fast
 
 
@@ -74,10 +80,14 @@ class Contribution:
     gradient_commitment: bytes
     micro_batches: int  # how many batches its gradient sums (1 .. genesis.max_micro_batches)
     gradients: Mapping[str, Tensor] | None  # the exact sum of the micro-batches' gradients
+    # Its micro-batches, as a builder that recomputes needs them (None: not at hand, or not fetched).
+    batches: tuple[Mapping[str, Tensor], ...] | None = None
 
     @staticmethod
     def of(did: str, batches: Sequence[Mapping[str, Tensor]], gradients: Mapping[str, Tensor]) -> Contribution:
-        return Contribution(did, batches_commitment(batches), state_root(dict(gradients)), len(batches), gradients)
+        return Contribution(
+            did, batches_commitment(batches), state_root(dict(gradients)), len(batches), gradients, tuple(batches)
+        )
 
 
 def batches_commitment(batches: Sequence[Mapping[str, Tensor]]) -> bytes:
@@ -204,8 +214,25 @@ class Ledger:
             return "batch count out of range"
         return None
 
+    def _recompute(self, c: Contribution, pre_state: Mapping[str, Tensor]) -> str | None:
+        """Why `c` fails recomputation at `pre_state` (the state it was computed on), or None: its gradient
+        commitment must be that of the gradient program's exact sum over its own committed batches."""
+        batches = c.batches
+        if batches is None or len(batches) != c.micro_batches:
+            return RECOMPUTE_UNAVAILABLE
+        try:
+            if batches_commitment(batches) != c.batch_commitment:
+                return RECOMPUTE_UNAVAILABLE  # not the batches it committed to: as good as none
+            again = self.contribute(c.did, pre_state, batches)
+        except InterpreterError:  # a batch the program cannot take (missing tensor, wrong type): no such gradient
+            return NOT_RECOMPUTED
+        return None if again.gradient_commitment == c.gradient_commitment else NOT_RECOMPUTED
+
     def _run_block(
-        self, pre: Mapping[str, Tensor], validation: Mapping[str, Tensor], rows: list[Mapping[str, Tensor] | None],
+        self,
+        pre: Mapping[str, Tensor],
+        validation: Mapping[str, Tensor],
+        rows: list[Mapping[str, Tensor] | None],
         count: int,
     ) -> tuple[State, Tensor, dict[str, Tensor]]:
         batch = self.programs.contributions_batch(validation, rows, count=count)
@@ -250,6 +277,8 @@ class Ledger:
                 why = REUSED_BATCH
             if why is None and seen[c.batch_commitment] > 1:
                 why = SHARED_BATCH
+            if why is None and g.recompute_due(step, batch_commitment(inputs.validation), did):
+                why = self._recompute(c, pre_state)
             if why is None:
                 accepted.append(by_did[did])
             else:

@@ -7,6 +7,8 @@ remainders, ties by DID bytes): `builder_bps` of the pool to the builders equall
 attribution; no accepted batches) goes to the next part in that order of fallbacks:
 builders -> attribution, attribution -> verified work, verified work -> the refund account.
 The shares of one account over the parts add up, and all shares add up to the pool exactly.
+A contributor that any block refused for failing recomputation (`trainer.ledger.ledger.FORFEIT`)
+forfeits everything: it is left out of both parts, whatever its other blocks hold.
 """
 
 from __future__ import annotations
@@ -16,12 +18,20 @@ from fractions import Fraction
 
 from trainer.ledger.block import Block, PayoutRule
 from trainer.ledger.graph import cumulative
+from trainer.ledger.ledger import FORFEIT
 from trainer.ledger.payout import split
 
 
+def forfeited(blocks: Sequence[Block]) -> frozenset[str]:
+    """The contributors some block refused for failing recomputation: they are paid nothing."""
+    return frozenset(d for b in blocks for d, why in b.refused if why in FORFEIT)
+
+
 def attribution_weights(blocks: Sequence[Block]) -> dict[str, int]:
-    """max(Σ_t φ(c, t), 0) per contributor as integers on one scale (exact: the totals are dyadic)."""
-    totals = {d: ys[-1] for d, ys in cumulative(blocks).items()}
+    """max(Σ_t φ(c, t), 0) per contributor as integers on one scale (exact: the totals are dyadic);
+    the forfeited are left out."""
+    out = forfeited(blocks)
+    totals = {d: ys[-1] for d, ys in cumulative(blocks).items() if d not in out}
     positive = {d: v for d, v in totals.items() if v > 0}
     if not positive:
         return {}
@@ -30,10 +40,13 @@ def attribution_weights(blocks: Sequence[Block]) -> dict[str, int]:
 
 
 def batch_weights(blocks: Sequence[Block]) -> dict[str, int]:
+    """Accepted batches per contributor, the forfeited left out."""
+    lost = forfeited(blocks)
     out: dict[str, int] = {}
     for b in blocks:
         for d, m in zip(b.contributors, b.micro_batches, strict=True):
-            out[d] = out.get(d, 0) + m
+            if d not in lost:
+                out[d] = out.get(d, 0) + m
     return out
 
 

@@ -558,6 +558,10 @@ class TrainingLedgerClient(ContractClient):
         """The `name` events this contract emitted in `receipt`."""
         return self._events(receipt, name)
 
+    def committers(self, ledger_id: int, t: int, *, from_block: int = 0) -> list[str]:
+        """The addresses that committed to step t (from the `Committed` events), in commit order."""
+        return [address(e["who"]) for e in self.events("Committed", {"id": ledger_id, "t": t}, from_block=from_block)]
+
     def reveals(self, ledger_id: int, t: int, *, from_block: int = 0) -> list[Reveal]:
         """Step t's reveals, each with its salt from the `Revealed` event."""
         return [

@@ -230,8 +230,12 @@ class LedgerFollower:
         except MissingObjectError:
             self.stalled = f"validation batch {t} (0x{vc.hex()[:16]}) is not in the store"
             return
-        contributions = [self._contribution(r) for r in self.lc.reveals(lid, t)]
-        inputs = StepInputs(contributions, validation)
+        reveals = self.lc.reveals(lid, t)
+        contributions = [self._contribution(r) for r in reveals]
+        revealed = {r.contributor for r in reveals}  # both checksummed by the client
+        chain_id = self.lc.chain.chain_id
+        unrevealed = [did_of(chain_id, a) for a in self.lc.committers(lid, t) if a not in revealed]
+        inputs = StepInputs(contributions, validation, unrevealed)
         built = self.ledger.build(t, self.head, self.state, inputs, earlier_batches(self.blocks))
         block = built.block if self.tamper is None else self.tamper(built.block)
         self.blocks.append(block)

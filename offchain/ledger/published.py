@@ -13,7 +13,10 @@ and a **step record** lists the step's revealed contributions, refused ones incl
 the state roots of its micro-batches (stored too, so that a replay can recompute a sampled
 contribution; an empty list when they were not at hand):
 
-    {"step": t, "contributions": [[did, batch commitment, gradient commitment, batches, [batch roots]], ...]}
+    {"step": t, "contributions": [[did, batch commitment, gradient commitment, batches, [batch roots]], ...],
+     "unrevealed": [did, ...]}
+
+(`unrevealed`: the DIDs that committed to the step and never revealed.)
 
 Until the TrainingLedger contract holds the heads, a head digest is how a ledger is named.
 """
@@ -42,10 +45,11 @@ class PublishedStep:
     block: Block
 
 
-def step_record(step: int, contributions: Sequence[Contribution]) -> bytes:
+def step_record(step: int, contributions: Sequence[Contribution], unrevealed: Sequence[str] = ()) -> bytes:
     return dumps(
         {
             "step": step,
+            "unrevealed": sorted(unrevealed, key=lambda d: d.encode("utf-8")),
             "contributions": [
                 [c.did, c.batch_commitment, c.gradient_commitment, c.micro_batches, _batch_roots(c)]
                 for c in contributions
@@ -82,7 +86,7 @@ def publish(
                 store.put_state(dict(b))
         rows.append(
             {
-                "record": store.put_blob(step_record(s.block.step, s.inputs.contributions)),
+                "record": store.put_blob(step_record(s.block.step, s.inputs.contributions, s.inputs.unrevealed)),
                 "block": store.put_blob(s.block.encode()),
             }
         )
@@ -149,6 +153,7 @@ def replay_from_store(
             except MissingObjectError:
                 batches = None  # a recomputed contribution must then have been refused as unavailable
             contributions.append(Contribution(did, batch_c, grad_c, m, grads, batches))
-        return StepInputs(contributions, store.get_state(f.validation[t - 1]))
+        unrevealed = [str(d) for d in record["unrevealed"]]  # type: ignore[union-attr]
+        return StepInputs(contributions, store.get_state(f.validation[t - 1]), unrevealed)
 
     return f, ledger.replay(f.initial_state, f.blocks, inputs, progress=progress)

@@ -19,6 +19,7 @@ from trainer.ledger.encoding import dumps, loads
 from trainer.ledger.errors import BlockError, ContributionError, LedgerError, ManifestError
 from trainer.ledger.ledger import (
     NOT_RECOMPUTED,
+    NOT_REVEALED,
     RECOMPUTE_UNAVAILABLE,
     REUSED_BATCH,
     SHARED_BATCH,
@@ -341,6 +342,18 @@ def test_a_contribution_that_does_not_recompute_is_refused_and_forfeits_everythi
     for c in (dataclasses.replace(real, batches=None), dataclasses.replace(real, batches=(ds.batch(78, 2, 16),))):
         got = on.build(2, blocks[0].hash, states[1], StepInputs([*honest, c], val[1]), earlier_batches(blocks[:1]))
         assert got.block.refused == ((cheat, RECOMPUTE_UNAVAILABLE),)
+    # Withholding its data, or not revealing at all, once the draw is known (the validation batch is
+    # revealed before the contributors' reveals) forfeits too; undrawn, neither is held against it.
+    gone = dataclasses.replace(real, gradients=None, batches=None)
+    got = on.build(2, blocks[0].hash, states[1], StepInputs([*honest, gone], val[1]), earlier_batches(blocks[:1]))
+    assert got.block.refused == ((cheat, RECOMPUTE_UNAVAILABLE),) and forfeited([got.block]) == {cheat}
+    got = ledger.build(2, blocks[0].hash, states[1], StepInputs([*honest, gone], val[1]), earlier_batches(blocks[:1]))
+    assert got.block.refused == ((cheat, "unavailable"),) and not forfeited([got.block])
+    silent = StepInputs(honest, val[1], unrevealed=[cheat])
+    got = on.build(2, blocks[0].hash, states[1], silent, earlier_batches(blocks[:1]))
+    assert got.block.refused == ((cheat, NOT_REVEALED),) and forfeited([got.block]) == {cheat}
+    assert got.block.model_root == clean.block.model_root
+    assert ledger.build(2, blocks[0].hash, states[1], silent, earlier_batches(blocks[:1])).block.refused == ()
     # A batch the program cannot take does not recompute either (its commitment is still its own).
     odd = [{"x": batch[0]["x"][:8], "y": batch[0]["y"][:8]}]
     bad = Contribution.of(cheat, odd, real.gradients)

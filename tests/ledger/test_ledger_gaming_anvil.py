@@ -23,11 +23,13 @@ from offchain.chain.client import ChainClient
 from offchain.chain.deploy import deploy_all
 from offchain.contracts.training_ledger import FEE_INDEX, TrainingLedgerClient
 from offchain.ledger.agents import BuilderAgent, ContributorAgent, LedgerClientAgent
+from offchain.ledger.published import replay_from_store
 from offchain.ledger.scenario import ScenarioConfig, Setup, setup, strategy_gradient
 from offchain.store import Store
 from trainer.ledger.block import Block, Genesis
+from trainer.ledger.did import did_of
 from trainer.ledger.graph import cumulative
-from trainer.ledger.ledger import NOT_RECOMPUTED
+from trainer.ledger.ledger import NOT_RECOMPUTED, NOT_REVEALED
 from trainer.ledger.payout import split
 from trainer.ledger.shares import batch_weights, forfeited
 
@@ -56,6 +58,7 @@ class Outcome:
     phi: dict[str, Fraction]  # agent name -> Σ_t φ
     did: dict[str, str]
     batches: dict[str, int]
+    replayed: list[Block] | None = None  # the blocks a replay from the builders' published head rebuilt
 
     def verified_only(self, name: str) -> int:
         """What `name` gets from the verified-work part alone (its share of accepted batches)."""
@@ -79,9 +82,12 @@ def _ledger(
     tmp: Any,
     people: Sequence[tuple[str, int, Callable[[int], list[Mapping[str, Any]]], str | None]],
     genesis: Genesis | None = None,
+    silent: int | None = None,
+    replay: bool = False,
 ) -> Outcome:
     """Post a ledger and run it with `people` (name, account, batches of step t, strategy) and 2 builders
-    (the setup's genesis, or `genesis`: the same programs under other options)."""
+    (the setup's genesis, or `genesis`: the same programs under other options). Account `silent`, if
+    given, bonds as a contributor, commits to step 1 and is never heard from again."""
     node, artifacts, lc, _, s = chain
     s: Setup
     store = Store(tmp / "public")
@@ -93,6 +99,10 @@ def _ledger(
     client = LedgerClientAgent("client", client_of(0), lc, store, validation=s.validation, genesis=genesis or s.genesis,
                                programs=s.programs.pair, initial_state=s.initial_state, observer=quiet)  # fmt: skip
     lid = client.post(POOL, interval_steps=2, quorum=2)
+    if silent is not None:
+        quiet_lc = TrainingLedgerClient(client_of(silent), lc.address, artifacts["TrainingLedger"])
+        quiet_lc.bond(lid, builder=False)
+        quiet_lc.commit(lid, 1, b"\x5a" * 32)
     agents: dict[str, ContributorAgent] = {}
     for name, account, batches, _ in people:
         agents[name] = ContributorAgent(name, client_of(account), lc, store, lid, batches=batches, observer=quiet)
@@ -110,12 +120,17 @@ def _ledger(
     blocks = builders[0].follower.blocks
     totals = {d: ys[-1] for d, ys in cumulative(blocks).items()}
     batches = batch_weights(blocks)
+    replayed = None
+    if replay:  # a third party rebuilds every block from the store alone (batches, gradients, step records)
+        fetched, _ = replay_from_store(store, builders[0].head)
+        replayed = fetched.blocks
     return Outcome(
         blocks,
         {n: claims.get(a.address, 0) for n, a in agents.items()},
         {n: totals.get(a.did, Fraction(0)) for n, a in agents.items()},
         {n: a.did for n, a in agents.items()},
         {n: batches.get(a.did, 0) for n, a in agents.items()},
+        replayed,
     )
 
 
@@ -176,15 +191,18 @@ def test_gaming_gains_on_chain(chain: Any, tmp_path: Any) -> None:
 def test_recomputation_makes_the_strategies_pay_nothing_on_chain(chain: Any, tmp_path: Any) -> None:
     """The same strategies under a genesis whose builders recompute every contribution (recompute_every = 1):
     zeros, flipped and copied gradients are not the program's output on their own batches, so the builders'
-    followers refuse them at step 1 and they claim nothing; the honest contributors share the pool."""
+    followers refuse them at step 1 and they claim nothing, nor does a contributor that committed and never
+    revealed (the followers read its commit from the chain); the honest contributors share the pool."""
     s: Setup = chain[4]
     strict = dataclasses.replace(s.genesis, recompute_every=1)
     strategies = [(k, 5 + i, (lambda p: lambda t: [p.data.batch(p.seed, 2 * t, 16)])(s.contributors[4 + i]), k)
                   for i, k in enumerate(("zeros", "flipped", "copied"))]  # fmt: skip
-    games = _ledger(chain, tmp_path / "strict", [*_people(s, None), *strategies], strict)
+    games = _ledger(chain, tmp_path / "strict", [*_people(s, None), *strategies], strict, silent=11, replay=True)
     cheats = {games.did[k] for k in ("zeros", "flipped", "copied")}
-    assert {d: why for d, why in games.blocks[0].refused} == dict.fromkeys(cheats, NOT_RECOMPUTED)
-    assert forfeited(games.blocks) == cheats
+    quiet = did_of(chain[0].chain_id, chain[0].accounts[11].address)
+    assert dict(games.blocks[0].refused) == {**dict.fromkeys(cheats, NOT_RECOMPUTED), quiet: NOT_REVEALED}
+    assert forfeited(games.blocks) == {*cheats, quiet}
+    assert [b.hash for b in games.replayed or []] == [b.hash for b in games.blocks]  # replay recomputes alike
     for k in ("zeros", "flipped", "copied"):
         assert games.payout[k] == 0 and games.batches[k] == 0, k
     honest = {k: games.payout[k] for k in ("clean", "noisy", "poison")}

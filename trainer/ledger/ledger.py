@@ -42,9 +42,12 @@ SHARED_BATCH = "batch shared with another contribution of the step"
 # Recomputation (docs/ledger.md, section 7): a sampled contribution whose gradient is not the gradient
 # program's output on its own committed batches, or whose batches cannot be had, is refused, and its
 # contributor forfeits its whole payout (trainer.ledger.shares).
+# The draw is known once the step's validation batch is revealed, before the contributors' reveals, so
+# a sampled contributor that committed must reveal, and publish its data, or forfeit all the same.
 NOT_RECOMPUTED = "gradient does not recompute from its batches"
 RECOMPUTE_UNAVAILABLE = "batches unavailable for recomputation"
-FORFEIT = frozenset({NOT_RECOMPUTED, RECOMPUTE_UNAVAILABLE})
+NOT_REVEALED = "committed, drawn for recomputation, never revealed"
+FORFEIT = frozenset({NOT_RECOMPUTED, RECOMPUTE_UNAVAILABLE, NOT_REVEALED})
 _SUM = KERNELS["aten.sum.dim_IntList"].fast
 
 
@@ -110,6 +113,8 @@ class BuiltBlock:
 class StepInputs:
     contributions: Sequence[Contribution]
     validation: Mapping[str, Tensor]
+    # DIDs that committed to the step but never revealed: one drawn for recomputation forfeits.
+    unrevealed: Sequence[str] = ()
 
 
 class Ledger:
@@ -270,19 +275,24 @@ class Ledger:
         accepted: list[Contribution] = []
         refused: list[tuple[str, str]] = []
         seen = Counter(c.batch_commitment for c in by_did.values())
+        v = batch_commitment(inputs.validation)
         for did in order:
             c = by_did[did]
             why = self._check(c)
+            if why == "unavailable" and g.recompute_due(step, v, did):
+                why = RECOMPUTE_UNAVAILABLE  # withholding its data when drawn is no way out
             if why is None and c.batch_commitment in earlier:
                 why = REUSED_BATCH
             if why is None and seen[c.batch_commitment] > 1:
                 why = SHARED_BATCH
-            if why is None and g.recompute_due(step, batch_commitment(inputs.validation), did):
+            if why is None and g.recompute_due(step, v, did):
                 why = self._recompute(c, pre_state)
             if why is None:
                 accepted.append(by_did[did])
             else:
                 refused.append((did, why))
+        silent = [d for d in did_order(sorted(set(inputs.unrevealed) - set(by_did))) if g.recompute_due(step, v, d)]
+        refused.extend((d, NOT_REVEALED) for d in silent)
         validation = dict(inputs.validation)
         grads = [c.gradients for c in accepted]
         n = len(accepted)

@@ -184,6 +184,11 @@ class ChainClient:
     def block_number(self) -> int:
         return int(self.read(lambda: self.w3.eth.block_number, "eth_blockNumber"))
 
+    def block_hash(self, number: int) -> bytes:
+        """The hash of block `number`."""
+        block = self.read(lambda: self.w3.eth.get_block(number), "eth_getBlockByNumber")
+        return bytes(block["hash"])
+
     def code(self, address: str) -> bytes:
         return bytes(self.read(lambda: self.w3.eth.get_code(Web3.to_checksum_address(address)), "eth_getCode"))
 

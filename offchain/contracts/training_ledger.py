@@ -558,6 +558,12 @@ class TrainingLedgerClient(ContractClient):
         """The `name` events this contract emitted in `receipt`."""
         return self._events(receipt, name)
 
+    def validation_draw(self, ledger_id: int, t: int) -> bytes | None:
+        """The recomputation draw of step t (docs/ledger.md, section 7): the hash of the block whose
+        `ValidationRevealed` event revealed validation batch t; None while unrevealed."""
+        revealed = self.events("ValidationRevealed", {"id": ledger_id, "t": t})
+        return None if not revealed else self.chain.block_hash(revealed[0].block)
+
     def committers(self, ledger_id: int, t: int, *, from_block: int = 0) -> list[str]:
         """The addresses that committed to step t (from the `Committed` events), in commit order."""
         return [address(e["who"]) for e in self.events("Committed", {"id": ledger_id, "t": t}, from_block=from_block)]

@@ -235,7 +235,11 @@ class LedgerFollower:
         revealed = {r.contributor for r in reveals}  # both checksummed by the client
         chain_id = self.lc.chain.chain_id
         unrevealed = [did_of(chain_id, a) for a in self.lc.committers(lid, t) if a not in revealed]
-        inputs = StepInputs(contributions, validation, unrevealed)
+        draw = self.lc.validation_draw(lid, t)
+        if draw is None:  # pragma: no cover - the commitment above came with its event
+            self.stalled = f"validation batch {t} has no ValidationRevealed event"
+            return
+        inputs = StepInputs(contributions, validation, unrevealed, draw)
         built = self.ledger.build(t, self.head, self.state, inputs, earlier_batches(self.blocks))
         block = built.block if self.tamper is None else self.tamper(built.block)
         self.blocks.append(block)

@@ -174,7 +174,7 @@ def run(
         g = s.genesis
         recomputed = [
             (b.step, d) for b in blocks for d in (*b.contributors, *(r for r, _ in b.refused))
-            if g.recompute_due(b.step, b.validation, d)
+            if g.recompute_due(b.step, b.draw, d)
         ]  # fmt: skip
         paid_gas = gas_paid(deployer, first_block)
         gas = {a.address: paid_gas.get(a.address, 0) for a in agents}

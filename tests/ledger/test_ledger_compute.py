@@ -5,6 +5,7 @@ Every equality claim here compares bits (block hashes, state roots, exact intege
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import itertools
 import math
 from fractions import Fraction
@@ -310,6 +311,11 @@ def test_a_contribution_that_does_not_recompute_is_refused_and_forfeits_everythi
         "flipped": {k: -v for k, v in ledger.contribute(cheat, states[1], batch).gradients.items()},
     }
     on = Ledger(lp, dataclasses.replace(genesis, recompute_every=1))
+    draw = hashlib.sha256(b"the block that revealed validation batch 2").digest()
+
+    def step2(cs: list[Contribution], unrevealed: tuple[str, ...] = ()) -> StepInputs:
+        return StepInputs(cs, val[1], unrevealed, draw)
+
     # The cheater's honest step 1 (its own batch), accepted and paid: what forfeiture takes away.
     mine = ledger.contribute(cheat, states[0], [ds.batch(77, 1, 16)])
     first = StepInputs([*inputs[1].contributions[: N - 1], mine], val[0])
@@ -317,7 +323,7 @@ def test_a_contribution_that_does_not_recompute_is_refused_and_forfeits_everythi
     assert ledger_shares(10**18, genesis.payout, [earned], [], "r")[cheat] > 0
     for what, grads in fakes.items():
         fake = Contribution.of(cheat, batch, grads)
-        step = StepInputs([*honest, fake], val[1])
+        step = step2([*honest, fake])
         off = ledger.build(2, blocks[0].hash, states[1], step, earlier_batches(blocks[:1]))
         assert cheat in off.block.contributors and off.block.refused == (), what  # the attack pays without it
         assert ledger_shares(10**18, genesis.payout, [blocks[0], off.block], [], "r").get(cheat, 0) > 0, what
@@ -325,7 +331,7 @@ def test_a_contribution_that_does_not_recompute_is_refused_and_forfeits_everythi
         built = on.build(2, blocks[0].hash, states[1], step, earlier_batches(blocks[:1]))
         assert built.block.refused == ((cheat, NOT_RECOMPUTED),), what
         assert cheat not in built.block.contributors
-        clean = on.build(2, blocks[0].hash, states[1], StepInputs(honest, val[1]), earlier_batches(blocks[:1]))
+        clean = on.build(2, blocks[0].hash, states[1], step2(honest), earlier_batches(blocks[:1]))
         assert built.block.model_root == clean.block.model_root and built.block.phi == clean.block.phi
         # Forfeit: nothing for the cheater, whatever it earned in its accepted block before.
         assert forfeited([earned, built.block]) == {cheat}
@@ -333,23 +339,23 @@ def test_a_contribution_that_does_not_recompute_is_refused_and_forfeits_everythi
         assert cheat not in paid and sum(paid.values()) == 10**18
 
     # The honest contributions recompute to their commitments: the same block as without recomputation.
-    every = StepInputs(inputs[2].contributions, val[1])
+    every = step2(list(inputs[2].contributions))
     again = on.build(2, blocks[0].hash, states[1], every, earlier_batches(blocks[:1])).block
     assert again.refused == () and (again.model_root, again.phi) == (blocks[1].model_root, blocks[1].phi)
 
     # Batches that are missing, or are not the committed ones, are refused as unavailable.
     real = ledger.contribute(cheat, states[1], batch)
     for c in (dataclasses.replace(real, batches=None), dataclasses.replace(real, batches=(ds.batch(78, 2, 16),))):
-        got = on.build(2, blocks[0].hash, states[1], StepInputs([*honest, c], val[1]), earlier_batches(blocks[:1]))
+        got = on.build(2, blocks[0].hash, states[1], step2([*honest, c]), earlier_batches(blocks[:1]))
         assert got.block.refused == ((cheat, RECOMPUTE_UNAVAILABLE),)
     # Withholding its data, or not revealing at all, once the draw is known (the validation batch is
     # revealed before the contributors' reveals) forfeits too; undrawn, neither is held against it.
     gone = dataclasses.replace(real, gradients=None, batches=None)
-    got = on.build(2, blocks[0].hash, states[1], StepInputs([*honest, gone], val[1]), earlier_batches(blocks[:1]))
+    got = on.build(2, blocks[0].hash, states[1], step2([*honest, gone]), earlier_batches(blocks[:1]))
     assert got.block.refused == ((cheat, RECOMPUTE_UNAVAILABLE),) and forfeited([got.block]) == {cheat}
-    got = ledger.build(2, blocks[0].hash, states[1], StepInputs([*honest, gone], val[1]), earlier_batches(blocks[:1]))
+    got = ledger.build(2, blocks[0].hash, states[1], step2([*honest, gone]), earlier_batches(blocks[:1]))
     assert got.block.refused == ((cheat, "unavailable"),) and not forfeited([got.block])
-    silent = StepInputs(honest, val[1], unrevealed=[cheat])
+    silent = step2(honest, (cheat,))
     got = on.build(2, blocks[0].hash, states[1], silent, earlier_batches(blocks[:1]))
     assert got.block.refused == ((cheat, NOT_REVEALED),) and forfeited([got.block]) == {cheat}
     assert got.block.model_root == clean.block.model_root
@@ -357,20 +363,24 @@ def test_a_contribution_that_does_not_recompute_is_refused_and_forfeits_everythi
     # A batch the program cannot take does not recompute either (its commitment is still its own).
     odd = [{"x": batch[0]["x"][:8], "y": batch[0]["y"][:8]}]
     bad = Contribution.of(cheat, odd, real.gradients)
-    got = on.build(2, blocks[0].hash, states[1], StepInputs([*honest, bad], val[1]), earlier_batches(blocks[:1]))
+    got = on.build(2, blocks[0].hash, states[1], step2([*honest, bad]), earlier_batches(blocks[:1]))
     assert got.block.refused == ((cheat, NOT_RECOMPUTED),)
+    # Without the draw a genesis that recomputes cannot build; the block records the draw it used.
+    with pytest.raises(LedgerError, match="the step's draw"):
+        on.build(2, blocks[0].hash, states[1], StepInputs(honest, val[1]), earlier_batches(blocks[:1]))
+    assert got.block.draw == draw and Block.decode(got.block.encode()) == got.block
 
 
-def test_recomputation_sampling_is_keyed_by_the_unrevealed_validation_batch(setup) -> None:
-    """About one contribution in n is recomputed, chosen by H(t, validation commitment, did): a contributor
-    cannot tell at commit time (the validation batch is revealed after every commit)."""
+def test_recomputation_sampling_is_keyed_by_the_draw(setup) -> None:
+    """About one contribution in n is recomputed, chosen by H(t, draw, did), the draw being the hash of the
+    chain block that revealed the step's validation batch: after every commit, and unknown to the client."""
     g = dataclasses.replace(setup["genesis"], recompute_every=4)
     dids = [did_of(31337, f"0x{i:040x}") for i in range(1, 2001)]
-    v1, v2 = batch_commitment(setup["val"][0]), batch_commitment(setup["val"][1])
+    v1, v2 = hashlib.sha256(b"one block").digest(), hashlib.sha256(b"another").digest()
     due1 = {d for d in dids if g.recompute_due(1, v1, d)}
     due2 = {d for d in dids if g.recompute_due(1, v2, d)}
     assert 400 < len(due1) < 600 and 400 < len(due2) < 600  # 500 expected
-    assert len(due1 & due2) < 200  # another validation batch, another sample (125 expected)
+    assert len(due1 & due2) < 200  # another draw, another sample (125 expected)
     assert not any(setup["genesis"].recompute_due(1, v1, d) for d in dids)  # 0: never
     with pytest.raises(BlockError, match="recompute_every"):
         dataclasses.replace(g, recompute_every=-1)

@@ -153,14 +153,15 @@ class Genesis:
         h = hashlib.sha256(b"SHPD" + parent + step.to_bytes(8, "big")).digest()
         return int.from_bytes(h, "big") % self.shapley_every == 0
 
-    def recompute_due(self, step: int, validation: bytes, did: str) -> bool:
-        """Whether builders recompute `did`'s contribution to step `step`, whose validation batch has
-        commitment `validation`: u256(H("LREC" || u64(t) || validation || did)) mod recompute_every == 0.
-        The validation batch is revealed only after every commit of the step, so a contributor cannot
-        know at commit time whether its contribution will be recomputed."""
+    def recompute_due(self, step: int, draw: bytes, did: str) -> bool:
+        """Whether builders recompute `did`'s contribution to step `step`, whose draw entropy is `draw`
+        (the hash of the chain block that revealed the step's validation batch, after every commit of
+        the step: neither a contributor at commit time nor the client, who knows its validation data
+        from the start, can tell in advance): u256(H("LREC" || u64(t) || draw || did)) mod
+        recompute_every == 0."""
         if self.recompute_every <= 0:
             return False
-        h = hashlib.sha256(b"LREC" + step.to_bytes(8, "big") + validation + did.encode()).digest()
+        h = hashlib.sha256(b"LREC" + step.to_bytes(8, "big") + draw + did.encode()).digest()
         return int.from_bytes(h, "big") % self.recompute_every == 0
 
 
@@ -182,6 +183,9 @@ class Block:
     shapley_exact: bool
     refused: tuple[tuple[str, str], ...]  # (DID, reason) of contributions left out
     manifest: bytes
+    # The recomputation draw's entropy (docs/ledger.md, section 7): the hash of the chain block that
+    # revealed the step's validation batch; empty when the genesis recomputes nothing.
+    draw: bytes = b""
 
     def __post_init__(self) -> None:
         if list(self.contributors) != did_order(list(self.contributors)):
@@ -224,6 +228,7 @@ class Block:
             else {"exact": self.shapley_exact, "values": [list(v) for v in self.shapley]},
             "refused": [list(r) for r in self.refused],
             "manifest": self.manifest,
+            "draw": self.draw,
         }
 
     def encode(self) -> bytes:
@@ -268,6 +273,7 @@ class Block:
                 shapley_exact=False if sh is None else bool(sh["exact"]),
                 refused=tuple((str(d), str(w)) for d, w in r["refused"]),
                 manifest=r["manifest"],
+                draw=bytes(r["draw"]),
             )
         except (KeyError, TypeError, ValueError) as e:
             raise BlockError(f"not a block record: {e}") from None

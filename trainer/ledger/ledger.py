@@ -8,6 +8,7 @@ from genesis and the step inputs and names the first one that does not reproduce
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -43,7 +44,7 @@ SHARED_BATCH = "batch shared with another contribution of the step"
 # program's output on its own committed batches, or whose batches cannot be had, is refused, and its
 # contributor forfeits its whole payout (trainer.ledger.shares).
 # The draw is known once the step's validation batch is revealed, before the contributors' reveals, so
-# a sampled contributor that committed must reveal, and publish its data, or forfeit all the same.
+# a drawn contributor that committed must reveal, and publish its data, or forfeit all the same.
 NOT_RECOMPUTED = "gradient does not recompute from its batches"
 RECOMPUTE_UNAVAILABLE = "batches unavailable for recomputation"
 NOT_REVEALED = "committed, drawn for recomputation, never revealed"
@@ -115,6 +116,9 @@ class StepInputs:
     validation: Mapping[str, Tensor]
     # DIDs that committed to the step but never revealed: one drawn for recomputation forfeits.
     unrevealed: Sequence[str] = ()
+    # The recomputation draw's entropy: the hash of the chain block that revealed the validation batch
+    # (needed when the genesis recomputes; Block.draw records it).
+    draw: bytes = b""
 
 
 class Ledger:
@@ -275,7 +279,12 @@ class Ledger:
         accepted: list[Contribution] = []
         refused: list[tuple[str, str]] = []
         seen = Counter(c.batch_commitment for c in by_did.values())
-        v = batch_commitment(inputs.validation)
+        v = inputs.draw
+        if g.recompute_every and len(v) != 32:
+            raise LedgerError(
+                f"step {step}: the genesis recomputes contributions, but the step's draw (the 32-byte hash of "
+                f"the chain block that revealed its validation batch) is {len(v)} bytes"
+            )
         for did in order:
             c = by_did[did]
             why = self._check(c)
@@ -325,6 +334,7 @@ class Ledger:
             shapley_exact=exact,
             refused=tuple(refused),
             manifest=g.manifest,
+            draw=v if g.recompute_every else b"",  # a ledger that never recomputes draws nothing
         )
         return BuiltBlock(block, post, weights, fo)
 
@@ -389,7 +399,10 @@ class Ledger:
                 raise BlockError(f"block {block.step} belongs to another ledger")
             if block.parent != parent:
                 raise BlockError(f"block {block.step} does not chain onto block {block.step - 1}")
-            built = self.build(block.step, parent, state, inputs(block.step), earlier)
+            step_inputs = inputs(block.step)
+            if not step_inputs.draw:  # the block's own record of it (builders checked it against the chain)
+                step_inputs = dataclasses.replace(step_inputs, draw=block.draw)
+            built = self.build(block.step, parent, state, step_inputs, earlier)
             if built.block.hash != block.hash:
                 what = _first_difference(built.block, block)
                 raise BlockError(f"block {block.step} does not reproduce: {what}")

@@ -31,7 +31,14 @@ from offchain.contracts.training_ledger import (
     TrainingLedgerClient,
     commit_hash,
 )
-from offchain.ledger.agents import BuilderAgent, ContributorAgent, LedgerClientAgent, payout_tree
+from offchain.ledger.agents import (
+    BuilderAgent,
+    ContributorAgent,
+    LedgerChainError,
+    LedgerClientAgent,
+    LedgerFollower,
+    payout_tree,
+)
 from offchain.ledger.published import replay_from_store
 from offchain.ledger.scenario import ScenarioConfig, run, setup
 from offchain.store import Store
@@ -306,6 +313,16 @@ def test_a_client_that_never_reveals_validation_gets_its_pool_back_and_nobody_lo
 ) -> None:
     w = _world(anvil, artifacts, tmp_path, steps=2, reveal=False)
     lc, lid = w.lc, w.ledger_id
+    # A follower is shared only by agents of its own ledger, and never by a tampering builder (whose blocks
+    # would become everyone's).
+    other = lid + 1  # another ledger id (refused before anything is read of it)
+    shared = LedgerFollower(lc, w.store, lid)
+    chain = ChainClient(anvil.rpc_url, anvil.accounts[8].private_key, artifacts=artifacts.values())
+    with pytest.raises(LedgerChainError, match="a shared follower follows the same ledger"):
+        BuilderAgent("stray", chain, lc, w.store, other, follower=shared)
+    with pytest.raises(LedgerChainError, match="a tampering agent builds its own"):
+        BuilderAgent("tamperer", chain, lc, w.store, lid, follower=shared, tamper=lambda b: b)
+    assert BuilderAgent("ok", chain, lc, w.store, lid, follower=shared).follower is shared
     w.run()
     view = lc.ledger(lid)
     assert view.refunded and not view.has_payout and lc.commit_count(lid, 1) == 4

@@ -708,6 +708,7 @@ contract DisputeGame is IDisputeGame {
         if (o == IElementReferee.Outcome.DefenderWins) _resolve(gameId, g, Outcome.DefenderWins);
         else if (o == IElementReferee.Outcome.ChallengerWins) _resolve(gameId, g, Outcome.ChallengerWins);
         else if (o == IElementReferee.Outcome.BothLose) _resolve(gameId, g, Outcome.BothLose);
+        else if (o == IElementReferee.Outcome.Inapplicable) _ask(gameId, g, _referee.inputsOf(g.elementGame));
         else revert DisputeGameElementNotDone(g.elementGame);
     }
 

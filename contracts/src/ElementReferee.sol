@@ -26,7 +26,8 @@ import {
     ElementRefereeOpponentMismatch,
     ElementRefereeChunkMismatch,
     ElementRefereeChunkLength,
-    ElementRefereeNotOwner
+    ElementRefereeNotOwner,
+    ElementRefereeApplicable
 } from "./lib/ElementRefereeErrors.sol";
 
 /// @title ElementReferee
@@ -208,6 +209,18 @@ contract ElementReferee is IElementReferee {
         g.height = uint64(MerkleLib.depth(g.chunkCount));
         _pass(g, Side.Defender);
         emit HeaderOpened(gameId, side, output.dataRoot, g.chunkCount);
+    }
+
+    /// @inheritdoc IElementReferee
+    function proveInapplicable(uint256 gameId, uint256 k, Header calldata input) external {
+        Game storage g = _begin(gameId, Stage.Header);
+        if (k >= g.nIn) revert ElementRefereeWidth(k, g.nIn);
+        bytes32 c = TensorLib.commitmentOf(input.dtype, input.shape, input.dataRoot);
+        if (c != g.inputs[k]) revert ElementRefereeHeaderMismatch(1 + k, c, g.inputs[k]);
+        (,, uint256 inDtypes,) = opSpec(g.op);
+        if (input.dtype == uint8(inDtypes >> (8 * k))) revert ElementRefereeApplicable(1 + k, input.dtype);
+        _pass(g, g.toMove);
+        _resolve(gameId, g, Outcome.Inapplicable);
     }
 
     /// @dev The defender's input headers: commitments, dtypes, and the output shape as their broadcast.
@@ -426,6 +439,15 @@ contract ElementReferee is IElementReferee {
         v.element = g.element;
         v.values = [g.defenderValue, g.challengerValue];
         v.moves = g.moves;
+    }
+
+    /// @inheritdoc IElementReferee
+    function inputsOf(uint256 gameId) external view returns (bytes32[] memory inputs) {
+        Game storage g = _game(gameId);
+        inputs = new bytes32[](g.nIn);
+        for (uint256 k; k < inputs.length; ++k) {
+            inputs[k] = g.inputs[k];
+        }
     }
 
     /// @inheritdoc IElementReferee

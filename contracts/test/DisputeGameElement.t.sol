@@ -15,6 +15,7 @@ import {
 } from "../src/lib/GameErrors.sol";
 import {ElementRefereeNotOwner} from "../src/lib/ElementRefereeErrors.sol";
 import {Lie, Task, Players} from "./utils/Player.sol";
+import {Reference} from "./utils/Reference.sol";
 
 /// @notice A referee whose table also holds the fixture's operator (`H("aten.mul.Tensor")`, `H("")`, 3
 ///         inputs) as `where`: the fixture's nodes then go to the element phase. Only the table differs.
@@ -142,6 +143,31 @@ contract DisputeGameElementTest is DisputeGameBase {
         vm.expectRevert(abi.encodeWithSelector(ElementRefereeNotOwner.selector, id, address(game), stranger));
         ref.ownedOutcome(id);
         assertEq(uint256(_view(m).stage), uint256(IDisputeGame.Stage.Element), "still in the element stage");
+    }
+
+    /// @notice A covered operator on inputs of other dtypes (the table keys operators, not dtypes): node 0's
+    ///         first input is the fp32 batch where the table's `where` takes a bool, so the defender (to move)
+    ///         proves it from the batch's header, the element game is Inapplicable, and `resolveElement`
+    ///         asks the oracle on the agreed inputs instead: the node is decided as if it were not covered.
+    function test_resolveElement_inapplicable_asksTheOracle_succeeds() public {
+        Match memory m = _newMatch(_task(), Lie.Output, STEP, 0, true);
+        IDisputeGame.GameView memory v = _playUntil(m, IDisputeGame.Stage.Element);
+        bytes32[] memory agreed = ref.inputsOf(v.elementGame);
+        Task memory t = _task();
+        IElementReferee.Header memory batch =
+            IElementReferee.Header(1, Players.batchShape(t), Reference.dataRoot(Players.batchData(t, STEP)));
+        assertEq(Reference.commitment(1, batch.shape, batch.dataRoot), agreed[0], "the agreed batch's header");
+        vm.prank(defender);
+        ref.proveInapplicable(v.elementGame, 0, batch);
+        assertEq(uint256(ref.outcome(v.elementGame)), uint256(IElementReferee.Outcome.Inapplicable));
+        vm.expectCall(address(oracle), abi.encodeWithSelector(IRecomputeOracle.ask.selector), 1);
+        game.resolveElement(m.id);
+        IDisputeGame.GameView memory after_ = _view(m);
+        assertEq(uint256(after_.stage), uint256(IDisputeGame.Stage.Oracle), "the oracle decides");
+        assertGt(after_.questionId, 0, "a question was asked");
+        IRecomputeOracle.Question memory q = oracle.question(after_.questionId);
+        assertEq(q.node, 0, "node 0");
+        assertEq(q.inputsHash, sha256(abi.encodePacked(agreed)), "on the agreed inputs");
     }
 
     function test_bindReferee_twice_reverts() public {

@@ -28,7 +28,8 @@ import {
     ElementRefereeFoldMismatch,
     ElementRefereeOpponentMismatch,
     ElementRefereeChunkMismatch,
-    ElementRefereeChunkLength
+    ElementRefereeChunkLength,
+    ElementRefereeApplicable
 } from "../src/lib/ElementRefereeErrors.sol";
 import {TensorLibHarness} from "./harness/TensorLibHarness.sol";
 import {ElementGames} from "./utils/ElementGames.sol";
@@ -214,6 +215,53 @@ contract ElementRefereeTest is ElementGames {
         vm.expectRevert(abi.encodeWithSelector(ElementRefereeDtype.selector, 1, uint8(1), uint8(9)));
         vm.prank(defender);
         referee.openHeaders(id, out, _inputHeaders(c));
+    }
+
+    /// @notice An add whose agreed second input is int64 (the table keys operators, not dtypes, and an honest
+    ///         defender could not open it): the side to move proves the input's dtype from its header and
+    ///         the game resolves Inapplicable, for its owner to decide another way; an input of the spec's
+    ///         dtype, a header that is not the agreed input's, an index past the inputs and a player not to
+    ///         move are refused, and nothing moves after it.
+    function test_proveInapplicable_int64Input_succeeds() public {
+        Case memory c = _case(json, ADD_CASE);
+        IElementReferee.Params memory p = _params(c, c.honestCommitment, keccak256("other"));
+        uint64[] memory shape = new uint64[](1);
+        shape[0] = 1500;
+        bytes32 root = keccak256("int64 data");
+        p.inputs = _copy(p.inputs);
+        p.inputs[1] = tensors.commitmentOf(9, shape, root);
+        uint256 id = referee.open(p);
+        IElementReferee.Header[] memory ins = _inputHeaders(c);
+        IElementReferee.Header memory wide = IElementReferee.Header(9, shape, root);
+
+        vm.startPrank(defender);
+        vm.expectRevert(abi.encodeWithSelector(ElementRefereeApplicable.selector, 1, uint8(1)));
+        referee.proveInapplicable(id, 0, ins[0]);
+        bytes32 wrong = tensors.commitmentOf(9, shape, keccak256("other data"));
+        vm.expectRevert(abi.encodeWithSelector(ElementRefereeHeaderMismatch.selector, 2, wrong, p.inputs[1]));
+        referee.proveInapplicable(id, 1, IElementReferee.Header(9, shape, keccak256("other data")));
+        vm.expectRevert(abi.encodeWithSelector(ElementRefereeWidth.selector, 2, 2));
+        referee.proveInapplicable(id, 2, wide);
+        vm.stopPrank();
+        vm.expectRevert(abi.encodeWithSelector(ElementRefereeNotYourTurn.selector, id, challenger, defender));
+        vm.prank(challenger);
+        referee.proveInapplicable(id, 1, wide);
+
+        vm.expectEmit(true, false, false, true, address(referee));
+        emit IElementReferee.GameResolved(id, IElementReferee.Outcome.Inapplicable);
+        vm.prank(defender);
+        referee.proveInapplicable(id, 1, wide);
+        assertEq(uint8(referee.outcome(id)), uint8(IElementReferee.Outcome.Inapplicable));
+        assertEq(referee.winner(id), address(0));
+        bytes32[] memory agreed = referee.inputsOf(id);
+        assertEq(agreed.length, 2);
+        assertEq(agreed[0], p.inputs[0]);
+        assertEq(agreed[1], p.inputs[1]);
+        vm.expectRevert(
+            abi.encodeWithSelector(ElementRefereeWrongStage.selector, id, HEADER, IElementReferee.Stage.Resolved)
+        );
+        vm.prank(defender);
+        referee.proveInapplicable(id, 1, wide);
     }
 
     /// @notice A defender whose output has a shape that is not the inputs' broadcast cannot open its header.

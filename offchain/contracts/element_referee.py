@@ -47,6 +47,7 @@ class Outcome(enum.IntEnum):
     DEFENDER_WINS = 1
     CHALLENGER_WINS = 2
     BOTH_LOSE = 3  # neither side's element is the one the contract computed
+    INAPPLICABLE = 4  # an agreed input is not of the dtype the operator's spec takes: the oracle decides
 
 
 # -- errors ------------------------------------------------------------------------------------
@@ -145,6 +146,11 @@ class ElementRefereeChunkLength(ElementRefereeError):
 class ElementRefereeNotOwner(ElementRefereeError):
     """Only the game's opener (`owner`, e.g. the DisputeGame that opened it) may read its outcome with
     `ownedOutcome`; a game opened by `caller` or anyone else decides nothing for it."""
+
+
+class ElementRefereeApplicable(ElementRefereeError):
+    """Input `tensor` has `dtype`, the one the operator's spec takes: the element phase applies to this node,
+    so play it with `openHeaders` instead of `proveInapplicable`."""
 
 
 class ElementArithmeticError(TypedRevert):
@@ -264,6 +270,15 @@ class ElementRefereeClient(ContractClient):
         """The defender's input openings at element e; the outcome the contract computed."""
         fn = self.contract.functions.proveElement(game_id, list(output_shape), [o.to_abi() for o in openings])
         return self._resolved(self._send(fn))
+
+    def prove_inapplicable(self, game_id: int, k: int, header: TensorHeader) -> Outcome:
+        """Instead of the header move: agreed input `k`'s header, whose dtype is not the operator's (the game
+        resolves INAPPLICABLE and its owner asks the oracle)."""
+        return self._resolved(self._send(self.contract.functions.proveInapplicable(game_id, k, header.to_abi())))
+
+    def inputs_of(self, game_id: int) -> list[bytes]:
+        """The game's agreed input commitments."""
+        return [bytes(x) for x in self._call(self.contract.functions.inputsOf(game_id))]
 
     def timeout(self, game_id: int) -> Outcome:
         return self._resolved(self._send(self.contract.functions.timeout(game_id)))

@@ -31,7 +31,8 @@ interface IElementReferee {
         Pending,
         DefenderWins,
         ChallengerWins,
-        BothLose // neither side's element is the computed one
+        BothLose, // neither side's element is the computed one
+        Inapplicable // an agreed input is not of the dtype the operator's spec takes: the phase does not apply
     }
 
     /// @notice What the opener agrees for the disputed node.
@@ -148,6 +149,17 @@ interface IElementReferee {
     function ownedOutcome(uint256 gameId) external view returns (Outcome);
 
     function openHeaders(uint256 gameId, Header calldata output, Header[] calldata inputs) external;
+
+    /// @notice Header stage, instead of `openHeaders`, by the side to move: input `k`'s header `input`
+    ///         opens the agreed input commitment and its dtype is not the one the operator's spec takes
+    ///         (e.g. an int64 add: the table is keyed by operator, not by dtype). The game resolves
+    ///         `Inapplicable`, and its owner decides the node another way (DisputeGame asks the oracle).
+    /// @dev Reverts `ElementRefereeWidth` (no input k), `ElementRefereeHeaderMismatch` (not the agreed
+    ///      input's header), `ElementRefereeApplicable` (its dtype is the spec's).
+    function proveInapplicable(uint256 gameId, uint256 k, Header calldata input) external;
+
+    /// @notice The agreed input commitments of a game, in order.
+    function inputsOf(uint256 gameId) external view returns (bytes32[] memory);
 
     /// @notice Chunk descent, one level: the mover posts its `w = 2^min(log2 N, height)` nodes below its
     ///         current node; the challenger also passes the defender's list back (`theirs`; empty for the

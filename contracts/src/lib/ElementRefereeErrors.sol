@@ -49,3 +49,6 @@ error ElementRefereeChunkLength(uint256 got, uint256 expected);
 /// @notice `caller` asked for the outcome of element game `gameId`, which `owner` opened: only the
 ///         opener's own games decide anything for it.
 error ElementRefereeNotOwner(uint256 gameId, address caller, address owner);
+/// @notice Input `tensor` (1-based, as in ElementRefereeDtype) has `dtype`, the one the operator's spec
+///         takes: the element phase applies, and the game goes on by `openHeaders`.
+error ElementRefereeApplicable(uint256 tensor, uint8 dtype);

@@ -1,0 +1,49 @@
+"""ElementReferee on anvil: a covered operator on inputs of another dtype (an int64 add, which the table,
+keyed by operator and not by dtype, covers) is proved inapplicable from the agreed input's header, through
+the typed client; an fp32 input is refused as applicable, with its typed error."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from offchain.chain.anvil import Anvil
+from offchain.chain.build import Artifact
+from offchain.chain.client import ChainClient
+from offchain.contracts import element_referee as er
+from offchain.game.element import header_of
+from trainer.commit import commit_tensor
+
+pytestmark = pytest.mark.anvil
+
+ADD, ARITY, CLOCK = 0, 4, 3600
+
+
+def test_an_int64_add_is_proved_inapplicable(anvil: Anvil, artifacts: dict[str, Artifact]) -> None:
+    deployer = ChainClient(anvil.rpc_url, anvil.accounts[3].private_key, artifacts=artifacts.values())
+    address = deployer.deploy(artifacts["ElementReferee"]).address
+    owner, defender, challenger = (
+        er.ElementRefereeClient(ChainClient(anvil.rpc_url, anvil.accounts[i].private_key), address,
+                                artifacts["ElementReferee"])
+        for i in (3, 5, 6)
+    )  # fmt: skip
+    a = torch.arange(12, dtype=torch.float32).view(3, 4)
+    idx = torch.arange(4, dtype=torch.int64)  # an index computation: int64
+    out = a + idx
+    params = er.Params(
+        op=ADD,
+        inputs=(commit_tensor(a), commit_tensor(idx)),
+        outputs=(commit_tensor(out), commit_tensor(out + 1)),
+        players=(defender.chain.address, challenger.chain.address),
+        clocks=(CLOCK, CLOCK),
+        arity=ARITY,
+    )
+    gid = owner.open(params)
+    with pytest.raises(er.ElementRefereeApplicable) as refused:
+        defender.prove_inapplicable(gid, 0, header_of(a))  # fp32, as add takes
+    assert "openHeaders" in refused.value.sentence and refused.value.args.dtype == 1
+    with pytest.raises(er.ElementRefereeNotYourTurn):
+        challenger.prove_inapplicable(gid, 1, header_of(idx))
+    assert defender.prove_inapplicable(gid, 1, header_of(idx)) == er.Outcome.INAPPLICABLE
+    assert owner.outcome(gid) == er.Outcome.INAPPLICABLE
+    assert owner.inputs_of(gid) == list(params.inputs)

@@ -44,9 +44,9 @@ def element_due(
             outcome = game.resolve_element(game_id)
             return BUSY, f"the element game decided on chain: {outcome.name.lower()}"
         if now > rv.deadline:
-            outcome = referee.timeout(view.element_game)
+            ended = referee.timeout(view.element_game)
             mover = Side(rv.to_move).name.lower()
-            return BUSY, f"element game {view.element_game}: {mover}'s clock ran out ({outcome.name.lower()})"
+            return BUSY, f"element game {view.element_game}: {mover}'s clock ran out ({ended.name.lower()})"
     except RACES:
         return BUSY, None
     return idle(rv.deadline + 1), None

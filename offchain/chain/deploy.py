@@ -96,7 +96,11 @@ BINDINGS: Final[tuple[Binding, ...]] = (
 # ElementReferee's element phase, decided on chain, instead of the oracle (docs/game.md 2.7).
 REFEREE_BINDING: Final = Binding("DisputeGame", "bindReferee", "ElementReferee", "referee")
 
-# Whether a deployment binds the ElementReferee unless told otherwise.
+# Whether a deployment binds the ElementReferee unless told otherwise. Off: the element table keys the
+# operator, not its dtypes, so a program with a covered operator on non-fp32 tensors (an int64 add) would
+# let a cheater open an element game there that an honest defender cannot play (its header reverts
+# ElementRefereeDtype) and so loses on time; and the referee's moves are not metered, so the market does
+# not repay them. The bundled workloads are safe (their covered nodes are fp32): bind it for them.
 ELEMENT_REFEREE_DEFAULT: Final = False
 
 

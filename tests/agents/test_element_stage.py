@@ -18,12 +18,13 @@ from pathlib import Path
 import pytest
 
 from offchain.agents.adversaries import CATALOGUE, cast
+from offchain.agents.base import Agent, AgentCrashed
 from offchain.agents.client import TaskOrder
 from offchain.agents.scenario import Scenario, ScenarioResult
 from offchain.agents.strategy import HONEST
 from offchain.chain.anvil import Anvil
 from offchain.chain.build import Artifact
-from offchain.chain.client import ChainClient
+from offchain.chain.client import ChainClient, Receipt
 from offchain.chain.deploy import Deployment, deploy_all
 from offchain.contracts import element_referee as er
 from offchain.contracts.dispute_game import Outcome, Stage
@@ -58,10 +59,34 @@ class Stages:
                 self.last[game_id] = stage
 
 
-@pytest.fixture
+def crash_after(agent: Agent, call: str, nth: int) -> list[str]:
+    """Kill `agent` right after its `nth` mined `ElementReferee.<call>`, before it wrote anything about it."""
+    killed: list[str] = []
+    seen = 0
+
+    def hook(receipt: Receipt, what: str) -> None:
+        nonlocal seen
+        if what == call:
+            seen += 1
+            if seen == nth:
+                killed.append(receipt.tx_hash)
+                raise AgentCrashed(f"killed right after {what} ({receipt.tx_hash}) was mined")
+
+    agent.chain.crash_after = hook  # type: ignore[attr-defined]
+    return killed
+
+
+@pytest.fixture(params=[None, ("honest-1", "openHeaders"), ("cheater", "openChunk")], ids=str)
 def played(
-    node: Anvil, referee_deployment: Deployment, artifacts: dict[str, Artifact], workload: Workload, tmp_path: Path
+    request: pytest.FixtureRequest,
+    node: Anvil,
+    referee_deployment: Deployment,
+    artifacts: dict[str, Artifact],
+    workload: Workload,
+    tmp_path: Path,
 ) -> Iterator[tuple[Scenario, ScenarioResult, Stages, int]]:
+    """The scenario, played to the end; with a crash: that party killed right after its first such element move
+    landed (the honest challenger after its header, the cheating defender after its chunk) and restarted."""
     trainers, _ = cast(CATALOGUE[CHEAT], K, workload.config)
     scenario = Scenario(
         rpc_url=node.rpc_url,
@@ -73,10 +98,25 @@ def played(
         trainers=trainers,
         oracles=[],  # no oracle agent: nobody could answer a question
     )
+    killed: list[str] = []
+    if request.param is not None:
+        who, call = request.param
+        killed = crash_after(scenario.trainers[who], call, 1)
     p = scenario.protocol()
     market_before = int(p.market.chain.balance(p.market.address))
     stages = Stages(p)
     result = scenario.run(timeout_s=300, on_round=stages)
+    if request.param is not None:
+        assert result.crashes == [request.param[0]] and len(killed) == 1
+        # The killing move is on chain, journaled late by the fresh agent, and never sent again.
+        fresh = scenario.trainers[request.param[0]]
+        sent = [a for a in fresh.db.actions() if a.kind == "tx" and a.detail == f"ElementReferee.{request.param[1]}"]
+        games = [g for g in result.games if request.param[0] in (g.defender, g.challenger)]
+        assert [a.tx for a in sent].count(killed[0]) == 1 and len(sent) == len(games), sent
+        notes = [a.detail for a in fresh.db.actions() if a.kind == "note"]
+        assert "restarted from its records" in notes and not any("refused" in n for n in notes), notes
+    else:
+        assert result.crashes == []
     yield scenario, result, stages, market_before
 
 
@@ -86,7 +126,7 @@ def test_a_covered_node_is_decided_in_stage_element_with_no_oracle(
     scenario, result, stages, market_before = played
     p = scenario.protocol()
     assert p.referee is not None and p.game.referee() == p.referee.address
-    assert result.crashes == [] and result.rpc_failures == 0 and result.refused == []
+    assert result.rpc_failures == 0 and result.refused == []
     names = list(scenario.trainers)
     honest = [n for n in names if scenario.trainer_roles[names.index(n)].strategy is HONEST]
     cheaters = [n for n in names if n not in honest]

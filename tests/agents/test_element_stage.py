@@ -12,12 +12,14 @@ paid, the cheater loses its bond, and every wei is accounted for.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from offchain.agents.adversaries import CATALOGUE, cast
+from offchain.agents.adversaries import CATALOGUE, DeviatingStrategy, cast
 from offchain.agents.base import Agent, AgentCrashed
 from offchain.agents.client import TaskOrder
 from offchain.agents.scenario import Scenario, ScenarioResult
@@ -27,7 +29,7 @@ from offchain.chain.build import Artifact
 from offchain.chain.client import ChainClient, Receipt
 from offchain.chain.deploy import Deployment, deploy_all
 from offchain.contracts import element_referee as er
-from offchain.contracts.dispute_game import Outcome, Stage
+from offchain.contracts.dispute_game import GameView, Outcome, Stage
 from offchain.contracts.protocol import Protocol
 from offchain.contracts.task_market import TaskStatus
 from trainer.workloads import Workload
@@ -76,7 +78,37 @@ def crash_after(agent: Agent, call: str, nth: int) -> list[str]:
     return killed
 
 
-@pytest.fixture(params=[None, ("honest-1", "openHeaders"), ("cheater", "openChunk")], ids=str)
+class SilentInElement(DeviatingStrategy):
+    """copy-then-diverge's cheat, and it makes no move once its game reaches stage ELEMENT."""
+
+    def will_move(self, game_id: int, view: GameView, moves_made: int) -> bool:
+        return view.stage is not Stage.ELEMENT
+
+
+@dataclass(frozen=True)
+class Run:
+    """One way to play the scenario."""
+
+    name: str
+    honest_defends: bool = False  # the trainer that opens a game defends in it (the honest ones open first)
+    crash: tuple[str, str] | None = None  # (party, ElementReferee function): killed right after its first one
+    silent: bool = False  # the cheater stops moving in stage ELEMENT: the honest side times it out there
+
+    def __str__(self) -> str:
+        return self.name
+
+
+RUNS = [
+    Run("honest-challenges"),
+    Run("honest-defends", honest_defends=True),
+    Run("honest-challenger-killed-after-its-header", crash=("honest-1", "openHeaders")),
+    Run("cheating-defender-killed-after-its-chunk", crash=("cheater", "openChunk")),
+    Run("cheating-defender-silent", silent=True),
+    Run("cheating-challenger-silent", honest_defends=True, silent=True),
+]
+
+
+@pytest.fixture(params=RUNS, ids=str)
 def played(
     request: pytest.FixtureRequest,
     node: Anvil,
@@ -84,10 +116,14 @@ def played(
     artifacts: dict[str, Artifact],
     workload: Workload,
     tmp_path: Path,
-) -> Iterator[tuple[Scenario, ScenarioResult, Stages, int]]:
-    """The scenario, played to the end; with a crash: that party killed right after its first such element move
-    landed (the honest challenger after its header, the cheating defender after its chunk) and restarted."""
+) -> Iterator[tuple[Run, Scenario, ScenarioResult, Stages, int]]:
+    """The scenario, played to the end as `Run` says."""
+    run: Run = request.param
     trainers, _ = cast(CATALOGUE[CHEAT], K, workload.config)
+    if run.silent:
+        cheat = trainers[-1].strategy
+        assert isinstance(cheat, DeviatingStrategy)
+        trainers[-1] = dataclasses.replace(trainers[-1], strategy=SilentInElement(CHEAT, cheat.deviation))
     scenario = Scenario(
         rpc_url=node.rpc_url,
         accounts=node.accounts,
@@ -97,33 +133,35 @@ def played(
         order=TaskOrder(workload, reward=3 * ETHER, slots=K),
         trainers=trainers,
         oracles=[],  # no oracle agent: nobody could answer a question
+        opener_defends=run.honest_defends,
     )
     killed: list[str] = []
-    if request.param is not None:
-        who, call = request.param
+    if run.crash is not None:
+        who, call = run.crash
         killed = crash_after(scenario.trainers[who], call, 1)
     p = scenario.protocol()
     market_before = int(p.market.chain.balance(p.market.address))
     stages = Stages(p)
     result = scenario.run(timeout_s=300, on_round=stages)
-    if request.param is not None:
-        assert result.crashes == [request.param[0]] and len(killed) == 1
+    if run.crash is not None:
+        who, call = run.crash
+        assert result.crashes == [who] and len(killed) == 1
         # The killing move is on chain, journaled late by the fresh agent, and never sent again.
-        fresh = scenario.trainers[request.param[0]]
-        sent = [a for a in fresh.db.actions() if a.kind == "tx" and a.detail == f"ElementReferee.{request.param[1]}"]
-        games = [g for g in result.games if request.param[0] in (g.defender, g.challenger)]
+        fresh = scenario.trainers[who]
+        sent = [a for a in fresh.db.actions() if a.kind == "tx" and a.detail == f"ElementReferee.{call}"]
+        games = [g for g in result.games if who in (g.defender, g.challenger)]
         assert [a.tx for a in sent].count(killed[0]) == 1 and len(sent) == len(games), sent
         notes = [a.detail for a in fresh.db.actions() if a.kind == "note"]
         assert "restarted from its records" in notes and not any("refused" in n for n in notes), notes
     else:
         assert result.crashes == []
-    yield scenario, result, stages, market_before
+    yield run, scenario, result, stages, market_before
 
 
 def test_a_covered_node_is_decided_in_stage_element_with_no_oracle(
-    played: tuple[Scenario, ScenarioResult, Stages, int], workload: Workload
+    played: tuple[Run, Scenario, ScenarioResult, Stages, int], workload: Workload
 ) -> None:
-    scenario, result, stages, market_before = played
+    run, scenario, result, stages, market_before = played
     p = scenario.protocol()
     assert p.referee is not None and p.game.referee() == p.referee.address
     assert result.rpc_failures == 0 and result.refused == []
@@ -146,12 +184,16 @@ def test_a_covered_node_is_decided_in_stage_element_with_no_oracle(
         assert rv.players == view.players
         winner = g.defender if g.outcome is Outcome.DEFENDER_WINS else g.challenger
         assert g.outcome in (Outcome.DEFENDER_WINS, Outcome.CHALLENGER_WINS) and winner in honest, g
+        assert (g.defender in honest) is run.honest_defends, g
         assert int(rv.outcome) == int(g.outcome), "the game's outcome is not its element game's"
-        assert rv.values[0] != rv.values[1]
         computed = p.referee._logs("ElementComputed", {"gameId": view.element_game})
-        assert len(computed) == 1, "the contract did not compute the element"
-        honest_value = rv.values[0] if g.defender in honest else rv.values[1]
-        assert int(computed[0]["value"]) == honest_value
+        if run.silent:  # the cheater never moved there: its clock ran out on the referee
+            assert computed == [] and rv.to_move == int(view.side_of(scenario.keys["cheater"].address))
+        else:
+            assert rv.values[0] != rv.values[1]
+            assert len(computed) == 1, "the contract did not compute the element"
+            honest_value = rv.values[0] if g.defender in honest else rv.values[1]
+            assert int(computed[0]["value"]) == honest_value
         assert g.step == workload.config.steps - 1  # the last step, where the cheater's sub goes wrong
     # The game's decision came from resolveElement, and nothing was ever asked of the oracle.
     resolved_by = [e for e in result.journal if e.kind == "tx" and e.detail == "DisputeGame.resolveElement"]
@@ -159,12 +201,14 @@ def test_a_covered_node_is_decided_in_stage_element_with_no_oracle(
     assert not any(e.kind == "tx" and e.detail.startswith("RecomputeOracle.") for e in result.journal)
     assert p.oracle._logs("QuestionAsked") == [] and p.oracle._logs("OracleRegistered") == []
     assert not any(e.kind == "tx" and e.detail == "DisputeGame.resolveOracle" for e in result.journal)
-    # Both sides played the referee's game through their agents.
+    # Both sides played the referee's game through their agents (a silent cheater not at all: it was timed out).
+    timeouts = [e for e in result.journal if e.kind == "tx" and e.detail == "ElementReferee.timeout"]
+    assert len(timeouts) == (len(result.games) if run.silent else 0)
     for n in names:
         moves = [
             e for e in result.journal if e.agent == n and e.kind == "tx" and e.detail.startswith("ElementReferee.")
         ]
-        assert moves, f"{n} made no element move"
+        assert bool(moves) is not (run.silent and n == "cheater"), (n, moves)
 
     # The honest group is paid; the cheater is eliminated and loses at least its bond; the books balance.
     task = result.task_id

@@ -192,6 +192,15 @@ def deploy(
         Path | None, typer.Option("--keystore", help="an encrypted keystore file (password from REFEREED_PASSWORD)")
     ] = None,
     password_file: Annotated[Path | None, typer.Option("--password-file", help="the keystore's password")] = None,
+    element_referee: Annotated[
+        bool | None,
+        typer.Option(
+            "--element-referee/--no-element-referee",
+            help="bind the ElementReferee: elementwise nodes (add, sub, mul, div, neg, reciprocal, sqrt, abs, relu) "
+            "are decided on chain, not by the oracle (default: the deployment's default, off)",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Deploy the protocol's contracts and write deployments/<chainId>.json."""
     import os
@@ -208,7 +217,7 @@ def deploy(
         probe = ChainClient(rpc)
         key = _resolve_key("deployer", probe.chain_id, key, None, keystore, password_file)
         client = ChainClient(rpc, key)
-        deployment = deploy_all(client, out_dir=out_dir)
+        deployment = deploy_all(client, out_dir=out_dir, element_referee=element_referee)
     except ChainError as e:
         _chain_fail(e)
     table = Table(title=f"deployed on chain {deployment.chain_id} by {deployment.deployer}")

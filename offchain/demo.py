@@ -8,7 +8,10 @@ bars), two honestly and one with a cheat from the adversary catalogue (`--cheat 
 `--cheat none` for three honest trainers); they submit their checkpoint lists; the watcher
 opens a game for each pair that disagrees, and every move of every game is shown as it
 lands on chain (game, side, stage, interval or position, gas), then the oracle's answer
-and the settlement; the cheater is slashed, the task is finalized and everyone withdraws.
+(or, with `--element-referee`, for a node the element table covers, the element game's moves on
+the ElementReferee and the element the contract computed) and the settlement; the cheater is
+slashed, the task is finalized and everyone withdraws. The summary says which phase decided each
+game (`phase` in the report: the oracle, the element phase, or neither).
 When every agent waits for a window, the devnet moves the chain's clock forward; the
 report says by how much.
 
@@ -82,6 +85,7 @@ class DemoConfig:
     reward: int = 3 * ETH
     timeout_s: float = 900.0
     client_samples: int = 2  # checkpoint intervals of each revealed result the client replays
+    element_referee: bool | None = None  # bind the ElementReferee (None: the deployment's default)
 
     @classmethod
     def quick(cls, cheat: str | None = DEFAULT) -> DemoConfig:
@@ -125,7 +129,9 @@ def run(out_dir: Path, cfg: DemoConfig, console: Console) -> dict[str, Any]:
             console.print(f"anvil on {node.rpc_url}, chain id {node.chain_id}")
         with timeline.phase("deploy", "deploy the protocol contracts"):
             deployer = ChainClient(node.rpc_url, node.accounts[0].private_key, artifacts=artifacts.values())
-            deployment = deploy_all(deployer, artifacts=artifacts, out_dir=out_dir / "deployments")
+            deployment = deploy_all(
+                deployer, artifacts=artifacts, out_dir=out_dir / "deployments", element_referee=cfg.element_referee
+            )
             for name, rec in deployment.contracts.items():
                 console.print(f"{name} at {rec.address}")
 
@@ -252,12 +258,20 @@ def build_report(
         node = None
         if view.question_id:
             node = p.oracle.question(view.question_id).node
+        elif view.element_game:
+            node = view.position
         how, ended_in = "proof", None  # a game that ends in a move was decided by its proof
         for line in watch.feed.lines:
             if line.game_id != g.game_id or line.kind not in ("move", "timeout", "resolve"):
                 continue
-            how = {"timeout": "timeout", "resolve": "oracle"}.get(line.kind, how)
+            if line.kind == "resolve":
+                how = "element phase" if line.function == "resolveElement" else "oracle"
+            elif line.kind == "timeout":
+                how = "timeout"
             ended_in = stage_name(line.stage) if line.stage is not None else ended_in
+        # The phase that decided the node: the recompute oracle, the on-chain element phase, or neither (the
+        # game ended before a node was decided: a refused proof, a timeout before the node reveal).
+        phase = "oracle" if view.question_id else "element" if view.element_game else None
         games.append(
             {
                 "game_id": g.game_id,
@@ -265,6 +279,8 @@ def build_report(
                 "challenger": g.challenger,
                 "outcome": g.outcome.name.lower(),
                 "decided_by": how,
+                "phase": phase,  # "oracle", "element" (decided on chain) or None
+                "element_game": int(view.element_game) or None,
                 "ended_in": ended_in,  # the stage the game was in when it ended
                 "isolated_step": g.step,
                 "node": node,
@@ -526,7 +542,9 @@ def summary(report: dict[str, Any], console: Console) -> None:
     )
     t.add_row("cheat", f"{cheat['name']}: {cheat['summary']}" if cheat else "none (three honest trainers)")
     for g in report["games"]:
-        where = [f"in {g['ended_in']}"] if g["ended_in"] and g["decided_by"] != "oracle" else []
+        where = [f"in {g['ended_in']}"] if g["ended_in"] and g["decided_by"] not in ("oracle", "element phase") else []
+        if g.get("phase") == "element":
+            where.append(f"(element game {g['element_game']}, computed on chain, no oracle asked)")
         if g["isolated_step"] is not None:
             where.append(f"at step {g['isolated_step']}" + (f", node {g['node']}" if g["node"] is not None else ""))
         sides = g["moves_by_side"]
@@ -612,6 +630,15 @@ def main(
     misattribute: Annotated[
         bool, typer.Option(help="with --ledger: one builder misattributes; the ledger freezes, the pool is refunded")
     ] = False,
+    element_referee: Annotated[
+        bool | None,
+        typer.Option(
+            "--element-referee/--no-element-referee",
+            help="bind the ElementReferee: a disputed elementwise node (add, sub, mul, div, neg, reciprocal, sqrt, "
+            "abs, relu) is decided on chain, without the oracle (default: the deployment's default)",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     console = Console(width=None if sys.stdout.isatty() else 120, highlight=False)
     if ledger:
@@ -628,7 +655,9 @@ def main(
             f"error: --cheat {cheat!r} is not in the catalogue: {', '.join(sorted(CATALOGUE))}, or {NONE}", err=True
         )
         raise typer.Exit(2)
-    cfg = config_from_options(quick, cheat, steps, interval, batch)
+    cfg = dataclasses.replace(
+        config_from_options(quick, cheat, steps, interval, batch), element_referee=element_referee
+    )
     if cfg.steps % cfg.interval or cfg.batch > 96 or min(cfg.steps, cfg.interval, cfg.batch) < 1:
         typer.echo(
             "error: --interval must divide --steps, and --batch be 1..96 (a batch proof carries <= 24 KiB)", err=True

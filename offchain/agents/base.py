@@ -192,6 +192,7 @@ class Agent:
             self.db = AgentDB(self.home / "agent.db")
             self.chain = RecordingChain(rpc_url, private_key, self.db, artifacts=artifacts.values(), fee_cap=fee_cap)
             self.protocol = Protocol.from_deployment(self.chain, deployment, artifacts)
+            self.artifacts = artifacts
             self.deployment = deployment
             self.binding = self._bind()
         except BaseException:

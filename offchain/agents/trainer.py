@@ -32,7 +32,11 @@ Per task it takes on, a tick does the first thing that is due:
    or defends with `opener_defends`; another opener may win the race: that is no error);
 7. play each game it is a player of: its move when it is its turn, `timeout` when the
    opponent's clock ran out, publish the disputed node's inputs once the game reaches a node reveal,
-   `resolveOracle` when the answer is final, `settleDispute` once resolved;
+   `resolveOracle` when the answer is final, `settleDispute` once resolved. A node the element
+   table covers goes to stage ELEMENT instead of the oracle (when the game is bound to an
+   ElementReferee): it plays its side of the referee's game from the node's agreed inputs and its
+   own output (`offchain.agents._element`), times out a silent opponent there, and calls
+   `resolveElement` once the referee decided;
 8. once the task is finalized (after the dispute deadline), claim its bond and share for
    itself, and withdraw what the market credited it.
 
@@ -55,12 +59,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from offchain.agents._element import element_due, element_move, element_side
 from offchain.agents._questions import tend
 from offchain.agents.base import BUSY, DONE, Agent, Tick, idle
 from offchain.agents.strategy import HONEST, Strategy
 from offchain.agents.task import TaskMaterials, TaskRejected, load_materials
 from offchain.chain.errors import ContractRevert
-from offchain.contracts.dispute_game import Outcome, Side, Stage
+from offchain.contracts.dispute_game import GameView, Outcome, Side, Stage
+from offchain.contracts.element_referee import Stage as ElementStage
+from offchain.contracts.protocol import Protocol
 from offchain.contracts.task_market import (
     Dispute,
     TaskMarketAlreadyPlayed,
@@ -79,6 +86,7 @@ from offchain.contracts.task_market import (
     result_commitment,
     reveal_window,
 )
+from offchain.game.element import ElementSide
 from offchain.game.player import PLAYING, GamePlayer
 from offchain.game.witness import RunWitness
 from offchain.store import StoreError
@@ -128,6 +136,7 @@ class _Run:
     materials: TaskMaterials
     witness: RunWitness
     players: dict[int, GamePlayer] = field(default_factory=dict)
+    elements: dict[int, ElementSide] = field(default_factory=dict)  # game id -> its side of the element phase
     zkdv_step: TrainStep | None = None  # the bundled workload's step it trains through zkdv
     zkdv_why: str | None = None  # None: not decided yet; else the workload it matched, or why not zkdv
     attested: AttestedRun | None = None  # the zkdv run, built when training or auditing is due
@@ -597,8 +606,17 @@ class TrainerAgent(Agent):
         p = min(1.0, self.strategy.audit_samples / max(1, m.spec.steps))
 
         def build(resume: bool) -> AttestedRun:
-            return AttestedRun(step, m.dataset, m.config, m.initial, folder, state_check_probability=p,
-                               update_check_probability=p, check_every=self.zkdv_check_every, resume=resume)
+            return AttestedRun(
+                step,
+                m.dataset,
+                m.config,
+                m.initial,
+                folder,
+                state_check_probability=p,
+                update_check_probability=p,
+                check_every=self.zkdv_check_every,
+                resume=resume,
+            )
 
         if not self._transcript(task_id).is_file():
             return build(False)
@@ -761,6 +779,8 @@ class TrainerAgent(Agent):
                 self.say(f"game {game_id}: the opponent's clock ran out: {outcome.name.lower()}")
                 return BUSY
             return idle(view.deadline + 1)
+        if view.stage is Stage.ELEMENT:
+            return self._play_element(run, game_id, side, view, rec, now)
         if view.stage is Stage.ORACLE:
             if not rec.get("published"):
                 return self._publish(game_id, run, view.lo, view.position)
@@ -784,8 +804,57 @@ class TrainerAgent(Agent):
             self.db.update("game", game_id, status="done", outcome=outcome.name, won=won)
             self.say(f"game {game_id}: {'won' if won else 'lost'} ({outcome.name.lower()})")
             run.players.pop(game_id, None)
+            run.elements.pop(game_id, None)
             return BUSY
         return idle()
+
+    def _play_element(self, run: _Run, game_id: int, side: Side, view: GameView, rec: dict[str, Any], now: int) -> Tick:
+        """Stage ELEMENT: this side's move on the referee's game when it is its turn (from the node's agreed
+        inputs and its own output), else what is due for anyone (the referee's timeout, resolveElement)."""
+        game, referee = self.protocol.game, self.protocol.referee
+        if referee is None:  # the game opened an element game, so a referee is bound: read it again
+            self.protocol = Protocol.from_deployment(self.chain, self.deployment, self.artifacts)
+            game, referee = self.protocol.game, self.protocol.referee
+            if referee is None:
+                return idle()
+        element = view.element_game
+        rv = referee.game_of(element)
+        if rv.stage is not ElementStage.RESOLVED and rv.to_move == int(side) and now <= rv.deadline:
+            moves = int(rec.get("element_moves", 0))
+            if rec.get("status") == "stuck" or not self.strategy.will_move(game_id, view, int(rec.get("moves", 0))):
+                return idle()
+            mine = run.elements.get(game_id)
+            if mine is None:
+                mine = run.elements[game_id] = element_side(run.witness, view.lo, view.position)
+                if not rec.get("element_announced"):
+                    self.db.update("game", game_id, element_announced=True)
+                    self.say(
+                        f"game {game_id}: node {view.position} of step {view.lo} goes to the element phase "
+                        f"(element game {element} on the referee)"
+                    )
+            try:
+                what = element_move(referee, element, side, mine, game.config_of(game_id).arity)
+            except ContractRevert as e:
+                if referee.game_of(element).moves != rv.moves:
+                    self.say(
+                        f"game {game_id}: our element move came after the element game had moved on "
+                        f"({e.error_name or e}): it had already landed, or a clock ran out; not counted as refused"
+                    )
+                    return BUSY
+                failures = int(rec.get("failures", 0)) + 1
+                status = "stuck" if failures >= MAX_MOVE_FAILURES else "playing"
+                self.db.update("game", game_id, failures=failures, status=status)
+                self.say(f"game {game_id}: the contract refused our move ({e.error_name or e}); attempt {failures}")
+                return BUSY if status == "playing" else idle()
+            if what is None:  # the turn passed between our two reads of the element game
+                return BUSY
+            self.db.update("game", game_id, moves=int(rec.get("moves", 0)) + 1, element_moves=moves + 1, failures=0)
+            self.say(f"game {game_id}: {what}")
+            return BUSY
+        t, said = element_due(game, referee, game_id, view, now)
+        if said:
+            self.say(f"game {game_id}: {said}")
+        return t
 
     def _publish(self, game_id: int, run: _Run, step: int, node: int) -> Tick:
         self._publish_inputs(run, step, node)

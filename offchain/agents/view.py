@@ -27,6 +27,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from web3.contract.contract import Contract
 
+from offchain.contracts import element_referee as er
 from offchain.contracts.dispute_game import GameView, Outcome, Side, Stage
 from offchain.contracts.protocol import Protocol
 from offchain.contracts.recompute_oracle import ORACLE_INAPPLICABLE, ORACLE_UNAVAILABLE, QuestionStatus
@@ -54,6 +55,8 @@ _GAME_MOVES = frozenset(
         "provePostState",
     }
 )
+# Moves on the ElementReferee's game of a dispute game in stage ELEMENT (docs/game.md 2.7).
+_ELEMENT_MOVES = frozenset({"openHeaders", "descend", "openChunk", "proveElement"})
 
 
 def default_style(name: str) -> str:
@@ -181,7 +184,7 @@ class FeedLine:
     chain_time: int  # the block's timestamp
     tx: str
     sender: str  # a party's name (or its short address)
-    contract: str  # TaskMarket, DisputeGame, RecomputeOracle
+    contract: str  # TaskMarket, DisputeGame, RecomputeOracle, ElementReferee
     function: str
     kind: str  # move, open, timeout, resolve, settle, oracle, task, payout
     text: str
@@ -242,6 +245,8 @@ def where(view: GameView, *, within: GameView | None = None) -> str:
         return f"entry {view.position} of step {view.lo}'s post-state"
     if s is Stage.ORACLE:
         return f"question {view.question_id} (node {view.position} of step {view.lo})"
+    if s is Stage.ELEMENT:
+        return f"element game {view.element_game} (node {view.position} of step {view.lo})"
     if s is Stage.RESOLVED:
         return outcome_name(view.outcome)
     return ""
@@ -260,6 +265,7 @@ class GameTally:
     moves: dict[Side, int] = field(default_factory=lambda: {Side.DEFENDER: 0, Side.CHALLENGER: 0})
     gas: dict[Side, int] = field(default_factory=lambda: {Side.DEFENDER: 0, Side.CHALLENGER: 0})
     question_id: int | None = None
+    element_game: int | None = None  # its ElementReferee game, once in stage ELEMENT
     outcome: Outcome = Outcome.PENDING
     settled: bool = False
 
@@ -280,13 +286,16 @@ class GameFeed:
         self.lines: list[FeedLine] = []
         self.games: dict[int, GameTally] = {}
         self._questions: dict[int, int] = {}  # question id -> game id
+        self._elements: dict[int, int] = {}  # ElementReferee game id -> game id
+        clients: list[tuple[str, Any]] = [
+            ("TaskMarket", protocol.market),
+            ("DisputeGame", protocol.game),
+            ("RecomputeOracle", protocol.oracle),
+        ]
+        if protocol.referee is not None:
+            clients.append(("ElementReferee", protocol.referee))
         self._contracts: dict[str, tuple[str, Contract]] = {
-            c.address.lower(): (name, c.contract)
-            for name, c in (
-                ("TaskMarket", protocol.market),
-                ("DisputeGame", protocol.game),
-                ("RecomputeOracle", protocol.oracle),
-            )
+            c.address.lower(): (name, c.contract) for name, c in clients
         }
         self._events: dict[str, dict[bytes, str]] = {}  # contract address -> topic0 -> event name
         for addr, (_, contract) in self._contracts.items():
@@ -352,6 +361,8 @@ class GameFeed:
             return self._game_line(fn.fn_name, args, events, common)
         if cname == "RecomputeOracle":
             return self._oracle_line(fn.fn_name, args, events, common)
+        if cname == "ElementReferee":
+            return self._element_line(fn.fn_name, args, events, common)
         return self._market_line(fn.fn_name, args, events, common)
 
     def _decode(self, receipt: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
@@ -395,6 +406,9 @@ class GameFeed:
         if after.stage is Stage.ORACLE and tally.question_id is None:
             tally.question_id = int(after.question_id)
             self._questions[int(after.question_id)] = game_id
+        if after.stage is Stage.ELEMENT and tally.element_game is None:
+            tally.element_game = int(after.element_game)
+            self._elements[int(after.element_game)] = game_id
         head = f"game {game_id}"
         if fn in _GAME_MOVES:
             side = before.to_move
@@ -435,7 +449,73 @@ class GameFeed:
                 question_id=int(before.question_id),
                 **common,
             )
+        if fn == "resolveElement":
+            return FeedLine(
+                kind="resolve",
+                text=f"{head}: resolved by its element game, computed on chain: {outcome_name(after.outcome)}",
+                game_id=game_id,
+                stage=before.stage,
+                **common,
+            )
         return FeedLine(kind="game", text=f"{head}: {fn}", game_id=game_id, **common)
+
+    def _element_line(
+        self, fn: str, args: Mapping[str, Any], events: list[tuple[str, Mapping[str, Any]]], common: dict[str, Any]
+    ) -> FeedLine:
+        """A transaction to the ElementReferee: a move (or a timeout) in the element game of a dispute game."""
+        element = int(args.get("gameId", 0))
+        game_id = self._elements.get(element)
+        if game_id is None:  # an element game no dispute game of this feed opened
+            return FeedLine(kind="game", text=f"{common['sender']} called ElementReferee.{fn}", **common)
+        assert self.protocol.referee is not None
+        block = int(common["block"])
+        view_fn = self.protocol.referee.contract.functions.gameOf(element)
+
+        def at(b: int) -> er.GameView:
+            return er.GameView.from_abi(self.chain.read(lambda: view_fn.call(block_identifier=b), "eth_call gameOf"))
+
+        before, after = at(block - 1), at(block)
+        tally = self._tally(game_id)
+        head = f"game {game_id}"
+        side = Side(before.to_move)
+        if fn == "timeout":
+            return FeedLine(
+                kind="timeout",
+                text=f"{head}: the {side.name.lower()}'s clock ran out in element game {element} "
+                f"({tally.players.get(side, '?')}): {after.outcome.name.lower().replace('_', ' ')}",
+                game_id=game_id,
+                side=side,
+                stage=Stage.ELEMENT,
+                **common,
+            )
+        if fn not in _ELEMENT_MOVES:
+            return FeedLine(kind="game", text=f"{head}: ElementReferee.{fn}", game_id=game_id, **common)
+        tally.moves[side] += 1
+        tally.gas[side] += int(common["gas"])
+        stage = before.stage.name.lower().replace("_", " ")
+        if fn == "descend":
+            moved = f"chunks at height {before.height}, position {before.position}"
+        elif fn == "openChunk":
+            moved = f"chunk {before.position}"
+            if after.stage is er.Stage.ELEMENT_PROOF:
+                moved += f" → element {after.element}"
+        elif fn == "proveElement":
+            computed = [a for name, a in events if name == "ElementComputed"]
+            moved = f"element {before.element} computed on chain"
+            if computed:
+                moved += f" ({int(computed[0]['value']):#010x})"
+            moved += f": {after.outcome.name.lower().replace('_', ' ')}"
+        else:
+            moved = "headers"
+        return FeedLine(
+            kind="move",
+            text=f"{head} {side.name.lower()} ({tally.players.get(side, '?')}): element {stage}, {moved}",
+            game_id=game_id,
+            side=side,
+            stage=Stage.ELEMENT,
+            where=moved,
+            **common,
+        )
 
     def _oracle_line(
         self, fn: str, args: Mapping[str, Any], events: list[tuple[str, Mapping[str, Any]]], common: dict[str, Any]

@@ -13,9 +13,10 @@ games. The games of one task run in parallel.
 It is also the protocol's janitor, for everyone's games: it calls `timeout` when the side
 to move let its clock run out, re-assigns an oracle question whose oracle stayed silent,
 settles oracle questions whose windows passed (and draws one whose draw deadline passed),
-resolves a game whose oracle answer is final, settles resolved games in the market, and,
-once a task is finalized, claims the bond and share of every live entrant that has not
-claimed (the credit is the entrant's; it withdraws it). All of these are permissionless; the
+resolves a game whose oracle answer is final, in stage ELEMENT times out the side to move on the
+referee once its clock ran out and calls `resolveElement` once the referee decided, settles
+resolved games in the market, and, once a task is finalized, claims the bond and share of every
+live entrant that has not claimed (the credit is the entrant's; it withdraws it). All of these are permissionless; the
 players do the same for their own games. Its transactions for a task bid at most the task's
 `gasPriceCap` per gas.
 """
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from offchain.agents._element import element_due
 from offchain.agents._questions import tend
 from offchain.agents.base import BUSY, Agent, Tick, idle
 from offchain.contracts.dispute_game import Stage
@@ -165,6 +167,14 @@ class WatcherAgent(Agent):
                 if t.busy:
                     return t
                 block = block or t.block
+                if t.until is not None:
+                    waits.append(t.until)
+            elif view.stage is Stage.ELEMENT and self.protocol.referee is not None:
+                t, said = element_due(game, self.protocol.referee, d.game_id, view, now)
+                if said:
+                    self.say(f"game {d.game_id}: {said}")
+                if t.busy:
+                    return t
                 if t.until is not None:
                     waits.append(t.until)
             elif view.stage is Stage.RESOLVED and not market.dispute_of(d.game_id).settled:

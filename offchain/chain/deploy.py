@@ -5,8 +5,9 @@
 calls the deployer makes once everything is deployed, so that each entry point that costs
 someone else is reachable only from the protocol's own flow: the oracle answers only the
 dispute game (`RecomputeOracle.bindGame`), the game opens only for the task market
-(`DisputeGame.bindMarket`). Each binding is read back through its getter; a binding that
-reverts or reads back wrong fails the deployment (no file is written).
+(`DisputeGame.bindMarket`), and, with `element_referee`, the game decides covered nodes through the
+ElementReferee (`DisputeGame.bindReferee`, `REFEREE_BINDING`). Each binding is read back through its
+getter; a binding that reverts or reads back wrong fails the deployment (no file is written).
 
 `deploy_all` writes `deployments/<chainId>.json` atomically: a temporary file in the same
 folder, then `os.replace` (`_files.write_json_atomically`), so a reader never sees half a
@@ -81,6 +82,7 @@ PROTOCOL: Final[tuple[ContractSpec, ...]] = (
     ContractSpec("DisputeGame", lambda a: (a["RecomputeOracle"],)),
     ContractSpec("TaskMarket", lambda a: (a["DisputeGame"], a["RecomputeOracle"])),
     ContractSpec("TrainingLedger"),  # stands alone: ledgers of docs/ledger.md
+    ContractSpec("ElementReferee"),  # stands alone until DisputeGame is bound to it (REFEREE_BINDING)
 )
 
 # What the deployer binds once every contract is deployed: only the game asks the oracle, only the
@@ -89,6 +91,17 @@ BINDINGS: Final[tuple[Binding, ...]] = (
     Binding("RecomputeOracle", "bindGame", "DisputeGame", "game"),
     Binding("DisputeGame", "bindMarket", "TaskMarket", "market"),
 )
+
+# With `deploy_all(element_referee=True)`: the game sends a node the element table covers to the
+# ElementReferee's element phase, decided on chain, instead of the oracle (docs/game.md 2.7).
+REFEREE_BINDING: Final = Binding("DisputeGame", "bindReferee", "ElementReferee", "referee")
+
+# Whether a deployment binds the ElementReferee unless told otherwise. Off: the element table keys the
+# operator, not its dtypes, so a program with a covered operator on non-fp32 tensors (an int64 add) would
+# let a cheater open an element game there that an honest defender cannot play (its header reverts
+# ElementRefereeDtype) and so loses on time; and the referee's moves are not metered, so the market does
+# not repay them. The bundled workloads are safe (their covered nodes are fp32): bind it for them.
+ELEMENT_REFEREE_DEFAULT: Final = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,11 +207,18 @@ def deploy_all(
     bindings: tuple[Binding, ...] | None = None,
     out_dir: Path | None = None,
     write: bool = True,
+    element_referee: bool | None = None,
 ) -> Deployment:
     """Deploy every contract of `protocol` in order, make `bindings` (default: `BINDINGS` when `protocol` is
-    `PROTOCOL`, none otherwise) and check each; write `<out_dir>/<chainId>.json`."""
+    `PROTOCOL`, none otherwise) and check each; write `<out_dir>/<chainId>.json`. `element_referee` (default
+    `ELEMENT_REFEREE_DEFAULT`) adds `REFEREE_BINDING` to them: DisputeGame then decides the nodes of the
+    element table on chain, and asks the oracle only about the others."""
     if bindings is None:
         bindings = BINDINGS if protocol is PROTOCOL else ()
+    if element_referee is None:
+        element_referee = ELEMENT_REFEREE_DEFAULT
+    if element_referee and REFEREE_BINDING not in bindings:
+        bindings = (*bindings, REFEREE_BINDING)
     artifacts = artifacts if artifacts is not None else compile_contracts()
     missing = [spec.name for spec in protocol if spec.name not in artifacts]
     if missing:

@@ -29,6 +29,7 @@ from offchain.contracts._base import (
     word,
     words,
 )
+from offchain.contracts.element_referee import ELEMENT_ARITHMETIC_ERRORS, ELEMENT_REFEREE_ERRORS
 from offchain.contracts.recompute_oracle import RECOMPUTE_ORACLE_ERRORS
 from trainer.commit import Opening
 
@@ -464,8 +465,16 @@ class DisputeGameClient(ContractClient):
     """Calls a deployed DisputeGame through a `ChainClient` (moves are sent from its key)."""
 
     CONTRACT_NAME = CONTRACT_NAME
-    CALLEES = ("RecomputeOracle", "BatchVerifier")  # BatchVerifier: created by the game, reverts with its errors
-    ERRORS = (DISPUTE_GAME_ERRORS, RECOMPUTE_ORACLE_ERRORS, LIBRARY_ERRORS)
+    # BatchVerifier: created by the game, reverts with its errors; ElementReferee: opened by the challenger's
+    # node reveal (stage ELEMENT) and read by resolveElement.
+    CALLEES = ("RecomputeOracle", "BatchVerifier", "ElementReferee")
+    ERRORS = (
+        DISPUTE_GAME_ERRORS,
+        RECOMPUTE_ORACLE_ERRORS,
+        ELEMENT_REFEREE_ERRORS,
+        ELEMENT_ARITHMETIC_ERRORS,
+        LIBRARY_ERRORS,
+    )
 
     # -- opening and moves -----------------------------------------------------------------
 

@@ -4,8 +4,10 @@ Every custom error of the contract (contracts/src/lib/ElementRefereeErrors.sol) 
 `ElementRefereeError` named after it, and the errors of the one-element evaluator it calls
 (`RepOpsElement`, contracts/src/lib/FloatErrors.sol) subclasses of `ElementArithmeticError`; the
 Merkle and tensor libraries' errors keep their classes (`LIBRARY_ERRORS`). `ElementRefereeClient`
-sends the moves `offchain.game.element.ElementSide` computes; the referee is not yet called by
-DisputeGame, and the agents do not play it yet.
+sends the moves `offchain.game.element.ElementSide` computes, and reads back what the defender posted
+(`defender_nodes`, `defender_chunk`) for the challenger to pass back. DisputeGame opens a game here for
+a covered node once a referee is bound (stage ELEMENT); the trainer agents play it
+(`offchain.agents._element`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any, Final
 from eth_typing import ChecksumAddress
 
 from offchain.chain.client import Receipt
+from offchain.chain.errors import ChainError
 from offchain.contracts._base import (
     LIBRARY_ERRORS,
     ContractClient,
@@ -221,6 +224,11 @@ class GameView:
     values: tuple[int, int]
     moves: int
 
+    @property
+    def deadline(self) -> int:
+        """When the mover's clock runs out (a later move reverts; `timeout` works after it)."""
+        return self.turn_started_at + self.clock_left[self.to_move]
+
     @classmethod
     def from_abi(cls, v: Sequence[Any]) -> GameView:
         return cls(
@@ -289,6 +297,29 @@ class ElementRefereeClient(ContractClient):
     def nodes_posted(self, receipt: Receipt) -> list[bytes]:
         """The defender's descent nodes in its move's receipt (what the challenger passes back)."""
         return [bytes(x) for x in self._event(receipt, "NodesPosted")["nodes"]]
+
+    def defender_nodes(self, game_id: int, *, from_block: int = 0) -> list[bytes]:
+        """The defender's descent nodes at the current level (what the challenger passes back), from its
+        NodesPosted event."""
+        view = self.game_of(game_id)
+        for e in reversed(self._logs("NodesPosted", {"gameId": game_id}, from_block=from_block)):
+            if (int(e["height"]), int(e["position"])) == (view.height, view.position):
+                return [bytes(x) for x in e["nodes"]]
+        raise ChainError(f"element game {game_id}: the defender has not posted nodes at the current level yet")
+
+    def defender_chunk(self, game_id: int, *, from_block: int = 0) -> bytes:
+        """The chunk the defender opened (what the challenger passes back), read from the calldata of the
+        transaction that emitted its ChunkOpened event."""
+        found = [e for e in self._logs("ChunkOpened", {"gameId": game_id}, from_block=from_block) if e["side"] == 0]
+        if not found:
+            raise ChainError(f"element game {game_id}: the defender has not opened its chunk yet")
+        w3 = self.chain.w3
+        tx_hash = found[-1]["_tx"]
+        tx = self.chain.read(lambda: w3.eth.get_transaction(tx_hash), "eth_getTransactionByHash")  # type: ignore[arg-type]
+        fn, args = self.contract.decode_function_input(tx["input"])
+        if fn.fn_name != "openChunk":  # the defender's move came through another contract: not readable here
+            raise ChainError(f"element game {game_id}: the defender's chunk came in a call to {fn.fn_name}")
+        return bytes(args["mine"])
 
     def outcome(self, game_id: int) -> Outcome:
         return Outcome(self._call(self.contract.functions.outcome(game_id)))

@@ -302,9 +302,18 @@ class RunWitness:
 
     def node_inputs(self, step: int, node: int) -> list[torch.Tensor]:
         """The input tensors of node `node` at `step` (what a trainer publishes for the oracle)."""
+        return self.node_io(step, node)[0]
+
+    def node_io(self, step: int, node: int) -> tuple[list[torch.Tensor], tuple[torch.Tensor, ...]]:
+        """The input tensors of node `node` at `step` and its outputs, as this trainer computed them (the
+        element phase opens them: docs/game.md 2.7)."""
         state, batch = self.step_input(step), self.batch(step)
         values = self._interpreter_at(step).node_values(state, batch)
-        inputs = {**state, **batch}
+        return self._inputs_of(node, values, {**state, **batch}), tuple(t.contiguous() for t in values[node])
+
+    def _inputs_of(
+        self, node: int, values: list[tuple[torch.Tensor, ...]], inputs: Mapping[str, torch.Tensor]
+    ) -> list[torch.Tensor]:
         consts = {c.name: c.tensor() for c in self.program.constants}
         out: list[torch.Tensor] = []
         for ref in self.program.nodes[node].inputs:

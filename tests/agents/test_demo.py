@@ -43,7 +43,7 @@ def test_the_quick_demo_catches_the_cheater_and_reports_it(tmp_path: Path) -> No
     assert len(report["games"]) == 2
     for g in report["games"]:
         assert g["challenger"].startswith("honest") and g["defender"] == "cheater"
-        assert g["outcome"] == "challenger_wins" and g["decided_by"] == "oracle"
+        assert g["outcome"] == "challenger_wins" and g["decided_by"] == "oracle" and g["phase"] == "oracle"
         assert g["isolated_step"] == 21 and g["node"] is not None
         sides = g["moves_by_side"]
         assert sides["defender"] + sides["challenger"] == g["moves"] <= 2 * g["round_bound"]
@@ -131,3 +131,29 @@ def test_the_command_line_keeps_the_quick_defaults_it_does_not_override() -> Non
     assert cfg.client_samples == 4  # the quick demo's client replays every interval (it once fell back to 2)
     full = config_from_options(False, "none", 64, None, None)
     assert full.cheat is None and full.steps == 64 and full.client_samples == DemoConfig().client_samples
+
+
+@pytest.mark.anvil
+def test_the_quick_demo_says_the_element_phase_decided(tmp_path: Path) -> None:
+    """With the ElementReferee bound, copy-then-diverge's faulty sub is decided on chain: the report and the
+    summary say the element phase decided each game, and no oracle recomputed anything."""
+    args = ["--quick", "--cheat", "copy-then-diverge", "--element-referee", "--out", str(tmp_path)]
+    proc = subprocess.run(
+        [sys.executable, "-m", "offchain.demo", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["honest_won"] and all(report["checks"].values())
+    assert len(report["games"]) == 2
+    for g in report["games"]:
+        assert g["outcome"] == "challenger_wins" and g["defender"] == "cheater", g
+        assert (g["decided_by"], g["phase"], g["ended_in"]) == ("element phase", "element", "element"), g
+        assert g["question_id"] is None and g["element_game"] and g["isolated_step"] == 31
+        sides = g["moves_by_side"]
+        assert sides["defender"] + sides["challenger"] > g["moves"], "the element game's moves were not seen"
+    assert report["recompute"]["referee"]["nodes_recomputed"] == 0
+    assert "no recomputation (decided on chain, without the oracle)" in proc.stdout
+    assert "by element phase (element game" in proc.stdout

@@ -12,8 +12,17 @@ from eth_utils import keccak
 from offchain.chain.anvil import Anvil
 from offchain.chain.build import Artifact
 from offchain.chain.client import ChainClient
-from offchain.chain.deploy import BINDINGS, PROTOCOL, Binding, ContractSpec, deploy_all, load_deployment
+from offchain.chain.deploy import (
+    BINDINGS,
+    ELEMENT_REFEREE_DEFAULT,
+    PROTOCOL,
+    Binding,
+    ContractSpec,
+    deploy_all,
+    load_deployment,
+)
 from offchain.chain.errors import ChainError
+from offchain.contracts.protocol import Protocol
 
 pytestmark = pytest.mark.anvil
 
@@ -101,3 +110,26 @@ def test_a_binding_that_fails_fails_the_deployment(
     wrong = (Binding("RecomputeOracle", "bindGame", "DisputeGame", "randomness"),)  # reads back another address
     with pytest.raises(ChainError, match=r"RecomputeOracle.randomness\(\) is 0x"):
         deploy_all(client, artifacts=artifacts, protocol=PROTOCOL, bindings=wrong, write=False)
+
+
+@pytest.mark.parametrize("bound", [True, False], ids=["element-referee", "no-element-referee"])
+def test_the_element_referee_is_bound_only_when_asked(
+    client: ChainClient, artifacts: dict[str, Artifact], bound: bool
+) -> None:
+    """The ElementReferee is always deployed; `element_referee=True` binds the game to it (read back through
+    `referee()`, recorded as the last binding), and the protocol's clients then include its client."""
+    deployment = deploy_all(client, artifacts=artifacts, write=False, element_referee=bound)
+    protocol = Protocol.from_deployment(client, deployment, artifacts)
+    referee = deployment.address("ElementReferee")
+    assert client.code(referee)
+    made = [(b.contract, b.function) for b in deployment.bindings]
+    if bound:
+        assert made == [*((b.contract, b.function) for b in BINDINGS), ("DisputeGame", "bindReferee")]
+        assert deployment.bindings[-1].target == referee == protocol.game.referee()
+        assert protocol.referee is not None and protocol.referee.address == referee
+    else:
+        assert made == [(b.contract, b.function) for b in BINDINGS]
+        assert int(protocol.game.referee(), 16) == 0 and protocol.referee is None
+    assert deploy_all(client, artifacts=artifacts, write=False).bindings[-1].function == (
+        "bindReferee" if ELEMENT_REFEREE_DEFAULT else "bindMarket"
+    )

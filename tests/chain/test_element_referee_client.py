@@ -1,17 +1,20 @@
 """ElementReferee on anvil through its typed client: a whole element game on a broadcast add, played
 by `offchain.game.element.ElementSide` for both sides (the liar's output one ulp off at one element),
-with the honest side as defender and as challenger; and bad moves as typed exceptions."""
+with the honest side as defender and as challenger, by hand and through the moves the trainer agents make
+(`offchain.agents._element.element_move`); and bad moves as typed exceptions."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
+from offchain.agents._element import element_move
 from offchain.chain.anvil import Anvil
 from offchain.chain.build import Artifact
 from offchain.chain.client import ChainClient
 from offchain.contracts import element_referee as er
 from offchain.contracts._base import TensorError
+from offchain.contracts.dispute_game import Side
 from offchain.game.element import ElementSide, InputOpening, first_differing_element
 from trainer.commit import commit_tensor
 from trainer.repops import KERNELS
@@ -99,3 +102,32 @@ def test_bad_moves_are_typed(referees: dict[str, er.ElementRefereeClient]) -> No
         referees["owner"].open(
             er.Params(ADD, (), (b"\1" * 32, b"\2" * 32), (referees["defender"].chain.address,) * 2, (1, 1), 4)
         )
+
+
+@pytest.mark.parametrize("honest_defends", [True, False], ids=["honest-defends", "honest-challenges"])
+def test_the_agents_moves_play_a_whole_game(referees: dict[str, er.ElementRefereeClient], honest_defends: bool) -> None:
+    """`offchain.agents._element.element_move`, as the trainer agents call it, plays both sides to the end over a
+    5-chunk output (two descent levels at arity 2): the challenger reads the defender's nodes and chunk back
+    from the chain (`defender_nodes`, `defender_chunk`), and a move out of turn is no move."""
+    honest, liar = _sides(4321)
+    sides = (honest, liar) if honest_defends else (liar, honest)
+    players = {Side.DEFENDER: referees["defender"], Side.CHALLENGER: referees["challenger"]}
+    params = er.Params(
+        op=ADD,
+        inputs=tuple(commit_tensor(t) for t in honest.inputs),
+        outputs=(commit_tensor(sides[0].output), commit_tensor(sides[1].output)),
+        players=(players[Side.DEFENDER].chain.address, players[Side.CHALLENGER].chain.address),
+        clocks=(CLOCK, CLOCK),
+        arity=2,
+    )
+    gid = referees["owner"].open(params)
+    said: list[str] = []
+    while (v := referees["owner"].game_of(gid)).stage is not er.Stage.RESOLVED:
+        mover = Side(v.to_move)
+        assert element_move(players[mover.other], gid, mover.other, sides[mover.other], 2) is None
+        what = element_move(players[mover], gid, mover, sides[mover], 2)
+        assert what is not None
+        said.append(what)
+    assert sum("chunk descent" in s for s in said) == 2 * 3  # K = 5 chunks: depth 3 at arity 2
+    assert v.element == 4321
+    assert v.outcome is (er.Outcome.DEFENDER_WINS if honest_defends else er.Outcome.CHALLENGER_WINS)

@@ -1,0 +1,229 @@
+"""Stage ELEMENT through the agents: a cheater whose first wrong node is in the element table, decided on chain.
+
+The deployment binds the ElementReferee (`deploy_all(element_referee=True)`) and the scenario has no
+oracle agent at all (the RecomputeOracle contract is deployed, since the market reads its fee, but nobody
+registers with it). `copy-then-diverge` trains honestly up to the last step, whose `aten.sub.Tensor`
+kernel is off by 1e-3: the first node whose outputs differ is a tensor-tensor sub on agreed inputs, which
+the element table covers. Each game against an honest trainer must reach stage ELEMENT, be played there
+by both trainer agents (header, chunk descent, chunk, the defender's input openings), and end by
+`resolveElement` with the referee's outcome; no question is ever asked of the oracle; the honest group is
+paid, the cheater loses its bond, and every wei is accounted for.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from offchain.agents.adversaries import CATALOGUE, DeviatingStrategy, cast
+from offchain.agents.base import Agent, AgentCrashed
+from offchain.agents.client import TaskOrder
+from offchain.agents.scenario import Scenario, ScenarioResult
+from offchain.agents.strategy import HONEST
+from offchain.chain.anvil import Anvil
+from offchain.chain.build import Artifact
+from offchain.chain.client import ChainClient, Receipt
+from offchain.chain.deploy import Deployment, deploy_all
+from offchain.contracts import element_referee as er
+from offchain.contracts.dispute_game import GameView, Outcome, Stage
+from offchain.contracts.protocol import Protocol
+from offchain.contracts.task_market import TaskStatus
+from trainer.workloads import Workload
+
+pytestmark = pytest.mark.anvil
+
+ETHER = 10**18
+K = 3
+CHEAT = "copy-then-diverge"
+
+
+@pytest.fixture
+def referee_deployment(node: Anvil, artifacts: dict[str, Artifact]) -> Deployment:
+    deployer = ChainClient(node.rpc_url, node.accounts[0].private_key, artifacts=artifacts.values())
+    return deploy_all(deployer, artifacts=artifacts, write=False, element_referee=True)
+
+
+class Stages:
+    """After every devnet round: the last stage each game was seen in before it resolved."""
+
+    def __init__(self, protocol: Protocol) -> None:
+        self.game = protocol.game
+        self.last: dict[int, Stage] = {}
+
+    def __call__(self) -> None:
+        for game_id in range(1, self.game.game_count() + 1):
+            stage = self.game.game_of(game_id).stage
+            if stage is not Stage.RESOLVED:
+                self.last[game_id] = stage
+
+
+def crash_after(agent: Agent, call: str, nth: int) -> list[str]:
+    """Kill `agent` right after its `nth` mined `ElementReferee.<call>`, before it wrote anything about it."""
+    killed: list[str] = []
+    seen = 0
+
+    def hook(receipt: Receipt, what: str) -> None:
+        nonlocal seen
+        if what == call:
+            seen += 1
+            if seen == nth:
+                killed.append(receipt.tx_hash)
+                raise AgentCrashed(f"killed right after {what} ({receipt.tx_hash}) was mined")
+
+    agent.chain.crash_after = hook  # type: ignore[attr-defined]
+    return killed
+
+
+class SilentInElement(DeviatingStrategy):
+    """copy-then-diverge's cheat, and it makes no move once its game reaches stage ELEMENT."""
+
+    def will_move(self, game_id: int, view: GameView, moves_made: int) -> bool:
+        return view.stage is not Stage.ELEMENT
+
+
+@dataclass(frozen=True)
+class Run:
+    """One way to play the scenario."""
+
+    name: str
+    honest_defends: bool = False  # the trainer that opens a game defends in it (the honest ones open first)
+    crash: tuple[str, str] | None = None  # (party, ElementReferee function): killed right after its first one
+    silent: bool = False  # the cheater stops moving in stage ELEMENT: the honest side times it out there
+
+    def __str__(self) -> str:
+        return self.name
+
+
+RUNS = [
+    Run("honest-challenges"),
+    Run("honest-defends", honest_defends=True),
+    Run("honest-challenger-killed-after-its-header", crash=("honest-1", "openHeaders")),
+    Run("cheating-defender-killed-after-its-chunk", crash=("cheater", "openChunk")),
+    Run("cheating-defender-silent", silent=True),
+    Run("cheating-challenger-silent", honest_defends=True, silent=True),
+]
+
+
+@pytest.fixture(params=RUNS, ids=str)
+def played(
+    request: pytest.FixtureRequest,
+    node: Anvil,
+    referee_deployment: Deployment,
+    artifacts: dict[str, Artifact],
+    workload: Workload,
+    tmp_path: Path,
+) -> Iterator[tuple[Run, Scenario, ScenarioResult, Stages, int]]:
+    """The scenario, played to the end as `Run` says."""
+    run: Run = request.param
+    trainers, _ = cast(CATALOGUE[CHEAT], K, workload.config)
+    if run.silent:
+        cheat = trainers[-1].strategy
+        assert isinstance(cheat, DeviatingStrategy)
+        trainers[-1] = dataclasses.replace(trainers[-1], strategy=SilentInElement(CHEAT, cheat.deviation))
+    scenario = Scenario(
+        rpc_url=node.rpc_url,
+        accounts=node.accounts,
+        deployment=referee_deployment,
+        artifacts=artifacts,
+        folder=tmp_path,
+        order=TaskOrder(workload, reward=3 * ETHER, slots=K),
+        trainers=trainers,
+        oracles=[],  # no oracle agent: nobody could answer a question
+        opener_defends=run.honest_defends,
+    )
+    killed: list[str] = []
+    if run.crash is not None:
+        who, call = run.crash
+        killed = crash_after(scenario.trainers[who], call, 1)
+    p = scenario.protocol()
+    market_before = int(p.market.chain.balance(p.market.address))
+    stages = Stages(p)
+    result = scenario.run(timeout_s=300, on_round=stages)
+    if run.crash is not None:
+        who, call = run.crash
+        assert result.crashes == [who] and len(killed) == 1
+        # The killing move is on chain, journaled late by the fresh agent, and never sent again.
+        fresh = scenario.trainers[who]
+        sent = [a for a in fresh.db.actions() if a.kind == "tx" and a.detail == f"ElementReferee.{call}"]
+        games = [g for g in result.games if who in (g.defender, g.challenger)]
+        assert [a.tx for a in sent].count(killed[0]) == 1 and len(sent) == len(games), sent
+        notes = [a.detail for a in fresh.db.actions() if a.kind == "note"]
+        assert "restarted from its records" in notes and not any("refused" in n for n in notes), notes
+    else:
+        assert result.crashes == []
+    yield run, scenario, result, stages, market_before
+
+
+def test_a_covered_node_is_decided_in_stage_element_with_no_oracle(
+    played: tuple[Run, Scenario, ScenarioResult, Stages, int], workload: Workload
+) -> None:
+    run, scenario, result, stages, market_before = played
+    p = scenario.protocol()
+    assert p.referee is not None and p.game.referee() == p.referee.address
+    assert result.rpc_failures == 0 and result.refused == []
+    names = list(scenario.trainers)
+    honest = [n for n in names if scenario.trainer_roles[names.index(n)].strategy is HONEST]
+    cheaters = [n for n in names if n not in honest]
+    assert len(honest) == 2 and cheaters == ["cheater"]
+
+    # Two games (the cheater against each honest trainer), each decided by its element game.
+    assert len(result.games) == len(honest)
+    program = workload.program
+    for g in result.games:
+        assert stages.last[g.game_id] is Stage.ELEMENT, f"game {g.game_id} ended in {stages.last[g.game_id].name}"
+        view = p.game.game_of(g.game_id)
+        assert view.question_id == 0 and view.element_game != 0
+        node = program.nodes[view.position]
+        assert node.op == "aten.sub.Tensor", node.op  # the first node the cheater's faulty sub kernel changes
+        rv = p.referee.game_of(view.element_game)
+        assert rv.stage is er.Stage.RESOLVED and rv.owner == p.game.address
+        assert rv.players == view.players
+        winner = g.defender if g.outcome is Outcome.DEFENDER_WINS else g.challenger
+        assert g.outcome in (Outcome.DEFENDER_WINS, Outcome.CHALLENGER_WINS) and winner in honest, g
+        assert (g.defender in honest) is run.honest_defends, g
+        assert int(rv.outcome) == int(g.outcome), "the game's outcome is not its element game's"
+        computed = p.referee._logs("ElementComputed", {"gameId": view.element_game})
+        if run.silent:  # the cheater never moved there: its clock ran out on the referee
+            assert computed == [] and rv.to_move == int(view.side_of(scenario.keys["cheater"].address))
+        else:
+            assert rv.values[0] != rv.values[1]
+            assert len(computed) == 1, "the contract did not compute the element"
+            honest_value = rv.values[0] if g.defender in honest else rv.values[1]
+            assert int(computed[0]["value"]) == honest_value
+        assert g.step == workload.config.steps - 1  # the last step, where the cheater's sub goes wrong
+    # The game's decision came from resolveElement, and nothing was ever asked of the oracle.
+    resolved_by = [e for e in result.journal if e.kind == "tx" and e.detail == "DisputeGame.resolveElement"]
+    assert len(resolved_by) == len(result.games)
+    assert not any(e.kind == "tx" and e.detail.startswith("RecomputeOracle.") for e in result.journal)
+    assert p.oracle._logs("QuestionAsked") == [] and p.oracle._logs("OracleRegistered") == []
+    assert not any(e.kind == "tx" and e.detail == "DisputeGame.resolveOracle" for e in result.journal)
+    # Both sides played the referee's game through their agents (a silent cheater not at all: it was timed out).
+    timeouts = [e for e in result.journal if e.kind == "tx" and e.detail == "ElementReferee.timeout"]
+    assert len(timeouts) == (len(result.games) if run.silent else 0)
+    for n in names:
+        moves = [
+            e for e in result.journal if e.agent == n and e.kind == "tx" and e.detail.startswith("ElementReferee.")
+        ]
+        assert bool(moves) is not (run.silent and n == "cheater"), (n, moves)
+
+    # The honest group is paid; the cheater is eliminated and loses at least its bond; the books balance.
+    task = result.task_id
+    market = p.market
+    assert result.status is TaskStatus.FINALIZED
+    group = {n: market.trainer_of(task, scenario.keys[n].address).group for n in names}
+    assert result.winning_group == group[honest[0]] == group[honest[1]] != group["cheater"]
+    assert result.eliminated == {n: n in cheaters for n in names}
+    assert result.net("cheater") <= -result.bond
+    slashed = {e["trainer"]: int(e["slashed"]) for e in market._logs("TrainerEliminated", {"taskId": task})}
+    assert slashed == {scenario.keys["cheater"].address: result.bond}
+    for h in honest:
+        assert result.net(h) >= result.reward // len(honest) - result.fees[h], f"{h}: {result.net(h)}"
+    assert int(market.chain.balance(market.address)) == market.totals()
+    # Every wei: what the parties gained, gas given back, is what left the market (nothing else holds any).
+    market_after = int(market.chain.balance(market.address))
+    assert sum(result.net(n) + result.fees[n] for n in scenario.keys) == market_before - market_after
+    assert int(p.oracle.chain.balance(p.oracle.address)) == 0

@@ -196,8 +196,8 @@ def deploy(
         bool | None,
         typer.Option(
             "--element-referee/--no-element-referee",
-            help="bind the ElementReferee: elementwise nodes (add, sub, mul, div, neg, reciprocal, sqrt, abs, relu) "
-            "are decided on chain, not by the oracle (default: the deployment's default, off)",
+            help="bind the ElementReferee: elementwise nodes (add, sub, mul, div, neg, reciprocal, sqrt, abs, relu, "
+            "where) are decided on chain, not by the oracle (default: bound)",
             show_default=False,
         ),
     ] = None,

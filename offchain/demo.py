@@ -8,8 +8,8 @@ bars), two honestly and one with a cheat from the adversary catalogue (`--cheat 
 `--cheat none` for three honest trainers); they submit their checkpoint lists; the watcher
 opens a game for each pair that disagrees, and every move of every game is shown as it
 lands on chain (game, side, stage, interval or position, gas), then the oracle's answer
-(or, with `--element-referee`, for a node the element table covers, the element game's moves on
-the ElementReferee and the element the contract computed) and the settlement; the cheater is
+(or, for a node the element table covers, the element game's moves on the ElementReferee and the
+element the contract computed; `--no-element-referee` sends every node to the oracle) and the settlement; the cheater is
 slashed, the task is finalized and everyone withdraws. The summary says which phase decided each
 game (`phase` in the report: the oracle, the element phase, or neither).
 When every agent waits for a window, the devnet moves the chain's clock forward; the
@@ -635,7 +635,7 @@ def main(
         typer.Option(
             "--element-referee/--no-element-referee",
             help="bind the ElementReferee: a disputed elementwise node (add, sub, mul, div, neg, reciprocal, sqrt, "
-            "abs, relu) is decided on chain, without the oracle (default: the deployment's default)",
+            "abs, relu, where) is decided on chain, without the oracle (default: bound)",
             show_default=False,
         ),
     ] = None,

@@ -127,6 +127,7 @@ contract ElementReferee is IElementReferee {
         if (k == 0x31fa46769e8d8cba339bd86b3248161af0d5a108c65d2ea6f36c9b52d6e273c8) return 9; // aten.sqrt.default
         if (k == 0xee11884bac8066154a149c86e130c17c3b5ffd3cc887c24a1daf191bcaaeda2d) return 11; // aten.abs.default
         if (k == 0x8a738994fd7761d1aeef2e52e1f0b3d1ba72131fcc1cd35d4870460c742f321d) return 13; // aten.relu.default
+        if (k == 0x9dc792d539b269d3b7526c2e356ebac18cff894ce4dd40908cbcea1587165363) return 14; // aten.where.self
         return 0;
     }
 

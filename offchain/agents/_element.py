@@ -42,6 +42,8 @@ def element_due(
     try:
         if rv.stage is er.Stage.RESOLVED:
             outcome = game.resolve_element(game_id)
+            if outcome is None:
+                return BUSY, "the element phase does not apply to the node (an input's dtype): the oracle decides"
             return BUSY, f"the element game decided on chain: {outcome.name.lower()}"
         if now > rv.deadline:
             ended = referee.timeout(view.element_game)
@@ -63,6 +65,12 @@ def element_move(
     gid = element_game
     defender = side is Side.DEFENDER
     if rv.stage is er.Stage.HEADER:
+        if defender:  # an agreed input of another dtype than the operator's: the phase does not apply
+            want = referee.input_dtypes(rv.op)
+            for k, h in enumerate(mine.input_headers()):
+                if k < len(want) and h.dtype != want[k]:
+                    referee.prove_inapplicable(gid, k, h)
+                    return f"element game {gid}: input {k} is not of the operator's dtype; the oracle will decide"
         referee.open_headers(gid, mine.header(), mine.input_headers() if defender else ())
         extra = " and the inputs' headers" if defender else ""
         return f"element game {gid}: opened the output header{extra}"

@@ -96,12 +96,13 @@ BINDINGS: Final[tuple[Binding, ...]] = (
 # ElementReferee's element phase, decided on chain, instead of the oracle (docs/game.md 2.7).
 REFEREE_BINDING: Final = Binding("DisputeGame", "bindReferee", "ElementReferee", "referee")
 
-# Whether a deployment binds the ElementReferee unless told otherwise. Off: the element table keys the
-# operator, not its dtypes, so a program with a covered operator on non-fp32 tensors (an int64 add) would
-# let a cheater open an element game there that an honest defender cannot play (its header reverts
-# ElementRefereeDtype) and so loses on time; and the referee's moves are not metered, so the market does
-# not repay them. The bundled workloads are safe (their covered nodes are fp32): bind it for them.
-ELEMENT_REFEREE_DEFAULT: Final = False
+# Whether a deployment binds the ElementReferee unless told otherwise. On: a covered node is then decided
+# by the contract's own arithmetic, with no trust in an oracle committee. A covered operator on tensors of
+# other dtypes (an int64 where or add; the table keys operators, not dtypes) is proved inapplicable by the
+# defender and goes to the oracle (ElementReferee.proveInapplicable). The cost: the referee's moves are not
+# metered, so the market does not repay the honest side's element moves (about 0.2-0.3M gas a game,
+# docs/game.md 2.7). `--no-element-referee` (refereed deploy, ./scripts/demo) sends every node to the oracle.
+ELEMENT_REFEREE_DEFAULT: Final = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,8 +216,8 @@ def deploy_all(
     element table on chain, and asks the oracle only about the others."""
     if bindings is None:
         bindings = BINDINGS if protocol is PROTOCOL else ()
-    if element_referee is None:
-        element_referee = ELEMENT_REFEREE_DEFAULT
+    if element_referee is None:  # the default binds it in the whole protocol only (a subset may lack either)
+        element_referee = ELEMENT_REFEREE_DEFAULT and protocol is PROTOCOL
     if element_referee and REFEREE_BINDING not in bindings:
         bindings = (*bindings, REFEREE_BINDING)
     artifacts = artifacts if artifacts is not None else compile_contracts()

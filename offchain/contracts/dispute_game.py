@@ -559,9 +559,14 @@ class DisputeGameClient(ContractClient):
     def resolve_oracle(self, game_id: int) -> Outcome:
         return self._resolved(self._send(self.contract.functions.resolveOracle(game_id)))
 
-    def resolve_element(self, game_id: int) -> Outcome:
-        """Stage ELEMENT: ends the game with the outcome of its element game; the outcome."""
-        return self._resolved(self._send(self.contract.functions.resolveElement(game_id)))
+    def resolve_element(self, game_id: int) -> Outcome | None:
+        """Stage ELEMENT: ends the game with the outcome of its element game; the outcome. None when the
+        element game was inapplicable (an agreed input of another dtype than the operator's): the game
+        then asked the oracle and is in stage ORACLE."""
+        receipt = self._send(self.contract.functions.resolveElement(game_id))
+        if self._events(receipt, "OracleAsked"):
+            return None
+        return self._resolved(receipt)
 
     def timeout(self, game_id: int) -> Outcome:
         """Ends the game against the side whose clock ran out; the outcome."""

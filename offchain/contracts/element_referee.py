@@ -284,6 +284,11 @@ class ElementRefereeClient(ContractClient):
         resolves INAPPLICABLE and its owner asks the oracle)."""
         return self._resolved(self._send(self.contract.functions.proveInapplicable(game_id, k, header.to_abi())))
 
+    def input_dtypes(self, op: int) -> tuple[int, ...]:
+        """The dtype codes (trainer.commit.dtype_code) the operator `op`'s spec takes, one per input."""
+        n_in, _, packed, _ = self._call(self.contract.functions.opSpec(op))
+        return tuple((int(packed) >> (8 * k)) & 0xFF for k in range(int(n_in)))
+
     def inputs_of(self, game_id: int) -> list[bytes]:
         """The game's agreed input commitments."""
         return [bytes(x) for x in self._call(self.contract.functions.inputsOf(game_id))]

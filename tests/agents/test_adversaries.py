@@ -317,7 +317,7 @@ CASES: dict[str, Case] = {
     "wrong-graph": Case(Stage.NODE_REVEAL, refused=True),
     "wrong-input": Case(Stage.INPUT_PROOF, refused=True),
     "refuses-to-move": Case(Stage.TRACE_DESCENT),
-    "copy-then-diverge": Case(Stage.ORACLE),
+    "copy-then-diverge": Case(Stage.ELEMENT),  # its faulty sub.Tensor is in the element table
     "lying-oracle": Case(Stage.ORACLE, check=liar_slashed),
     "colluding": Case(Stage.INPUT_PROOF, refused=True),
     "committee-grinder": Case(Stage.ORACLE, check=draws_not_chosen, prepare=keeper_probe),
@@ -409,6 +409,8 @@ def decided_by(protocol: Protocol, game_id: int, stage: Stage) -> str:
         return "post-state proof"
     if stage is Stage.NODE_REVEAL:
         return "node reveal"
+    if stage is Stage.ELEMENT:
+        return "element"
     return "timeout"
 
 

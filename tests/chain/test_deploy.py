@@ -16,6 +16,7 @@ from offchain.chain.deploy import (
     BINDINGS,
     ELEMENT_REFEREE_DEFAULT,
     PROTOCOL,
+    REFEREE_BINDING,
     Binding,
     ContractSpec,
     deploy_all,
@@ -90,12 +91,14 @@ def test_the_bindings_are_made_recorded_and_read_back(
 ) -> None:
     deployment = deploy_all(client, artifacts=artifacts, out_dir=tmp_path)
     data = json.loads((tmp_path / f"{client.chain_id}.json").read_text())
-    assert [(b["contract"], b["function"]) for b in data["bindings"]] == [(b.contract, b.function) for b in BINDINGS]
-    targets = {b["contract"]: b["target"] for b in data["bindings"]}
-    assert targets == {
-        "RecomputeOracle": deployment.address("DisputeGame"),
-        "DisputeGame": deployment.address("TaskMarket"),
-    }
+    expected = [*BINDINGS, *([REFEREE_BINDING] if ELEMENT_REFEREE_DEFAULT else [])]
+    assert [(b["contract"], b["function"]) for b in data["bindings"]] == [(b.contract, b.function) for b in expected]
+    targets = [(b["contract"], b["target"]) for b in data["bindings"]]
+    assert targets == [
+        ("RecomputeOracle", deployment.address("DisputeGame")),
+        ("DisputeGame", deployment.address("TaskMarket")),
+        *([("DisputeGame", deployment.address("ElementReferee"))] if ELEMENT_REFEREE_DEFAULT else []),
+    ]
     assert all(b["txHash"].startswith("0x") and b["blockNumber"] > 0 for b in data["bindings"])
     assert load_deployment(client.chain_id, tmp_path).bindings == deployment.bindings
 
@@ -113,7 +116,7 @@ def test_a_binding_that_fails_fails_the_deployment(
 
 
 @pytest.mark.parametrize("bound", [True, False], ids=["element-referee", "no-element-referee"])
-def test_the_element_referee_is_bound_only_when_asked(
+def test_the_element_referee_is_bound_unless_refused(
     client: ChainClient, artifacts: dict[str, Artifact], bound: bool
 ) -> None:
     """The ElementReferee is always deployed; `element_referee=True` binds the game to it (read back through

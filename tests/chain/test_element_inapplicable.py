@@ -47,3 +47,40 @@ def test_an_int64_add_is_proved_inapplicable(anvil: Anvil, artifacts: dict[str, 
     assert defender.prove_inapplicable(gid, 1, header_of(idx)) == er.Outcome.INAPPLICABLE
     assert owner.outcome(gid) == er.Outcome.INAPPLICABLE
     assert owner.inputs_of(gid) == list(params.inputs)
+
+
+def test_the_agents_defender_proves_an_int64_where_inapplicable(anvil: Anvil, artifacts: dict[str, Artifact]) -> None:
+    """The agents' move (`offchain.agents._element.element_move`) at a where.self on int64 tensors, as the
+    bundled workloads' cross-entropy runs it: the defender proves input 1's dtype instead of opening headers
+    (which the referee would refuse, costing it the game on time), and the game is INAPPLICABLE."""
+    from offchain.agents._element import element_move
+    from offchain.contracts.dispute_game import Side
+    from offchain.game.element import ElementSide
+
+    deployer = ChainClient(anvil.rpc_url, anvil.accounts[3].private_key, artifacts=artifacts.values())
+    address = deployer.deploy(artifacts["ElementReferee"]).address
+    owner, defender, challenger = (
+        er.ElementRefereeClient(ChainClient(anvil.rpc_url, anvil.accounts[i].private_key), address,
+                                artifacts["ElementReferee"])
+        for i in (3, 5, 6)
+    )  # fmt: skip
+    cond = torch.tensor([True, False, True, False])
+    a = torch.tensor([1, 2, 3, 4], dtype=torch.int64)
+    b = torch.tensor([-100, -100, -100, -100], dtype=torch.int64)
+    out = torch.where(cond, a, b)
+    where = 13
+    assert defender.input_dtypes(where) == (10, 1, 1)  # bool, f32, f32
+    params = er.Params(
+        op=where,
+        inputs=tuple(commit_tensor(t) for t in (cond, a, b)),
+        outputs=(commit_tensor(out), commit_tensor(out + 1)),
+        players=(defender.chain.address, challenger.chain.address),
+        clocks=(CLOCK, CLOCK),
+        arity=ARITY,
+    )
+    gid = owner.open(params)
+    mine = ElementSide([cond, a, b], out)
+    assert element_move(challenger, gid, Side.CHALLENGER, mine, ARITY) is None  # not its turn
+    said = element_move(defender, gid, Side.DEFENDER, mine, ARITY)
+    assert said is not None and "input 1 is not of the operator's dtype" in said
+    assert owner.outcome(gid) == er.Outcome.INAPPLICABLE

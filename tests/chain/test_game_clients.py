@@ -145,6 +145,7 @@ def test_deployment_wires_the_contracts(players: dict[str, Protocol], deployment
     assert [(b.contract, b.function) for b in deployment.bindings] == [
         ("RecomputeOracle", "bindGame"),
         ("DisputeGame", "bindMarket"),
+        ("DisputeGame", "bindReferee"),  # the element phase is bound by default
     ]
 
 

@@ -96,17 +96,16 @@ def test_deploy_writes_the_deployment_file(anvil: Anvil, tmp_path: Path) -> None
     game, market = data["contracts"]["DisputeGame"]["address"], data["contracts"]["TaskMarket"]["address"]
     assert f"bound RecomputeOracle.bindGame({game})" in result.stdout
     assert f"bound DisputeGame.bindMarket({market})" in result.stdout
-    assert "bindReferee" not in result.stdout  # off by default
+    assert f"bound DisputeGame.bindReferee({data['contracts']['ElementReferee']['address']})" in result.stdout
 
 
 @pytest.mark.anvil
-def test_deploy_with_the_element_referee_binds_it(anvil: Anvil, tmp_path: Path) -> None:
-    result = runner.invoke(app, ["deploy", "--rpc", anvil.rpc_url, "--out", str(tmp_path), "--element-referee"])
+def test_deploy_without_the_element_referee_binds_no_referee(anvil: Anvil, tmp_path: Path) -> None:
+    result = runner.invoke(app, ["deploy", "--rpc", anvil.rpc_url, "--out", str(tmp_path), "--no-element-referee"])
     assert result.exit_code == 0, result.output
     data = json.loads((tmp_path / "31337.json").read_text())
-    referee = data["contracts"]["ElementReferee"]["address"]
-    assert f"bound DisputeGame.bindReferee({referee})" in result.stdout
-    assert data["bindings"][-1]["function"] == "bindReferee" and data["bindings"][-1]["target"] == referee
+    assert "bindReferee" not in result.stdout and data["contracts"]["ElementReferee"]["address"] in result.stdout
+    assert [b["function"] for b in data["bindings"]] == ["bindGame", "bindMarket"]
 
 
 @pytest.mark.anvil

@@ -16,12 +16,13 @@ and so defends: "oracle" when the recompute oracle's answer decided; "<kind> pro
 "node reveal" when the cheater's move at that stage was refused (it cannot back its claim)
 and it lost on time; "timeout" when it stopped moving of its own accord.
 
-`decided_by` is for a deployment without an ElementReferee (the default). With one bound
-(`deploy_all(element_referee=True)`), `copy-then-diverge` is decided in stage ELEMENT, on chain and
-without the oracle: its first wrong node is a tensor-tensor `sub.Tensor`, which the element table
-covers (tests/agents/test_element_stage.py). The other entries end as listed (checked with the
-referee bound): the first node a faulty kernel changes is node 0 (a permute), eager kernels first
-differ at an addmm, the hostile question is about an mm, none of them in the table.
+`decided_by` is for a deployment that binds the ElementReferee (the default; without it,
+`deploy_all(element_referee=False)`, an entry decided in the element phase goes to the oracle
+instead). `copy-then-diverge` is decided in stage ELEMENT, on chain and without the oracle: its
+first wrong node is a tensor-tensor `sub.Tensor`, which the element table covers
+(tests/agents/test_element_stage.py). The others end as listed: the first node a faulty kernel
+changes is node 0 (a permute), eager kernels first differ at an addmm, the hostile question is
+about an mm, none of them in the table.
 """
 
 from __future__ import annotations
@@ -219,7 +220,7 @@ register(
         lambda c: DeviatingStrategy(
             "copy-then-diverge", Deviation(last_step(c), DeviationKind.KERNEL, "aten.sub.Tensor")
         ),
-        decided_by="oracle",
+        decided_by="element (on chain, by the ElementReferee)",
     )
 )
 register(

@@ -237,20 +237,30 @@ class _StepPlan:
             [header(dtype_code(dtype), shape) for _, dtype, shape in entries],
         )
         self.probes = FlatProbes.plan(probes, post)
+        self.groups = []  # per group (post, update, batch): names, its span in the row, canonical order, name hashes
+        at = 0
+        for names in (self.post_names, self.update_names, self.batch_names):
+            canon, hashes = _order(tuple(names))
+            self.groups.append((names, at, at + len(names), [names.index(n) for n in canon], hashes))
+            at += len(names)
 
     def commitments(self, flat: Tensor, update: Sequence[Tensor], batch: Sequence[Tensor]
-                    ) -> tuple[dict[str, bytes], dict[str, bytes], dict[str, bytes]] | None:
-        """(post, update, batch) commitments by name in one native call (None without the library); the
-        update and batch tensors are contiguous and of the planned layouts (the caller checked)."""
+                    ) -> list[tuple[dict[str, bytes], list[bytes], bytes]] | None:
+        """For the post-state, the update and the batch: (commitments by name, in canonical order, the root),
+        the commitments in one native call (None without the library); the update and batch tensors are
+        contiguous and of the planned layouts (the caller checked)."""
         base = flat.data_ptr()
         row = self.commit([base + o for o in self.offsets] + [t.data_ptr() for t in update]
                           + [t.data_ptr() for t in batch])
         if row is None:
             return None
         got = [row[i : i + 32] for i in range(0, len(row), 32)]
-        a, b = len(self.post_names), len(self.post_names) + len(self.update_names)
-        return (dict(zip(self.post_names, got[:a], strict=True)), dict(zip(self.update_names, got[a:b], strict=True)),
-                dict(zip(self.batch_names, got[b:], strict=True)))
+        out = []
+        for names, a, b, perm, hashes in self.groups:
+            mine = got[a:b]
+            canon = [mine[i] for i in perm]
+            out.append((dict(zip(names, mine, strict=True)), canon, state_root_ordered(hashes, canon)))
+        return out
 
 
 class _ModesOff:
@@ -771,7 +781,8 @@ class ZKDV:
                 p.grad = None  # as the step's own optimizer.zero_grad() leaves it
             # buffers: the program passes them through (section 11: buffers must not change in the step)
             self._opt_state = {n: t for n, t in new.items() if not n.startswith((PARAM, BUFFER))}
-        txn.loss, txn.grads, txn.stepped = loss.detach(), {}, True
+            loss = loss.detach()  # here, not under the mode (its Python dispatch costs more than the detach)
+        txn.loss, txn.grads, txn.stepped = loss, {}, True
         self.program_steps += 1
         return txn.loss if self._program_returns == "loss" else None
 
@@ -1044,17 +1055,18 @@ class ZKDV:
             post: dict[str, Tensor] = {}
             if got is None:  # the generic path (another layout, or no native library): the same bits
                 post = _entries(work.layout, work.flat)
-                got = (*commitments_of(post, work.update, named),)  # one native call
-            post_c, update_c, batch_c = got
-            commit = StepCommit(t, pre, post_c, update_c, work.loss, pre_root, root_of(post_c))
+                got = [(c, ordered(c), root_of(c)) for c in commitments_of(post, work.update, named)]  # one call
+            (post_c, post_entries, post_root), (update_c, update_entries, update_root), (batch_c, _, batch_root) = got
+            commit = StepCommit(t, pre, post_c, update_c, work.loss, pre_root, post_root)
             record: dict[str, Any] = {
                 **work.fields,
-                "batch": work.batch_record if work.batch is None else self._batch_record(work.batch, batch_c),
+                "batch": work.batch_record if work.batch is None
+                else self._batch_record(work.batch, batch_c, batch_root),
                 "pre": commit.pre_root,
                 "post": commit.post_root,
-                "post_entries": ordered(post_c),
-                "update": root_of(update_c),
-                "update_entries": ordered(update_c),
+                "post_entries": post_entries,
+                "update": update_root,
+                "update_entries": update_entries,
                 "loss": work.loss,
                 "probes": plan.probes(work.flat) if plan is not None and plan.probes is not None
                 else self._probe_record(post or _entries(work.layout, work.flat)),
@@ -1489,14 +1501,15 @@ class ZKDV:
         names = self._leaf_names(len(leaves))
         return {n: t.detach().contiguous() for n, t in zip(names, leaves, strict=True)}
 
-    def _batch_record(self, leaves: Sequence[Tensor], commits: Mapping[str, bytes] | None = None) -> dict[str, Any]:
-        """The step record's `batch`; `commits`: the leaves' commitments when already computed."""
+    def _batch_record(self, leaves: Sequence[Tensor], commits: Mapping[str, bytes] | None = None,
+                      root: bytes | None = None) -> dict[str, Any]:
+        """The step record's `batch`; `commits`: the leaves' commitments when already computed, `root` their root."""
         with _modes_off():
             if commits is None:
                 commits = commitments(self._batch_named(leaves))
             rows = packed_rows(leaves)
             return {
-                "root": root_of(commits),
+                "root": root_of(commits) if root is None else root,
                 "rows": int(rows.shape[0]),
                 "width": int(rows.shape[1]),
                 "rolling": rolling_root(rows, self.rolling_window),

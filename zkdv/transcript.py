@@ -286,10 +286,10 @@ class FlatProbes:
             off, shape = spans[n]
             rows = math.prod(shape) // p.d
             col = torch.arange(p.m).reshape(1, 1, p.m) * p.k + torch.arange(p.k).reshape(1, p.k, 1)  # (1, k, m)
-            at = off // 4 + torch.arange(rows).reshape(rows, 1, 1) * p.d + col
+            src = off // 4 + torch.arange(rows).reshape(rows, 1, 1) * p.d + col
             out = (col >= p.d).expand(rows, p.k, p.m)
             any_pad = any_pad or bool(out.any())
-            idx.append(torch.where(out, torch.zeros((), dtype=torch.int64), at).reshape(-1))
+            idx.append(torch.where(out, torch.zeros((), dtype=torch.int64), src).reshape(-1))
             pad.append(out.reshape(-1))
             counts.append(rows)
         self.index = torch.cat(idx) if idx else torch.zeros(0, dtype=torch.int64)

@@ -42,15 +42,20 @@ class SamplingPolicy:
         if self.every is not None:
             hit = step % self.every == 0
             return hit, hit
-        return (
-            _draw(key, step, b"state") < self.state_check_probability,
-            _draw(key, step, b"update") < self.update_check_probability,
-        )
+        return _drawn(key, step, b"state", self.state_check_probability), _drawn(
+            key, step, b"update", self.update_check_probability)
 
     def to_record(self) -> dict[str, object]:
         if self.every is not None:
             return {"every": self.every}
         return {"state": float(self.state_check_probability), "update": float(self.update_check_probability)}
+
+
+def _drawn(key: bytes, step: int, kind: bytes, p: float) -> bool:
+    """`_draw(key, step, kind) < p`, without the hash where p <= 0: no draw is below 0."""
+    if p <= 0:
+        return False
+    return _draw(key, step, kind) < p
 
 
 def _draw(key: bytes, step: int, kind: bytes) -> float:

@@ -40,13 +40,16 @@ import numpy as np
 import torch
 import torch.distributed as dist
 from torch import nn
+from torch._ops import _len_torch_dispatch_stack_pre_dispatch
 from torch.func import functional_call
 from torch.fx.experimental.proxy_tensor import make_fx
 from torch.utils import _pytree as pytree
-from torch.utils._python_dispatch import _disable_current_modes
+from torch.utils._python_dispatch import _disable_current_modes, _pop_mode, _push_mode
 
+from trainer.commit import _native as _commit_native
 from trainer.commit import commit_tensors, name_hash, state_root_ordered
 from trainer.commit.records import canonical_names
+from trainer.commit.tensor import dtype_code, header
 from trainer.interp import Interpreter
 from trainer.program import InputKind, InputRef, Program, ProgramError, ProgramInput, TensorType
 from trainer.program.capture import _lower
@@ -69,6 +72,7 @@ from zkdv.errors import (
 from zkdv.overlap import UNCHECKED, Overlap
 from zkdv.transcript import (
     FORMAT_VERSION,
+    FlatProbes,
     Probe,
     ProbeSet,
     TranscriptWriter,
@@ -154,7 +158,10 @@ def _layout(state: Mapping[str, Tensor]) -> tuple[Any, ...]:
 
 def _state_bytes(state: Mapping[str, Tensor]) -> Tensor:
     """Every entry's bytes, in order, as one fresh uint8 tensor (a copy nothing else refers to)."""
-    parts = [t.detach().contiguous().reshape(-1).view(torch.uint8) for t in state.values()]
+    values = list(state.values())
+    if values and all(t.dtype == values[0].dtype and not t.requires_grad for t in values):
+        return torch.cat([t.reshape(-1) for t in values]).view(torch.uint8)  # one dtype: the same bytes, fewer calls
+    parts = [t.detach().contiguous().reshape(-1).view(torch.uint8) for t in values]
     return torch.cat(parts) if parts else torch.zeros(0, dtype=torch.uint8)
 
 
@@ -208,6 +215,84 @@ def _entries(layout: tuple[Any, ...], flat: Tensor) -> dict[str, Tensor]:
     return out
 
 
+class _StepPlan:
+    """The fixed facts of a run's steps, for one layout of the post-state (its `_state_bytes` copy), the update
+    and the batch (a run has one; built once, on the thread that commits): every entry's byte offset in the
+    copy, the native commitment plan of all a step's tensors (one call, only the addresses passed), the
+    probes' gather plan."""
+
+    def __init__(self, post: tuple[Any, ...], update: tuple[Any, ...], batch: tuple[Any, ...],
+                 probes: ProbeSet) -> None:
+        self.post_names = [n for n, _, _ in post]
+        self.update_names = [n for n, _, _ in update]
+        self.batch_names = [n for n, _, _ in batch]
+        self.offsets, off = [], 0
+        for _, dtype, shape in post:
+            self.offsets.append(off)
+            off += dtype.itemsize * math.prod(shape)
+        self.total = off
+        entries = (*post, *update, *batch)
+        self.commit = _commit_native.CommitPlan(
+            [dtype.itemsize * math.prod(shape) for _, dtype, shape in entries],
+            [header(dtype_code(dtype), shape) for _, dtype, shape in entries],
+        )
+        self.probes = FlatProbes.plan(probes, post)
+        self.groups = []  # per group (post, update, batch): names, its span in the row, canonical order, name hashes
+        at = 0
+        for names in (self.post_names, self.update_names, self.batch_names):
+            canon, hashes = _order(tuple(names))
+            self.groups.append((names, at, at + len(names), [names.index(n) for n in canon], hashes))
+            at += len(names)
+
+    def commitments(self, flat: Tensor, update: Sequence[Tensor], batch: Sequence[Tensor]
+                    ) -> list[tuple[dict[str, bytes], list[bytes], bytes]] | None:
+        """For the post-state, the update and the batch: (commitments by name, in canonical order, the root),
+        the commitments in one native call (None without the library); the update and batch tensors are
+        contiguous and of the planned layouts (the caller checked)."""
+        base = flat.data_ptr()
+        row = self.commit([base + o for o in self.offsets] + [t.data_ptr() for t in update]
+                          + [t.data_ptr() for t in batch])
+        if row is None:
+            return None
+        got = [row[i : i + 32] for i in range(0, len(row), 32)]
+        out = []
+        for names, a, b, perm, hashes in self.groups:
+            mine = got[a:b]
+            canon = [mine[i] for i in perm]
+            out.append((dict(zip(names, mine, strict=True)), canon, state_root_ordered(hashes, canon)))
+        return out
+
+
+class _ModesOff:
+    """`_disable_current_modes()` (a context manager): where the only dispatch mode on is one mode (zkdv's own,
+    in a transaction) it pops that one and pushes it back, without the general case's imports and lists."""
+
+    __slots__ = ("general", "mode")
+
+    def __enter__(self) -> None:
+        self.mode: Any = None
+        self.general: Any = None
+        if _len_torch_dispatch_stack_pre_dispatch() == 0:
+            n = torch._C._len_torch_dispatch_stack()
+            if n == 0:
+                return
+            if n == 1:
+                self.mode = _pop_mode()
+                return
+        self.general = _disable_current_modes()
+        self.general.__enter__()
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.mode is not None:
+            _push_mode(self.mode)
+        elif self.general is not None:
+            self.general.__exit__(*exc)
+
+
+def _modes_off() -> _ModesOff:
+    return _ModesOff()
+
+
 def _diff(what: str, got: Mapping[str, bytes], want: Mapping[str, bytes]) -> str:
     names = sorted(n for n in set(got) | set(want) if got.get(n) != want.get(n))
     return f"{what} differs in {', '.join(names)}" if names else ""
@@ -237,7 +322,8 @@ class _StepWork:
     (a copy)."""
 
     step: int
-    post: dict[str, Tensor]  # views of the post-state's copy taken at close: nothing else writes them
+    layout: tuple[Any, ...]  # the post-state's (name, dtype, shape), in order
+    flat: Tensor | None  # the post-state's bytes, a copy taken at close: nothing else writes it
     update: dict[str, Tensor]
     loss: bytes
     batch: list[Tensor] | None  # the rank-local batch leaves (copies), or None with `batch_record` given
@@ -291,7 +377,7 @@ class SnapshotPool:
         same = free.state.keys() == state.keys() and all(
             free.state[n].shape == t.shape and free.state[n].dtype == t.dtype for n, t in state.items()
         )
-        with _disable_current_modes(), torch.no_grad():
+        with _modes_off(), torch.no_grad():
             if same:
                 for n, t in state.items():
                     free.state[n].copy_(t)
@@ -418,6 +504,7 @@ class ZKDV:
         self._attested: Callable[..., Any] | None = None
         self._kernels: Mapping[str, OpSpec] = KERNELS  # the eager side's table (tests swap entries)
         self._param_names: list[str] = []
+        self._prefixed: list[tuple[str, str]] = []  # (state name, parameter name) of every trained parameter
         self._buffer_names: list[str] = []
         self._opt_state: dict[str, Tensor] = {}
         self._program: Program | None = None
@@ -429,12 +516,16 @@ class ZKDV:
         self._runner_kernels: Mapping[str, OpSpec] | None = None
         self.program_steps = 0  # transactions whose step ran as the sealed program
         self._signature: tuple[Any, ...] | None = None
+        # the last open's cheap parts of the signature (spec, dtypes and shapes as objects) and the signature
+        self._fingerprint: tuple[tuple[Any, ...], tuple[Any, ...]] | None = None
         self._root_record: dict[str, Any] | None = None
         self._root_key = b""
         self._probes: dict[str, Probe] = {}
         self._probe_set = ProbeSet({})
+        self._plans: dict[tuple[Any, ...], _StepPlan] = {}  # per layout of (post-state, update, batch)
         self._capture: _Capture | None = None
         self._batch_spec: Any = None
+        self._names_of: tuple[Any, int, int, list[str]] | None = None  # (spec, leaves, world size, names)
         self._mode: RepOpsMode | None = None
         self._active: Transaction | None = None
         self._next_step = 0
@@ -633,7 +724,7 @@ class ZKDV:
             if self._capture is not None:
                 self._capture.grad_after = "none" if set_to_none else "zeros"
                 return
-            with _disable_current_modes():
+            with _modes_off():
                 native_zero(set_to_none=set_to_none)
 
         opt.step = step  # type: ignore[method-assign]
@@ -679,19 +770,19 @@ class ZKDV:
         if self._runner is None or self._runner_kernels is not self._kernels:
             self._runner = Interpreter(program, self._kernels)  # the eager side's table, as the mode uses
             self._runner_kernels = self._kernels
-        with _disable_current_modes(), torch.no_grad():  # the mode would see every detach of reading the state
-            state = self._read_state()
-            batch = {n: t.detach() for n, t in zip(leaf_names(self._batch_spec, len(txn.leaves)), txn.leaves,
-                                                    strict=True)}
+        with _modes_off(), torch.no_grad():  # the mode would see every detach of reading the state
+            state, own = self._read_state_params()
+            batch = {n: t.detach() for n, t in zip(self._leaf_names(len(txn.leaves)), txn.leaves, strict=True)}
             new, loss = self._runner.run(state, batch)
-            own = dict(root.named_parameters())
-            txn.update = {PARAM + n: _SUB(new[PARAM + n], state[PARAM + n]) for n in self._param_names}
-            for n in self._param_names:  # the user's Parameter objects keep their identity
-                own[n].copy_(new[PARAM + n])
-                own[n].grad = None  # as the step's own optimizer.zero_grad() leaves it
+            txn.update = {k: _SUB(new[k], state[k]) for k, _ in self._prefixed}
+            for k, n in self._prefixed:  # the user's Parameter objects keep their identity
+                p = own[n]
+                p.copy_(new[k])
+                p.grad = None  # as the step's own optimizer.zero_grad() leaves it
             # buffers: the program passes them through (section 11: buffers must not change in the step)
             self._opt_state = {n: t for n, t in new.items() if not n.startswith((PARAM, BUFFER))}
-        txn.loss, txn.grads, txn.stepped = loss.detach(), {}, True
+            loss = loss.detach()  # here, not under the mode (its Python dispatch costs more than the detach)
+        txn.loss, txn.grads, txn.stepped = loss, {}, True
         self.program_steps += 1
         return txn.loss if self._program_returns == "loss" else None
 
@@ -753,7 +844,7 @@ class ZKDV:
             return
         assert txn is not None
         txn.loss, txn.grads = loss.detach(), grads
-        with _disable_current_modes():
+        with _modes_off():
             for p, n in zip(inputs, names, strict=True):
                 p.grad = grads[n].detach()
 
@@ -762,7 +853,7 @@ class ZKDV:
         out: dict[str, Tensor] = {}
         add = KERNELS["aten.add.Tensor"].fast
         div = KERNELS["aten.div.Tensor"].fast
-        with _disable_current_modes(), torch.no_grad():
+        with _modes_off(), torch.no_grad():
             for n, g in grads.items():
                 parts = [torch.empty_like(g) for _ in range(self.world_size)]
                 dist.all_gather(parts, g.detach().contiguous())
@@ -790,7 +881,7 @@ class ZKDV:
         params = {n: own[n].detach() for n in self._param_names}
         with torch.no_grad():
             new_params, new_state = form.update(params, txn.grads, self._opt_state)  # under the RepOps mode
-        with _disable_current_modes(), torch.no_grad():
+        with _modes_off(), torch.no_grad():
             txn.update = {PARAM + n: _SUB(new_params[n], params[n]) for n in self._param_names}
             for n in self._param_names:
                 own[n].copy_(new_params[n])
@@ -825,7 +916,14 @@ class ZKDV:
         self._admit(t)
         self._form = self._factories[type(self._optimizer)](self._optimizer)  # hyperparameters as they are now
         state = self._read_state()
-        signature = self._signature_of(leaves, spec, state)
+        layout = _layout(state)
+        described = encode(self._form.describe())
+        fingerprint = (id(self._root), id(self._optimizer), spec, tuple((t.dtype, t.shape) for t in leaves), layout,
+                       described)
+        if self._fingerprint is not None and fingerprint == self._fingerprint[0]:
+            signature = self._fingerprint[1]  # equal parts: the signature those parts gave
+        else:
+            signature = self._signature_of(leaves, spec, state, described)
         if self._program is None:
             self._capture_program(leaves, spec, state, signature)
         elif signature != self._signature:
@@ -834,13 +932,14 @@ class ZKDV:
                 f"{_signature_change(self._signature, signature)}; a run attests one program (one model, one "
                 "optimizer configuration, one batch layout)"
             )
+        self._fingerprint = (fingerprint, signature)
         txn.step, txn.leaves = t, leaves
         self._batch_spec = spec
         kept = self._kept
         if (
             kept is not None
             and self._prev_work is not None
-            and kept[0] == _layout(state)
+            and kept[0] == layout
             and _same_state(kept[1], state)
         ):  # byte for byte the post-state of the previous step: its commitments (computed on the commit worker)
             txn.pre, txn.pre_work = None, self._prev_work
@@ -849,9 +948,9 @@ class ZKDV:
             txn.pre_root = root_of(txn.pre)
         if t % self.replay_snapshot_interval == 0 or self._base is None:
             self._snapshot(t, state, txn.pre_root, txn.pre_work)
-        with _disable_current_modes():
+        with _modes_off():
             every = self._gather(leaves) if self.world_size > 1 else list(leaves)
-            names = leaf_names(spec, len(leaves), self.world_size)
+            names = self._leaf_names(len(leaves), self.world_size)
             self._window_batches.append({n: x.detach().clone() for n, x in zip(names, every, strict=True)})
             if self.world_size > 1:
                 txn.global_batch = root_of(commitments(dict(zip(names, every, strict=True))))
@@ -890,7 +989,7 @@ class ZKDV:
             return
         assert txn.loss is not None and txn.update is not None and self._optimizer is not None
         t = txn.step
-        post = self._read_state()
+        post, own = self._read_state_params()
         layout, flat = _layout(post), _state_bytes(post)  # the copy the commitments are computed from
         do_state, do_update = self.config.sampling_policy.draws(self._root_key, t)
         if self.world_size > 1:  # the rank-local leaves, as the user passed them (the window holds every rank's)
@@ -898,7 +997,7 @@ class ZKDV:
         else:
             batch, batch_record = list(self._window_batches[-1].values()), None
         work = _StepWork(
-            t, _entries(layout, flat), txn.update, txn.loss.to(torch.float32).reshape(1).numpy().tobytes(), batch,
+            t, layout, flat, txn.update, txn.loss.to(torch.float32).reshape(1).numpy().tobytes(), batch,
             batch_record, txn.pre, txn.pre_root, txn.pre_work,
             {
                 "type": "step",
@@ -913,8 +1012,7 @@ class ZKDV:
         self._kept = (layout, flat)
         self._prev_work = work
         self._next_step = t + 1
-        _optim.mirror_state(self._optimizer, dict(self._root.named_parameters()) if self._root else {},
-                            self._opt_state, t + 1)
+        _optim.mirror_state(self._optimizer, own, self._opt_state, t + 1)
         while self._unsettled and self._unsettled[0].done.is_set():
             self._unsettled.popleft()
         if len(self._unsettled) >= self.max_in_flight:  # bound the copies waiting for the commit worker
@@ -950,20 +1048,28 @@ class ZKDV:
                 pre, pre_root = before.post, before.post_root
             else:
                 pre, pre_root = work.pre, work.pre_root
-            post = work.post
+            assert work.flat is not None
             named = self._batch_named(work.batch) if work.batch is not None else {}
-            post_c, update_c, batch_c = commitments_of(post, work.update, named)  # one native call
-            commit = StepCommit(t, pre, post_c, update_c, work.loss, pre_root, root_of(post_c))
+            plan = self._plan(work.layout, work.flat, work.update, named)
+            got = plan.commitments(work.flat, list(work.update.values()), list(named.values())) if plan else None
+            post: dict[str, Tensor] = {}
+            if got is None:  # the generic path (another layout, or no native library): the same bits
+                post = _entries(work.layout, work.flat)
+                got = [(c, ordered(c), root_of(c)) for c in commitments_of(post, work.update, named)]  # one call
+            (post_c, post_entries, post_root), (update_c, update_entries, update_root), (batch_c, _, batch_root) = got
+            commit = StepCommit(t, pre, post_c, update_c, work.loss, pre_root, post_root)
             record: dict[str, Any] = {
                 **work.fields,
-                "batch": work.batch_record if work.batch is None else self._batch_record(work.batch, batch_c),
+                "batch": work.batch_record if work.batch is None
+                else self._batch_record(work.batch, batch_c, batch_root),
                 "pre": commit.pre_root,
                 "post": commit.post_root,
-                "post_entries": ordered(post_c),
-                "update": root_of(update_c),
-                "update_entries": ordered(update_c),
+                "post_entries": post_entries,
+                "update": update_root,
+                "update_entries": update_entries,
                 "loss": work.loss,
-                "probes": self._probe_record(post),
+                "probes": plan.probes(work.flat) if plan is not None and plan.probes is not None
+                else self._probe_record(post or _entries(work.layout, work.flat)),
             }
             if self._last_post is None or self._last_post_root != commit.pre_root:
                 record["pre_entries"] = ordered(pre)
@@ -972,9 +1078,24 @@ class ZKDV:
         except Exception as e:
             self._poison(work.step, f"the commitments of step {work.step} failed: {type(e).__name__}: {e}")
         finally:  # hashed: drop the copies (the next open compares with the training thread's reference)
-            work.post, work.update, work.batch = {}, {}, None
+            work.flat, work.update, work.batch = None, {}, None
             work.done.set()
         self._drain()
+
+    def _plan(self, layout: tuple[Any, ...], flat: Tensor, update: Mapping[str, Tensor],
+              batch: Mapping[str, Tensor]) -> _StepPlan | None:
+        """The step plan for these layouts (built on first use, kept per layout), or None where the tensors
+        are not all contiguous (the generic path then commits them)."""
+        tensors = (*update.values(), *batch.values())
+        if not flat.is_contiguous() or not all(t.is_contiguous() for t in tensors):
+            return None
+        key = (layout, _layout(update), _layout(batch))
+        plan = self._plans.get(key)
+        if plan is None:
+            if len(self._plans) >= 8:  # a run has one layout; a bound all the same
+                self._plans.clear()
+            plan = self._plans[key] = _StepPlan(*key, self._probe_set)
+        return plan
 
     # -- pipeline -----------------------------------------------------------------------------
 
@@ -1145,6 +1266,11 @@ class ZKDV:
     # -- state and capture --------------------------------------------------------------------
 
     def _read_state(self) -> dict[str, Tensor]:
+        return self._read_state_params()[0]
+
+    def _read_state_params(self) -> tuple[dict[str, Tensor], dict[str, nn.Parameter]]:
+        """The state in canonical order (detached views of the model's tensors, the optimizer state) and the
+        model's parameters by name (one walk of the module tree for both)."""
         root, opt, form = self._root, self._optimizer, self._form
         assert root is not None and opt is not None and form is not None
         params = dict(root.named_parameters())
@@ -1152,11 +1278,13 @@ class ZKDV:
             self._bind(root, opt, params)
             self._opt_state = {k: v for k, v in form.init_state(
                 {n: params[n].detach() for n in self._param_names}).items()}
-        buffers = dict(root.named_buffers())
-        state = {PARAM + n: params[n].detach() for n in self._param_names}
-        state.update({BUFFER + n: buffers[n].detach() for n in self._buffer_names})
+            self._prefixed = [(PARAM + n, n) for n in self._param_names]
+        state = {k: params[n].detach() for k, n in self._prefixed}
+        if self._buffer_names:  # else nothing to walk the tree for
+            buffers = dict(root.named_buffers())
+            state.update({BUFFER + n: buffers[n].detach() for n in self._buffer_names})
         state.update(self._opt_state)
-        return {n: state[n] for n in _order(tuple(state))[0]}
+        return {n: state[n] for n in _order(tuple(state))[0]}, params
 
     def _bind(self, root: nn.Module, opt: torch.optim.Optimizer, params: dict[str, nn.Parameter]) -> None:
         by_id = {id(p): n for n, p in params.items()}
@@ -1181,7 +1309,8 @@ class ZKDV:
         persistent = set(root.state_dict(keep_vars=True))
         self._buffer_names = canonical_names([n for n, _ in root.named_buffers() if n in persistent])
 
-    def _signature_of(self, leaves: Sequence[Tensor], spec: Any, state: Mapping[str, Tensor]) -> tuple[Any, ...]:
+    def _signature_of(self, leaves: Sequence[Tensor], spec: Any, state: Mapping[str, Tensor],
+                      described: bytes | None = None) -> tuple[Any, ...]:
         assert self._form is not None
         return (
             id(self._root),
@@ -1189,7 +1318,7 @@ class ZKDV:
             str(spec),
             tuple((str(t.dtype), tuple(t.shape)) for t in leaves),
             tuple((n, str(t.dtype), tuple(t.shape)) for n, t in state.items()),
-            encode(self._form.describe()),
+            encode(self._form.describe()) if described is None else described,
         )
 
     def _capture_program(
@@ -1295,6 +1424,7 @@ class ZKDV:
             if t.dim() > 0:
                 self._probes[PARAM + n] = Probe(PARAM + n, int(t.shape[-1]), self.probe_ratio)
         self._probe_set = ProbeSet(self._probes)
+        self._plans = {}
         rows = packed_rows(leaves)
         if self.rolling_window > rows.shape[1]:
             rolling_root(rows, self.rolling_window)  # raises with the message
@@ -1358,26 +1488,35 @@ class ZKDV:
                 "proof.prepare(...)"
             )
 
+    def _leaf_names(self, n: int, world_size: int = 1) -> list[str]:
+        """`leaf_names(self._batch_spec, n, world_size)`, kept for the spec it was computed for."""
+        key = (self._batch_spec, n, world_size)
+        got = self._names_of
+        if got is None or got[1:3] != key[1:] or got[0] != key[0]:  # an equal spec names the leaves alike
+            got = self._names_of = (*key, leaf_names(*key))
+        return got[3]
+
     def _batch_named(self, leaves: Sequence[Tensor]) -> dict[str, Tensor]:
         """The rank-local batch leaves, named as a single process names them."""
-        names = leaf_names(self._batch_spec, len(leaves))
+        names = self._leaf_names(len(leaves))
         return {n: t.detach().contiguous() for n, t in zip(names, leaves, strict=True)}
 
-    def _batch_record(self, leaves: Sequence[Tensor], commits: Mapping[str, bytes] | None = None) -> dict[str, Any]:
-        """The step record's `batch`; `commits`: the leaves' commitments when already computed."""
-        with _disable_current_modes():
+    def _batch_record(self, leaves: Sequence[Tensor], commits: Mapping[str, bytes] | None = None,
+                      root: bytes | None = None) -> dict[str, Any]:
+        """The step record's `batch`; `commits`: the leaves' commitments when already computed, `root` their root."""
+        with _modes_off():
             if commits is None:
                 commits = commitments(self._batch_named(leaves))
             rows = packed_rows(leaves)
             return {
-                "root": root_of(commits),
+                "root": root_of(commits) if root is None else root,
                 "rows": int(rows.shape[0]),
                 "width": int(rows.shape[1]),
                 "rolling": rolling_root(rows, self.rolling_window),
             }
 
     def _probe_record(self, post: Mapping[str, Tensor]) -> dict[str, bytes]:
-        with _disable_current_modes():
+        with _modes_off():
             return self._probe_set(post)  # grouped by last dimension: the bits of Probe per leaf
 
     # -- resume ---------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import math
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -264,3 +265,78 @@ class ProbeSet:
             out[n] = got[off : off + size].numpy().tobytes()
             off += size
         return {n: out[n] for n in self.probes}
+
+
+class FlatProbes:
+    """A ProbeSet's probes read straight out of one byte copy of a state (`zkdv.torch`'s post-state copy),
+    for one fixed layout: the padded, slice-contiguous rows ProbeSet builds leaf by leaf (a reshape, a pad
+    and a transpose each) are one `index_select` from the copy viewed as float32, with the pad positions
+    then set to +0.0, so the same RepOps kernels (the signs `mul`, one `sum` per distinct m, the scales
+    `mul`) see the same values and give the same bits (tests/zkdv/test_flat_probes.py compares them).
+
+    `spans[name] = (byte offset, shape)` of every probed leaf in the copy; `plan` returns None where this
+    does not apply (a leaf that is not float32 or not 4-byte aligned in the copy, an empty leaf, a copy
+    whose size is not a multiple of 4): the caller then uses ProbeSet on views of the copy."""
+
+    def __init__(self, probes: ProbeSet, spans: Mapping[str, tuple[int, tuple[int, ...]]]) -> None:
+        self.names = list(probes.probes)
+        idx, pad, counts, any_pad = [], [], [], False
+        for n in probes.order:
+            p = probes.probes[n]
+            off, shape = spans[n]
+            rows = math.prod(shape) // p.d
+            col = torch.arange(p.m).reshape(1, 1, p.m) * p.k + torch.arange(p.k).reshape(1, p.k, 1)  # (1, k, m)
+            src = off // 4 + torch.arange(rows).reshape(rows, 1, 1) * p.d + col
+            out = (col >= p.d).expand(rows, p.k, p.m)
+            any_pad = any_pad or bool(out.any())
+            idx.append(torch.where(out, torch.zeros((), dtype=torch.int64), src).reshape(-1))
+            pad.append(out.reshape(-1))
+            counts.append(rows)
+        self.index = torch.cat(idx) if idx else torch.zeros(0, dtype=torch.int64)
+        self.pad = torch.cat(pad) if any_pad else None
+        self.signs, self.scales = probes._constants(tuple(counts))
+        self.groups: list[tuple[int, int, int]] = []  # (m, first value, end) of each group in the gathered row
+        at, leaf = 0, 0
+        for m, count in probes.groups:
+            size = sum(counts[i] * probes.probes[probes.order[i]].k * m for i in range(leaf, leaf + count))
+            self.groups.append((m, at, at + size))
+            at, leaf = at + size, leaf + count
+        self.slices: dict[str, tuple[int, int]] = {}  # each leaf's bytes in the result
+        at = 0
+        for n, r in zip(probes.order, counts, strict=True):
+            size = 4 * r * probes.probes[n].k
+            self.slices[n] = (at, at + size)
+            at += size
+
+    @staticmethod
+    def plan(
+        probes: ProbeSet, entries: Sequence[tuple[str, torch.dtype, tuple[int, ...]]]
+    ) -> FlatProbes | None:
+        """The plan for a copy holding `entries` (name, dtype, shape) back to back, in order; None where it
+        does not apply."""
+        spans: dict[str, tuple[int, tuple[int, ...]]] = {}
+        off = 0
+        for n, dtype, shape in entries:
+            if n in probes.probes:
+                if dtype != torch.float32 or off % 4 or math.prod(shape) == 0:
+                    return None
+                spans[n] = (off, tuple(shape))
+            off += dtype.itemsize * math.prod(shape)
+        if off % 4 or set(spans) != set(probes.probes) or not spans:
+            return None
+        return FlatProbes(probes, spans)
+
+    def __call__(self, flat: torch.Tensor) -> dict[str, bytes]:
+        """The probes of the state whose bytes `flat` (contiguous uint8, the planned layout) holds."""
+        from trainer.repops import KERNELS
+
+        mul = KERNELS["aten.mul.Tensor"].fast
+        total = KERNELS["aten.sum.dim_IntList"].fast
+        rows = flat.view(torch.float32).index_select(0, self.index)
+        if self.pad is not None:
+            rows.masked_fill_(self.pad, 0.0)
+        signed = mul(rows, self.signs)
+        sums = [total(signed[a:b].view(-1, m), [1]) for m, a, b in self.groups]
+        raw = mul(torch.cat(sums) if len(sums) > 1 else sums[0], self.scales).contiguous().numpy().tobytes()
+        got = {n: raw[a:b] for n, (a, b) in self.slices.items()}
+        return {n: got[n] for n in self.names}

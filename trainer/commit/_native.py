@@ -26,6 +26,7 @@ from trainer import _cbuild
 __all__ = [
     "LIBRARY",
     "SOURCE",
+    "CommitPlan",
     "available",
     "build",
     "chunk_leaves",
@@ -114,7 +115,17 @@ def threads() -> int:
             return max(1, int(raw))
         except ValueError:
             raise ValueError(f"REFEREED_HASH_THREADS must be a whole number, got {raw!r}") from None
-    return max(1, min(os.cpu_count() or 1, MAX_DEFAULT_THREADS))
+    return max(1, min(_cpu_count(), MAX_DEFAULT_THREADS))
+
+
+_CPUS: list[int] = []
+
+
+def _cpu_count() -> int:
+    """os.cpu_count(), read once (on Linux it reads a file under /sys each time: some microseconds a call)."""
+    if not _CPUS:
+        _CPUS.append(os.cpu_count() or 1)
+    return _CPUS[0]
 
 
 def _address(data: memoryview | bytes | bytearray) -> tuple[int | bytes, int, object]:
@@ -199,6 +210,37 @@ def commit_buffers(addresses: Sequence[int], lengths: Sequence[int], headers: Se
     if lib.rt_commit_tensors(n, ptrs, lens, b"".join(headers), hlens, out, threads()) != 0:
         raise MemoryError("the native commitment of a state ran out of memory")
     return out.raw
+
+
+class CommitPlan:
+    """`commit_buffers` for a fixed list of buffer lengths and tensor headers (a training step commits the
+    same shapes every time): each call passes only the buffers' addresses, the other arrays are built once."""
+
+    def __init__(self, lengths: Sequence[int], headers: Sequence[bytes]) -> None:
+        if len(lengths) != len(headers):
+            raise ValueError("a commit plan needs one header per buffer")
+        n = self.n = len(lengths)
+        self.lengths = tuple(lengths)
+        self._lens = (ctypes.c_size_t * n)(*lengths)
+        self._hlens = (ctypes.c_size_t * n)(*map(len, headers))
+        self._headers = b"".join(headers)
+        self._ptrs = ctypes.c_void_p * n
+
+    def __call__(self, addresses: Sequence[int]) -> bytes | None:
+        """The commitments (32 bytes each, in order) of the buffers at `addresses`, each of its planned length
+        and kept alive by the caller during the call; None when the library is not there."""
+        lib = _batched_lib()
+        if lib is None:
+            return None
+        if len(addresses) != self.n:
+            raise ValueError(f"the plan commits {self.n} buffers, got {len(addresses)} addresses")
+        if not self.n:
+            return b""
+        out = ctypes.create_string_buffer(32 * self.n)
+        if lib.rt_commit_tensors(self.n, self._ptrs(*addresses), self._lens, self._headers, self._hlens, out,
+                                 threads()) != 0:
+            raise MemoryError("the native commitment of a state ran out of memory")
+        return out.raw
 
 
 def state_root(name_hashes: bytes, commitments: bytes) -> bytes | None:

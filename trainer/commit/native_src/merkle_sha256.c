@@ -487,10 +487,11 @@ int rt_rolling_root(const uint8_t *data, size_t rows, size_t width, size_t w, ui
     uint8_t *vals = malloc(4 * count * LANES + 32 * (rows ? rows : 1));
     if (vals == NULL) return -1;
     uint8_t *digests = vals + 4 * count * LANES;
+    compress_fn f = pick();
     uint64_t top = 1;  /* 257^(w-1) mod p */
     for (size_t j = 1; j < w; j++) top = mod_m31(top * base);
-    uint64_t drop[256];  /* b 257^(w-1) mod p: what the byte leaving the window takes away */
-    for (int b = 0; b < 256; b++) drop[b] = mod_m31((uint64_t)b * top);
+    uint64_t drop[256];  /* p - (b 257^w mod p): what the byte leaving the window takes away, once shifted */
+    for (int b = 0; b < 256; b++) drop[b] = mod - mod_m31(mod_m31((uint64_t)b * top) * base);
     for (size_t r0 = 0; r0 < rows; r0 += LANES) {
         size_t lanes = rows - r0 < LANES ? rows - r0 : LANES;
         uint64_t h[LANES] = {0};
@@ -498,7 +499,7 @@ int rt_rolling_root(const uint8_t *data, size_t rows, size_t width, size_t w, ui
         for (size_t l = 0; l < lanes; l++) b[l] = data + (r0 + l) * width;
         for (size_t j = 0; j < w; j++)
             for (size_t l = 0; l < lanes; l++) h[l] = mod_m31(h[l] * base + b[l][j]);
-        for (size_t i = 0;; i++) {  /* exact residues in [0, p): every intermediate < 2^41 */
+        for (size_t i = 0;; i++) {  /* exact residues in [0, p): R_{i+1} = R_i 257 - B[i] 257^w + B[i+w], < 2^41 */
             for (size_t l = 0; l < lanes; l++) {
                 uint8_t *v = vals + 4 * (l * count + i);
                 v[0] = (uint8_t)(h[l] >> 24), v[1] = (uint8_t)(h[l] >> 16);
@@ -506,9 +507,15 @@ int rt_rolling_root(const uint8_t *data, size_t rows, size_t width, size_t w, ui
             }
             if (i + 1 == count) break;
             for (size_t l = 0; l < lanes; l++)
-                h[l] = mod_m31(mod_m31(h[l] + mod - drop[b[l][i]]) * base + b[l][i + w]);
+                h[l] = mod_m31(h[l] * base + b[l][i + w] + drop[b[l][i]]);
         }
-        for (size_t l = 0; l < lanes; l++) rt_sha256(vals + 4 * l * count, 4 * count, digests + 32 * (r0 + l));
+        size_t l = 0;
+        for (; l + 1 < lanes; l += 2) {  /* two rows' digests side by side: SHA-NI overlaps their rounds */
+            const uint8_t *d[2] = {vals + 4 * l * count, vals + 4 * (l + 1) * count};
+            uint8_t *o[2] = {digests + 32 * (r0 + l), digests + 32 * (r0 + l + 1)};
+            sha256_prefixed(f, 2, -1, d, 4 * count, o);
+        }
+        if (l < lanes) rt_sha256(vals + 4 * l * count, 4 * count, digests + 32 * (r0 + l));
     }
     rt_sha256(digests, 32 * rows, out);
     free(vals);

@@ -55,9 +55,11 @@ contract ElementReferee is IElementReferee {
         uint8 op;
         uint8 nIn;
         uint16 moves;
-        uint64 turnStartedAt;
-        uint64 defenderClock; // seconds left, not counting the running turn
-        uint64 challengerClock;
+        uint40 turnStartedAt;
+        uint40 defenderClock; // seconds left, not counting the running turn
+        uint40 challengerClock;
+        uint40 defenderGas; // each side's metered gas (in the slot every move writes: the meter is cheap)
+        uint40 challengerGas;
         address owner;
         uint64 arity;
         address[2] players;
@@ -77,8 +79,22 @@ contract ElementReferee is IElementReferee {
         uint256 nbytes; // of the output
     }
 
+    // The meter of docs/game.md section 4, as DisputeGame's, in gas only: the base cost of a transaction,
+    // calldata at 40 gas a byte (an upper bound of its cost, floor pricing included), and the meter's own
+    // update (a slot the move already wrote) and the call's return.
+    uint256 private constant TX_BASE_GAS = 21_000;
+    uint256 private constant CALLDATA_GAS_PER_BYTE = 40;
+    uint256 private constant METER_GAS = 1_000;
+
     uint256 private _count;
     mapping(uint256 gameId => Game) private _games;
+
+    /// @dev Charges a player's call to its side's meter.
+    modifier metered(uint256 gameId) {
+        uint256 start = gasleft();
+        _;
+        _meter(gameId, start);
+    }
 
     // ---- opening -------------------------------------------------------------------------
 
@@ -139,6 +155,8 @@ contract ElementReferee is IElementReferee {
         if (d == c || d == address(0) || c == address(0)) revert ElementRefereeBadParams(3, uint160(c));
         if (p.outputs[0] == p.outputs[1]) revert ElementRefereeBadParams(4, uint256(p.outputs[0]));
         if (p.clocks[0] == 0 || p.clocks[1] == 0) revert ElementRefereeBadParams(5, 0);
+        if (p.clocks[0] > type(uint40).max) revert ElementRefereeBadParams(5, p.clocks[0]);
+        if (p.clocks[1] > type(uint40).max) revert ElementRefereeBadParams(5, p.clocks[1]);
         uint64 n = p.arity;
         if (n < 2 || n > 64 || n & (n - 1) != 0) revert ElementRefereeBadParams(6, n);
         for (uint256 i = nScalars; i < 2; ++i) {
@@ -151,9 +169,9 @@ contract ElementReferee is IElementReferee {
         g.stage = Stage.Header;
         g.op = uint8(p.op);
         g.nIn = uint8(nIn);
-        g.turnStartedAt = uint64(block.timestamp);
-        g.defenderClock = p.clocks[0];
-        g.challengerClock = p.clocks[1];
+        g.turnStartedAt = uint40(block.timestamp);
+        g.defenderClock = uint40(p.clocks[0]);
+        g.challengerClock = uint40(p.clocks[1]);
         g.owner = msg.sender;
         g.arity = n;
         g.players = [d, c];
@@ -177,7 +195,14 @@ contract ElementReferee is IElementReferee {
     // ---- header stage --------------------------------------------------------------------
 
     /// @inheritdoc IElementReferee
-    function openHeaders(uint256 gameId, Header calldata output, Header[] calldata inputs) external {
+    function openHeaders(uint256 gameId, Header calldata output, Header[] calldata inputs)
+        external
+        metered(gameId)
+    {
+        _openHeaders(gameId, output, inputs);
+    }
+
+    function _openHeaders(uint256 gameId, Header calldata output, Header[] calldata inputs) private {
         Game storage g = _begin(gameId, Stage.Header);
         Side side = g.toMove;
         uint256 s = uint8(side);
@@ -213,7 +238,7 @@ contract ElementReferee is IElementReferee {
     }
 
     /// @inheritdoc IElementReferee
-    function proveInapplicable(uint256 gameId, uint256 k, Header calldata input) external {
+    function proveInapplicable(uint256 gameId, uint256 k, Header calldata input) external metered(gameId) {
         Game storage g = _begin(gameId, Stage.Header);
         if (k >= g.nIn) revert ElementRefereeWidth(k, g.nIn);
         bytes32 c = TensorLib.commitmentOf(input.dtype, input.shape, input.dataRoot);
@@ -260,7 +285,14 @@ contract ElementReferee is IElementReferee {
     // ---- chunk descent -------------------------------------------------------------------
 
     /// @inheritdoc IElementReferee
-    function descend(uint256 gameId, bytes32[] calldata mine, bytes32[] calldata theirs) external {
+    function descend(uint256 gameId, bytes32[] calldata mine, bytes32[] calldata theirs)
+        external
+        metered(gameId)
+    {
+        _descend(gameId, mine, theirs);
+    }
+
+    function _descend(uint256 gameId, bytes32[] calldata mine, bytes32[] calldata theirs) private {
         Game storage g = _begin(gameId, Stage.ChunkDescent);
         Side side = g.toMove;
         uint256 h = g.height;
@@ -312,7 +344,11 @@ contract ElementReferee is IElementReferee {
     // ---- element opening -----------------------------------------------------------------
 
     /// @inheritdoc IElementReferee
-    function openChunk(uint256 gameId, bytes calldata mine, bytes calldata theirs) external {
+    function openChunk(uint256 gameId, bytes calldata mine, bytes calldata theirs) external metered(gameId) {
+        _openChunk(gameId, mine, theirs);
+    }
+
+    function _openChunk(uint256 gameId, bytes calldata mine, bytes calldata theirs) private {
         Game storage g = _begin(gameId, Stage.ElementOpen);
         Side side = g.toMove;
         uint256 j = g.position;
@@ -361,6 +397,13 @@ contract ElementReferee is IElementReferee {
     /// @inheritdoc IElementReferee
     function proveElement(uint256 gameId, uint64[] calldata outputShape, InputOpening[] calldata openings)
         external
+        metered(gameId)
+    {
+        _proveElement(gameId, outputShape, openings);
+    }
+
+    function _proveElement(uint256 gameId, uint64[] calldata outputShape, InputOpening[] calldata openings)
+        private
     {
         Game storage g = _begin(gameId, Stage.ElementProof);
         bytes32 hh = keccak256(abi.encodePacked(g.outDtype, outputShape));
@@ -389,7 +432,7 @@ contract ElementReferee is IElementReferee {
     }
 
     /// @inheritdoc IElementReferee
-    function timeout(uint256 gameId) external {
+    function timeout(uint256 gameId) external metered(gameId) {
         Game storage g = _game(gameId);
         if (g.stage == Stage.Resolved) revert ElementRefereeNotPlaying(gameId, g.stage);
         Side side = g.toMove;
@@ -431,8 +474,8 @@ contract ElementReferee is IElementReferee {
         v.outcome = g.outcome;
         v.toMove = g.toMove;
         v.op = g.op;
-        v.clockLeft = [g.defenderClock, g.challengerClock];
-        v.turnStartedAt = g.turnStartedAt;
+        v.clockLeft = [uint64(g.defenderClock), uint64(g.challengerClock)];
+        v.turnStartedAt = uint64(g.turnStartedAt);
         v.chunkCount = g.chunkCount;
         v.height = g.height;
         v.position = g.position;
@@ -449,6 +492,12 @@ contract ElementReferee is IElementReferee {
         for (uint256 k; k < inputs.length; ++k) {
             inputs[k] = g.inputs[k];
         }
+    }
+
+    /// @inheritdoc IElementReferee
+    function meterOf(uint256 gameId) external view returns (uint256[2] memory gas) {
+        Game storage g = _game(gameId);
+        gas = [uint256(g.defenderGas), uint256(g.challengerGas)];
     }
 
     /// @inheritdoc IElementReferee
@@ -514,15 +563,24 @@ contract ElementReferee is IElementReferee {
 
     /// @dev Charges the mover's clock and hands the turn to `next` (one slot written).
     function _pass(Game storage g, Side next) private {
-        uint64 used = uint64(block.timestamp) - g.turnStartedAt;
+        uint40 used = uint40(block.timestamp) - g.turnStartedAt;
         // _begin checked block.timestamp <= turnStartedAt + the mover's clock: no underflow.
         unchecked {
             if (g.toMove == Side.Defender) g.defenderClock -= used;
             else g.challengerClock -= used;
             ++g.moves;
         }
-        g.turnStartedAt = uint64(block.timestamp);
+        g.turnStartedAt = uint40(block.timestamp);
         g.toMove = next;
+    }
+
+    /// @dev Adds the gas used since `start` (plus the transaction's base and calldata cost and the meter's
+    ///      own) to the caller's side, if it is a player (2^40 gas, about 10^12, is far beyond any game).
+    function _meter(uint256 gameId, uint256 start) private {
+        Game storage g = _games[gameId];
+        uint256 used = start - gasleft() + TX_BASE_GAS + CALLDATA_GAS_PER_BYTE * msg.data.length + METER_GAS;
+        if (msg.sender == g.players[0]) g.defenderGas += uint40(used);
+        else if (msg.sender == g.players[1]) g.challengerGas += uint40(used);
     }
 
     function _resolve(uint256 gameId, Game storage g, Outcome o) private {

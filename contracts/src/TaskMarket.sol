@@ -2,6 +2,7 @@
 pragma solidity ^0.8.28;
 
 import {IDisputeGame} from "./interfaces/IDisputeGame.sol";
+import {IElementReferee} from "./interfaces/IElementReferee.sol";
 import {IRecomputeOracle} from "./interfaces/IRecomputeOracle.sol";
 import {ITaskMarket} from "./interfaces/ITaskMarket.sol";
 import {
@@ -252,10 +253,12 @@ contract TaskMarket is ITaskMarket {
         uint256 closesAt = (tr.committedAt > opensAfter ? tr.committedAt : opensAfter) + REVEAL_WINDOW;
         // A reveal comes in a later block than its commit, so nobody commits to a result it reads from a
         // pending reveal and reveals it in the same block.
-        if (block.timestamp <= opensAfter || block.timestamp > closesAt || block.number <= tr.committedBlock) {
+        if (block.timestamp <= opensAfter || block.timestamp > closesAt || block.number <= tr.committedBlock)
+        {
             revert TaskMarketRevealClosed(taskId, opensAfter, closesAt, block.timestamp);
         }
-        bytes32 expected = keccak256(abi.encode(taskId, msg.sender, keccak256(abi.encodePacked(stateRoots)), salt));
+        bytes32 expected =
+            keccak256(abi.encode(taskId, msg.sender, keccak256(abi.encodePacked(stateRoots)), salt));
         if (expected != tr.commitment) revert TaskMarketRevealMismatch(taskId, msg.sender);
         (bytes32 checkpointRoot, bytes32 finalStateRoot) = _checkpointRoot(taskId, s, stateRoots);
 
@@ -804,11 +807,16 @@ contract TaskMarket is ITaskMarket {
         return fee;
     }
 
-    /// @dev The winner's metered gas at `min(price paid, cap)`, within `compensation`.
+    /// @dev The winner's metered gas at `min(price paid, cap)` (its element moves at the cap), within
+    ///      `compensation`.
     function _winnerCost(uint256 taskId, uint256 gameId, uint256 side) private view returns (uint256) {
         (uint256[2] memory gas, uint256[2] memory weiSpent) = _game.meterOf(gameId);
-        uint256 atCap = gas[side] * _specs[taskId].gasPriceCap;
+        uint256 cap = _specs[taskId].gasPriceCap;
+        uint256 atCap = gas[side] * cap;
         uint256 spent = weiSpent[side] < atCap ? weiSpent[side] : atCap;
+        // A node decided in the element phase: the side's moves on the referee, metered there in gas, at the cap.
+        uint256 element = _game.gameOf(gameId).elementGame;
+        if (element != 0) spent += IElementReferee(_game.referee()).meterOf(element)[side] * cap;
         uint256 owed = _tasks[taskId].compensation;
         return spent < owed ? spent : owed;
     }

@@ -258,10 +258,53 @@ contract ElementRefereeTest is ElementGames {
         assertEq(agreed[0], p.inputs[0]);
         assertEq(agreed[1], p.inputs[1]);
         vm.expectRevert(
-            abi.encodeWithSelector(ElementRefereeWrongStage.selector, id, HEADER, IElementReferee.Stage.Resolved)
+            abi.encodeWithSelector(
+                ElementRefereeWrongStage.selector, id, HEADER, IElementReferee.Stage.Resolved
+            )
         );
         vm.prank(defender);
         referee.proveInapplicable(id, 1, wide);
+    }
+
+    /// @notice Each side's calls are metered in gas on its own side (what the market repays the winner at the
+    ///         task's gas price cap): every move of a played game counts, at least its base and calldata
+    ///         cost; a stranger's timeout counts for nobody; a clock too long for the meter's slot is refused.
+    function test_meter_countsEachSidesCalls_succeeds() public {
+        Match memory m = _addMatch(0);
+        uint256[2] memory none = referee.meterOf(m.id);
+        assertEq(none[0], 0, "nothing before a move");
+        assertEq(none[1], 0, "nothing before a move");
+        IElementReferee.Header memory out = IElementReferee.Header(m.c.outDtype, m.c.outShape, m.roots[0]);
+        IElementReferee.Header[] memory ins = _inputHeaders(m.c);
+        vm.prank(defender);
+        uint256 start = gasleft();
+        referee.openHeaders(m.id, out, ins);
+        uint256 measured = start - gasleft();
+        uint256[2] memory one = referee.meterOf(m.id);
+        // The meter adds the base cost and calldata to the call's own gas (what the test saw, less the call).
+        assertGt(one[0], 21_000 + measured / 2, "base cost, calldata and the move itself");
+        assertLt(one[0], 21_000 + measured + 40 * 2_000 + 10_000, "no more than that");
+        assertEq(one[1], 0, "the challenger has not moved");
+        _playOut(m);
+        _honestWon(m);
+        uint256[2] memory played = referee.meterOf(m.id);
+        assertGt(played[0], one[0], "the defender's later moves");
+        assertGt(played[1], 3 * 21_000, "the challenger's header, descent and chunk moves");
+
+        // A stranger's call is not metered: the silent defender of another game is timed out by a stranger.
+        Match memory quiet = _addMatch(0);
+        vm.warp(block.timestamp + CLOCK + 1);
+        vm.prank(makeAddr("stranger"));
+        referee.timeout(quiet.id);
+        uint256[2] memory after_ = referee.meterOf(quiet.id);
+        assertEq(after_[0] + after_[1], 0, "a stranger's timeout counts for nobody");
+
+        IElementReferee.Params memory p = _params(m.c, m.c.honestCommitment, keccak256("other"));
+        p.clocks[1] = uint64(type(uint40).max) + 1;
+        vm.expectRevert(
+            abi.encodeWithSelector(ElementRefereeBadParams.selector, 5, uint256(type(uint40).max) + 1)
+        );
+        referee.open(p);
     }
 
     /// @notice A defender whose output has a shape that is not the inputs' broadcast cannot open its header.

@@ -99,9 +99,9 @@ REFEREE_BINDING: Final = Binding("DisputeGame", "bindReferee", "ElementReferee",
 # Whether a deployment binds the ElementReferee unless told otherwise. On: a covered node is then decided
 # by the contract's own arithmetic, with no trust in an oracle committee. A covered operator on tensors of
 # other dtypes (an int64 where or add; the table keys operators, not dtypes) is proved inapplicable by the
-# defender and goes to the oracle (ElementReferee.proveInapplicable). The cost: the referee's moves are not
-# metered, so the market does not repay the honest side's element moves (about 0.2-0.3M gas a game,
-# docs/game.md 2.7). `--no-element-referee` (refereed deploy, ./scripts/demo) sends every node to the oracle.
+# defender and goes to the oracle (ElementReferee.proveInapplicable). The referee meters its moves and the
+# market repays the winner's at the gas price cap (docs/game.md 2.7). `--no-element-referee` (refereed
+# deploy, ./scripts/demo) sends every node to the oracle.
 ELEMENT_REFEREE_DEFAULT: Final = True
 
 

@@ -559,6 +559,11 @@ class DisputeGameClient(ContractClient):
     def resolve_oracle(self, game_id: int) -> Outcome:
         return self._resolved(self._send(self.contract.functions.resolveOracle(game_id)))
 
+    def meter_of(self, game_id: int) -> tuple[tuple[int, int], tuple[int, int]]:
+        """((defender's gas, challenger's gas), (defender's wei, challenger's wei)) metered on the game's moves."""
+        gas, spent = self._call(self.contract.functions.meterOf(game_id))
+        return (int(gas[0]), int(gas[1])), (int(spent[0]), int(spent[1]))
+
     def resolve_element(self, game_id: int) -> Outcome | None:
         """Stage ELEMENT: ends the game with the outcome of its element game; the outcome. None when the
         element game was inapplicable (an agreed input of another dtype than the operator's): the game

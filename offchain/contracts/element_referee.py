@@ -289,6 +289,12 @@ class ElementRefereeClient(ContractClient):
         n_in, _, packed, _ = self._call(self.contract.functions.opSpec(op))
         return tuple((int(packed) >> (8 * k)) & 0xFF for k in range(int(n_in)))
 
+    def meter_of(self, game_id: int) -> tuple[int, int]:
+        """Each side's metered gas on the game (defender, challenger): what the market repays the winner at
+        the task's gas price cap."""
+        gas = self._call(self.contract.functions.meterOf(game_id))
+        return int(gas[0]), int(gas[1])
+
     def inputs_of(self, game_id: int) -> list[bytes]:
         """The game's agreed input commitments."""
         return [bytes(x) for x in self._call(self.contract.functions.inputsOf(game_id))]

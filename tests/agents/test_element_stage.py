@@ -195,6 +195,19 @@ def test_a_covered_node_is_decided_in_stage_element_with_no_oracle(
             honest_value = rv.values[0] if g.defender in honest else rv.values[1]
             assert int(computed[0]["value"]) == honest_value
         assert g.step == workload.config.steps - 1  # the last step, where the cheater's sub goes wrong
+        # The winner's compensation repays its element moves too (metered on the referee, at the gas price cap).
+        side = int(view.side_of(scenario.keys[winner].address))
+        (gas, spent), element_gas = p.game.meter_of(g.game_id), p.referee.meter_of(view.element_game)
+        if not run.silent:  # (a silent cheater's opponent may never get a turn there)
+            assert element_gas[side] > 0, "the winner's element moves are metered"
+        cap = p.market.spec_of(result.task_id).gas_price_cap
+        owed = min(spent[side], gas[side] * cap) + element_gas[side] * cap
+        paid = [int(e["amount"]) for e in p.market._logs("CompensationPaid", {"taskId": result.task_id})
+                if int(e["gameId"]) == g.game_id]  # fmt: skip
+        owed_at_most = p.market.compensation(p.market.spec_of(result.task_id))
+        assert paid and paid[0] == min(owed, owed_at_most), (paid, owed, owed_at_most)
+        if not run.silent:  # below the bound, so the element part is what the test sees repaid
+            assert owed < owed_at_most and element_gas[side] * cap > 0
     # The game's decision came from resolveElement, and nothing was ever asked of the oracle.
     resolved_by = [e for e in result.journal if e.kind == "tx" and e.detail == "DisputeGame.resolveElement"]
     assert len(resolved_by) == len(result.games)

@@ -161,6 +161,13 @@ interface IElementReferee {
     /// @notice The agreed input commitments of a game, in order.
     function inputsOf(uint256 gameId) external view returns (bytes32[] memory);
 
+    /// @notice Each side's metered gas for its own calls on game `gameId` (every move, `proveInapplicable`,
+    ///         and a `timeout` it sent), as DisputeGame's `meterOf` counts its moves: the gas used plus the
+    ///         transaction's base cost, its calldata at 40 gas a byte and the meter's own. Gas only (no wei:
+    ///         the meter shares the slot every move writes); the market repays it at the task's gas price
+    ///         cap as part of the winner's compensation (docs/game.md 2.7).
+    function meterOf(uint256 gameId) external view returns (uint256[2] memory gas);
+
     /// @notice Chunk descent, one level: the mover posts its `w = 2^min(log2 N, height)` nodes below its
     ///         current node; the challenger also passes the defender's list back (`theirs`; empty for the
     ///         defender). The first index where they differ becomes the new position of both.

@@ -579,8 +579,15 @@ contract ElementReferee is IElementReferee {
     function _meter(uint256 gameId, uint256 start) private {
         Game storage g = _games[gameId];
         uint256 used = start - gasleft() + TX_BASE_GAS + CALLDATA_GAS_PER_BYTE * msg.data.length + METER_GAS;
-        if (msg.sender == g.players[0]) g.defenderGas += uint40(used);
-        else if (msg.sender == g.players[1]) g.challengerGas += uint40(used);
+        // The mover of a move that passed the turn is the side not to move now: its address is the one the
+        // move already read (warm), so it is compared first.
+        uint256 s = g.toMove == Side.Defender ? 1 : 0;
+        if (msg.sender != g.players[s]) {
+            s = 1 - s;
+            if (msg.sender != g.players[s]) return;
+        }
+        if (s == 0) g.defenderGas += uint40(used);
+        else g.challengerGas += uint40(used);
     }
 
     function _resolve(uint256 gameId, Game storage g, Outcome o) private {

@@ -764,11 +764,7 @@ class TrainerAgent(Agent):
                             "it had already landed, or a clock ran out; not counted as refused"
                         )
                         return BUSY
-                    failures = int(rec.get("failures", 0)) + 1
-                    status = "stuck" if failures >= MAX_MOVE_FAILURES else "playing"
-                    self.db.update("game", game_id, failures=failures, status=status)
-                    self.say(f"game {game_id}: the contract refused our move ({e.error_name or e}); attempt {failures}")
-                    return BUSY if status == "playing" else idle()
+                    return self._refused(game_id, rec, e)
                 if what is None:  # the turn passed between our two reads of the game
                     return BUSY
                 self.db.update("game", game_id, moves=int(rec.get("moves", 0)) + 1, failures=0)
@@ -808,6 +804,15 @@ class TrainerAgent(Agent):
             return BUSY
         return idle()
 
+    def _refused(self, game_id: int, rec: dict[str, Any], e: ContractRevert) -> Tick:
+        """The contract refused our move in game `game_id`: one more failed attempt; stuck after
+        MAX_MOVE_FAILURES."""
+        failures = int(rec.get("failures", 0)) + 1
+        status = "stuck" if failures >= MAX_MOVE_FAILURES else "playing"
+        self.db.update("game", game_id, failures=failures, status=status)
+        self.say(f"game {game_id}: the contract refused our move ({e.error_name or e}); attempt {failures}")
+        return BUSY if status == "playing" else idle()
+
     def _play_element(self, run: _Run, game_id: int, side: Side, view: GameView, rec: dict[str, Any], now: int) -> Tick:
         """Stage ELEMENT: this side's move on the referee's game when it is its turn (from the node's agreed
         inputs and its own output), else what is due for anyone (the referee's timeout, resolveElement)."""
@@ -841,11 +846,7 @@ class TrainerAgent(Agent):
                         f"({e.error_name or e}): it had already landed, or a clock ran out; not counted as refused"
                     )
                     return BUSY
-                failures = int(rec.get("failures", 0)) + 1
-                status = "stuck" if failures >= MAX_MOVE_FAILURES else "playing"
-                self.db.update("game", game_id, failures=failures, status=status)
-                self.say(f"game {game_id}: the contract refused our move ({e.error_name or e}); attempt {failures}")
-                return BUSY if status == "playing" else idle()
+                return self._refused(game_id, rec, e)
             if what is None:  # the turn passed between our two reads of the element game
                 return BUSY
             self.db.update("game", game_id, moves=int(rec.get("moves", 0)) + 1, element_moves=moves + 1, failures=0)

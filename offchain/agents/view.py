@@ -450,9 +450,14 @@ class GameFeed:
                 **common,
             )
         if fn == "resolveElement":
+            text = (
+                f"{head}: the element phase does not apply (an input's dtype): the oracle is asked"
+                if after.question_id
+                else f"{head}: resolved by its element game, computed on chain: {outcome_name(after.outcome)}"
+            )
             return FeedLine(
                 kind="resolve",
-                text=f"{head}: resolved by its element game, computed on chain: {outcome_name(after.outcome)}",
+                text=text,
                 game_id=game_id,
                 stage=before.stage,
                 **common,

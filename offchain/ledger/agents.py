@@ -230,15 +230,18 @@ class LedgerFollower:
         except MissingObjectError:
             self.stalled = f"validation batch {t} (0x{vc.hex()[:16]}) is not in the store"
             return
-        reveals = self.lc.reveals(lid, t)
-        contributions = [self._contribution(r) for r in reveals]
-        revealed = {r.contributor for r in reveals}  # both checksummed by the client
-        chain_id = self.lc.chain.chain_id
-        unrevealed = [did_of(chain_id, a) for a in self.lc.committers(lid, t) if a not in revealed]
         draw = self.lc.validation_draw(lid, t)
         if draw is None:  # pragma: no cover - the commitment above came with its event
             self.stalled = f"validation batch {t} has no ValidationRevealed event"
             return
+        reveals = self.lc.reveals(lid, t)
+        chain_id = self.lc.chain.chain_id
+        g = self.ledger.genesis
+        contributions = [
+            self._contribution(r, g.recompute_due(t, draw, did_of(chain_id, r.contributor))) for r in reveals
+        ]
+        revealed = {r.contributor for r in reveals}  # both checksummed by the client
+        unrevealed = [did_of(chain_id, a) for a in self.lc.committers(lid, t) if a not in revealed]
         inputs = StepInputs(contributions, validation, unrevealed, draw)
         built = self.ledger.build(t, self.head, self.state, inputs, earlier_batches(self.blocks))
         block = built.block if self.tamper is None else self.tamper(built.block)
@@ -247,8 +250,9 @@ class LedgerFollower:
         self.validation.append(validation)
         self.state = built.state
 
-    def _contribution(self, r: Any) -> Contribution:
-        """A revealed contribution with its data from the store, or unavailable (gradients None)."""
+    def _contribution(self, r: Any, drawn: bool) -> Contribution:
+        """A revealed contribution with its data from the store, or unavailable (gradients None); its batches
+        are read only when it is `drawn` for recomputation (nothing else needs them)."""
         did = did_of(self.lc.chain.chain_id, r.contributor)
         missing = Contribution(did, r.batch_commitment, r.gradient_commitment, 1, None)
         try:
@@ -264,7 +268,7 @@ class LedgerFollower:
             return Contribution(did, r.batch_commitment, r.gradient_commitment, len(batches), None)
         try:
             grads: dict[str, Tensor] | None = self.store.get_state(r.gradient_commitment)
-            data = tuple(self.store.get_state(b) for b in batches)  # what a builder recomputes it from
+            data = tuple(self.store.get_state(b) for b in batches) if drawn else None  # to recompute it from
         except MissingObjectError:
             grads, data = None, None
         return Contribution(did, r.batch_commitment, r.gradient_commitment, len(batches), grads, data)

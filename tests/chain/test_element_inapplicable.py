@@ -19,14 +19,21 @@ pytestmark = pytest.mark.anvil
 ADD, ARITY, CLOCK = 0, 4, 3600
 
 
-def test_an_int64_add_is_proved_inapplicable(anvil: Anvil, artifacts: dict[str, Artifact]) -> None:
+Referees = tuple[er.ElementRefereeClient, er.ElementRefereeClient, er.ElementRefereeClient]
+
+
+@pytest.fixture(scope="module")
+def referees(anvil: Anvil, artifacts: dict[str, Artifact]) -> Referees:
+    """One ElementReferee seen by its games' owner, a defender and a challenger."""
     deployer = ChainClient(anvil.rpc_url, anvil.accounts[3].private_key, artifacts=artifacts.values())
     address = deployer.deploy(artifacts["ElementReferee"]).address
-    owner, defender, challenger = (
-        er.ElementRefereeClient(ChainClient(anvil.rpc_url, anvil.accounts[i].private_key), address,
-                                artifacts["ElementReferee"])
-        for i in (3, 5, 6)
-    )  # fmt: skip
+    chains = [ChainClient(anvil.rpc_url, anvil.accounts[i].private_key) for i in (3, 5, 6)]
+    owner, defender, challenger = (er.ElementRefereeClient(c, address, artifacts["ElementReferee"]) for c in chains)
+    return owner, defender, challenger
+
+
+def test_an_int64_add_is_proved_inapplicable(referees: Referees) -> None:
+    owner, defender, challenger = referees
     a = torch.arange(12, dtype=torch.float32).view(3, 4)
     idx = torch.arange(4, dtype=torch.int64)  # an index computation: int64
     out = a + idx
@@ -49,7 +56,7 @@ def test_an_int64_add_is_proved_inapplicable(anvil: Anvil, artifacts: dict[str, 
     assert owner.inputs_of(gid) == list(params.inputs)
 
 
-def test_the_agents_defender_proves_an_int64_where_inapplicable(anvil: Anvil, artifacts: dict[str, Artifact]) -> None:
+def test_the_agents_defender_proves_an_int64_where_inapplicable(referees: Referees) -> None:
     """The agents' move (`offchain.agents._element.element_move`) at a where.self on int64 tensors, as the
     bundled workloads' cross-entropy runs it: the defender proves input 1's dtype instead of opening headers
     (which the referee would refuse, costing it the game on time), and the game is INAPPLICABLE."""
@@ -57,13 +64,7 @@ def test_the_agents_defender_proves_an_int64_where_inapplicable(anvil: Anvil, ar
     from offchain.contracts.dispute_game import Side
     from offchain.game.element import ElementSide
 
-    deployer = ChainClient(anvil.rpc_url, anvil.accounts[3].private_key, artifacts=artifacts.values())
-    address = deployer.deploy(artifacts["ElementReferee"]).address
-    owner, defender, challenger = (
-        er.ElementRefereeClient(ChainClient(anvil.rpc_url, anvil.accounts[i].private_key), address,
-                                artifacts["ElementReferee"])
-        for i in (3, 5, 6)
-    )  # fmt: skip
+    owner, defender, challenger = referees
     cond = torch.tensor([True, False, True, False])
     a = torch.tensor([1, 2, 3, 4], dtype=torch.int64)
     b = torch.tensor([-100, -100, -100, -100], dtype=torch.int64)

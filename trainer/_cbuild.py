@@ -43,3 +43,24 @@ def compile_shared(cc: Sequence[str], flags: Sequence[str], source: Path, librar
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+
+
+_openmp: dict[tuple[str, ...], bool] = {}
+
+
+def openmp_flags(cc: Sequence[str]) -> list[str]:
+    """["-fopenmp"] when `cc` builds and runs an OpenMP program, else [] (the pragmas are then
+    ignored and the loops run on the calling thread: same results, one core)."""
+    key = tuple(cc)
+    if key not in _openmp:
+        probe = "#include <omp.h>\nint main(void) { return omp_get_max_threads() > 0 ? 0 : 1; }\n"
+        with tempfile.TemporaryDirectory(prefix="rt-omp-") as tmp:
+            src, exe = Path(tmp) / "probe.c", Path(tmp) / "probe"
+            src.write_text(probe)
+            try:
+                built = subprocess.run([*cc, "-fopenmp", "-o", str(exe), str(src)], capture_output=True)
+                ok = built.returncode == 0 and subprocess.run([str(exe)], capture_output=True).returncode == 0
+            except OSError:
+                ok = False
+        _openmp[key] = ok
+    return ["-fopenmp"] if _openmp[key] else []

@@ -74,8 +74,9 @@ LINALG_FLAGS = FLAGS
 LINALG_VERSION = 2  # must equal RT_VERSION in linalg.c (an older build is not loaded)
 ISAS = ("portable", "avx2", "avx512")  # the instruction paths of linalg.c, by their C index
 
-# A call with fewer elements runs on the calling thread alone (starting a thread costs about as
-# much as 20-40k elements of exp); a larger one is split over `threads` threads in C.
+# A call with fewer elements runs on the calling thread alone (the threshold was measured when a
+# part started a pthread, about as costly as 20-40k elements of exp; the parts now run on torch's
+# OpenMP pool); a larger one is split over `threads` threads in C.
 PARALLEL_MIN = 1 << 15
 
 

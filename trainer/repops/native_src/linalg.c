@@ -650,8 +650,8 @@ static int64_t quantize(const qjob *proto, int threads) {
     if (proto->isa < 0 || proto->isa > 2 || !rt_linalg_isa_supported(proto->isa)) return -1;
     if (threads < 1) threads = 1;
     if (threads > MAX_THREADS) threads = MAX_THREADS;
-    /* at least 256k values per thread (a thread start can wait for a time slice on a busy
-     * machine: measured slower below that at 256^3 and 512^3), at least 16 lines */
+    /* at least 256k values per thread (measured slower below that at 256^3 and 512^3 when each
+     * job started a pthread; kept with the OpenMP team), at least 16 lines */
     int64_t total = proto->nb * proto->nr * proto->nl;
     int64_t by_work = total / (1 << 18);
     if (by_work < threads) threads = by_work < 1 ? 1 : (int)by_work;

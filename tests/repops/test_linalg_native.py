@@ -14,7 +14,6 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 import torch
@@ -683,10 +682,8 @@ def test_a_descheduled_run_does_not_decide_the_calibration(calib_env: object) ->
 def test_the_native_libraries_share_torchs_openmp_runtime() -> None:
     """Both native libraries bind to the libgomp.so.1 torch loaded (one thread pool in the
     process): loading them never maps a second OpenMP runtime."""
-    assert _native.library() is not None and _native.linalg_library() is not None
-    mapped = {line.split()[-1] for line in Path("/proc/self/maps").read_text().splitlines() if "libgomp" in line}
-    assert len(mapped) == 1, mapped
-
+    # In a fresh process: in this one other packages (scikit-learn) may have mapped their own
+    # hashed libgomp copies, which say nothing about ours.
     # a fresh process that loads the libraries before anything else imports torch
     code = (
         "from pathlib import Path\n"

@@ -803,8 +803,10 @@ contract DisputeGame is IDisputeGame {
         // Trace path: descent, reveal, input proof. Post-state path: the trace top, the count, the
         // post-state descent, the proof.
         // The element path replaces the input proof by the element game: header, chunk descent (an
-        // output of up to MAX_STATE_ENTRIES chunks, 256 MiB), chunk, proof.
-        uint256 tracePath = (traceDescent == 0 ? 1 : traceDescent) + 4 + _ceilDiv(MerkleLib.depth(MAX_STATE_ENTRIES), t);
+        // output of up to MAX_STATE_ENTRIES chunks, 256 MiB), chunk, proof; for mm and addmm the proof is
+        // DotReferee's claim, its bisection of K < 2^64 prefix sums and the term (docs/game.md 2.8).
+        uint256 tracePath = (traceDescent == 0 ? 1 : traceDescent) + 5 + _ceilDiv(MerkleLib.depth(MAX_STATE_ENTRIES), t)
+            + _ceilDiv(64, t);
         uint256 postPath = 3 + _ceilDiv(MerkleLib.depth(MAX_STATE_ENTRIES), t);
         rounds += tracePath > postPath ? tracePath : postPath;
     }

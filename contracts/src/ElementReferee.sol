@@ -5,6 +5,7 @@ import {IElementReferee} from "./interfaces/IElementReferee.sol";
 import {MerkleLib} from "./lib/MerkleLib.sol";
 import {TensorLib} from "./lib/TensorLib.sol";
 import {RepOpsElement} from "./lib/RepOpsElement.sol";
+import {DotReferee} from "./DotReferee.sol";
 import {ElementPowExponent} from "./lib/FloatErrors.sol";
 import {TensorTooLarge} from "./lib/Errors.sol";
 import {
@@ -27,7 +28,8 @@ import {
     ElementRefereeChunkMismatch,
     ElementRefereeChunkLength,
     ElementRefereeNotOwner,
-    ElementRefereeApplicable
+    ElementRefereeApplicable,
+    ElementRefereeNotDot
 } from "./lib/ElementRefereeErrors.sol";
 
 /// @title ElementReferee
@@ -39,13 +41,17 @@ import {
 contract ElementReferee is IElementReferee {
     uint256 private constant CHUNK = TensorLib.CHUNK;
     uint8 private constant F32 = 1;
-    uint8 private constant F64 = 2;
-    uint8 private constant U8 = 5;
-    uint8 private constant I8 = 6;
-    uint8 private constant I16 = 7;
-    uint8 private constant I32 = 8;
-    uint8 private constant I64 = 9;
+    // The dtypes of the casts F32_TO_F64 .. F32_TO_BOOL (docs/commitments.md codes: f32 1, f64 2, u8 5, i8 6,
+    // i16 7, i32 8, i64 9, bool 10), (input | output << 8) per code, 16 bits each from the low end.
+    uint256 private constant CASTS = 0x000a0105010601070108010901010a010901020201;
     uint8 private constant BOOL = 10;
+    /// @notice The op codes after RepOpsElement's: mm and addmm, whose element the dot phase decides
+    ///         (docs/game.md 2.8). This contract isolates their first differing element; `dot` takes over.
+    uint256 public constant MM = 64;
+    uint256 public constant ADDMM = 65;
+
+    /// @notice The DotReferee this referee hands mm and addmm elements to (deployed by the constructor).
+    address public immutable dot;
 
     /// @dev The first slot holds what every move writes (turn, clocks, move count).
     struct Game {
@@ -96,6 +102,10 @@ contract ElementReferee is IElementReferee {
         _meter(gameId, start);
     }
 
+    constructor() {
+        dot = address(new DotReferee(address(this)));
+    }
+
     // ---- opening -------------------------------------------------------------------------
 
     /// @inheritdoc IElementReferee
@@ -144,6 +154,8 @@ contract ElementReferee is IElementReferee {
         if (k == 0xee11884bac8066154a149c86e130c17c3b5ffd3cc887c24a1daf191bcaaeda2d) return 11; // aten.abs.default
         if (k == 0x8a738994fd7761d1aeef2e52e1f0b3d1ba72131fcc1cd35d4870460c742f321d) return 13; // aten.relu.default
         if (k == 0x9dc792d539b269d3b7526c2e356ebac18cff894ce4dd40908cbcea1587165363) return 14; // aten.where.self
+        if (k == 0x49aa1f20a8be43f3d023eeced4519ba4487b561f7969fee96b5f95738b4d4826) return 65; // aten.mm.default
+        if (k == 0xaf29544aa9c3dbecc2ea1fe334c3ff27fe94f884d1bb9ff33b59e9a18329c202) return 66; // aten.addmm.default
         return 0;
     }
 
@@ -265,6 +277,8 @@ contract ElementReferee is IElementReferee {
                 revert ElementRefereeShape(1 + k, type(uint256).max, h.shape.length, ndim);
             }
         }
+        // mm and addmm: DotReferee checks the output shape against A's and B's when it takes over.
+        if (g.op >= MM) return;
         // Broadcasting (trailing dimensions aligned): at each output dimension, every input that has it
         // has size 1 or the common size, which the output must have (1 if all are 1 or absent).
         for (uint256 i; i < ndim; ++i) {
@@ -434,13 +448,35 @@ contract ElementReferee is IElementReferee {
     /// @inheritdoc IElementReferee
     function timeout(uint256 gameId) external metered(gameId) {
         Game storage g = _game(gameId);
-        if (g.stage == Stage.Resolved) revert ElementRefereeNotPlaying(gameId, g.stage);
+        // Resolved, or Delegated (the dot game's clocks run): nobody to time out here.
+        if (g.stage >= Stage.Resolved) revert ElementRefereeNotPlaying(gameId, g.stage);
         Side side = g.toMove;
         uint256 deadline = uint256(g.turnStartedAt) + _clock(g, side);
         if (block.timestamp <= deadline) revert ElementRefereeClockRunning(gameId, deadline);
         if (side == Side.Defender) g.defenderClock = 0;
         else g.challengerClock = 0;
         _resolve(gameId, g, side == Side.Defender ? Outcome.ChallengerWins : Outcome.DefenderWins);
+    }
+
+    // ---- the dot phase ---------------------------------------------------------------------
+
+    /// @inheritdoc IElementReferee
+    function hand(uint256 gameId, Outcome o, uint256[2] calldata gas) external returns (bytes32, uint64) {
+        Game storage g = _game(gameId);
+        if (msg.sender != dot) revert ElementRefereeNotDot(msg.sender);
+        if (o == Outcome.Pending) {
+            // The takeover: an mm or addmm game whose element is isolated stops its clocks here.
+            if (g.stage != Stage.ElementProof || g.op < MM) {
+                revert ElementRefereeWrongStage(gameId, Stage.ElementProof, g.stage);
+            }
+            g.stage = Stage.Delegated;
+            return (g.headerHash, g.arity);
+        }
+        if (g.stage != Stage.Delegated) revert ElementRefereeWrongStage(gameId, Stage.Delegated, g.stage);
+        g.defenderGas += uint40(gas[0]);
+        g.challengerGas += uint40(gas[1]);
+        _resolve(gameId, g, o);
+        return (0, 0);
     }
 
     // ---- views ---------------------------------------------------------------------------
@@ -455,14 +491,6 @@ contract ElementReferee is IElementReferee {
         Game storage g = _game(gameId);
         if (msg.sender != g.owner) revert ElementRefereeNotOwner(gameId, msg.sender, g.owner);
         return g.outcome;
-    }
-
-    /// @inheritdoc IElementReferee
-    function winner(uint256 gameId) external view returns (address) {
-        Game storage g = _game(gameId);
-        if (g.outcome == Outcome.DefenderWins) return g.players[0];
-        if (g.outcome == Outcome.ChallengerWins) return g.players[1];
-        return address(0);
     }
 
     /// @inheritdoc IElementReferee
@@ -501,11 +529,6 @@ contract ElementReferee is IElementReferee {
     }
 
     /// @inheritdoc IElementReferee
-    function gameCount() external view returns (uint256) {
-        return _count;
-    }
-
-    /// @inheritdoc IElementReferee
     function opSpec(uint256 op)
         public
         pure
@@ -526,16 +549,14 @@ contract ElementReferee is IElementReferee {
         if (op <= RepOpsElement.CLAMP_MAX) return (1, 1, F32, F32);
         if (op == RepOpsElement.THRESHOLD_BACKWARD) return (2, 1, ff, F32);
         if (op <= RepOpsElement.GE) return (2, 0, ff, BOOL);
-        if (op == RepOpsElement.F32_TO_F64) return (1, 0, F32, F64);
-        if (op == RepOpsElement.F64_TO_F32) return (1, 0, F64, F32);
-        if (op == RepOpsElement.I64_TO_F32) return (1, 0, I64, F32);
-        if (op == RepOpsElement.BOOL_TO_F32) return (1, 0, BOOL, F32);
-        if (op == RepOpsElement.F32_TO_I64) return (1, 0, F32, I64);
-        if (op == RepOpsElement.F32_TO_I32) return (1, 0, F32, I32);
-        if (op == RepOpsElement.F32_TO_I16) return (1, 0, F32, I16);
-        if (op == RepOpsElement.F32_TO_I8) return (1, 0, F32, I8);
-        if (op == RepOpsElement.F32_TO_U8) return (1, 0, F32, U8);
-        if (op == RepOpsElement.F32_TO_BOOL) return (1, 0, F32, BOOL);
+        if (op <= RepOpsElement.F32_TO_BOOL) {
+            // The casts, (input dtype, output dtype) per code from F32_TO_F64 on, 16 bits each: f32 -> f64,
+            // f64 -> f32, i64 -> f32, bool -> f32, f32 -> i64, i32, i16, i8, u8, bool.
+            uint256 pair = CASTS >> (16 * (op - RepOpsElement.F32_TO_F64));
+            return (1, 0, uint8(pair), uint8(pair >> 8));
+        }
+        if (op == MM) return (2, 0, ff, F32);
+        if (op == ADDMM) return (3, 0, ff | F32 << 16, F32);
         revert ElementRefereeBadParams(1, op);
     }
 

@@ -148,7 +148,7 @@ contract ElementRefereeGasTest is ElementGames {
     }
 
     function _probeIsolation() internal returns (bool) {
-        (bool ok,) = address(referee).call(abi.encodeCall(IElementReferee.gameCount, ()));
+        (bool ok,) = address(referee).call(abi.encodeCall(IElementReferee.opSpec, (0)));
         assertTrue(ok, "probe");
         return vm.lastCallGas().gasTotalUsed >= TX_BASE;
     }

@@ -27,7 +27,16 @@ ENTRIES: tuple[tuple[str, tuple[tuple[str, object], ...], int], ...] = (
     ("aten.abs.default", (("self", TENSOR),), 10),  # ABS
     ("aten.relu.default", (("self", TENSOR),), 12),  # RELU
     ("aten.where.self", (("condition", TENSOR), ("self", TENSOR), ("other", TENSOR)), 13),  # WHERE
+    # The exact dot products: the element is isolated here, then decided by DotReferee (docs/game.md 2.8).
+    ("aten.mm.default", (("self", TENSOR), ("mat2", TENSOR)), 64),  # ElementReferee.MM
+    (
+        "aten.addmm.default",
+        (("self", TENSOR), ("mat1", TENSOR), ("mat2", TENSOR), ("beta", 1), ("alpha", 1)),
+        65,
+    ),  # ElementReferee.ADDMM
 )
+# The op codes ElementReferee hands to DotReferee once it isolated the element.
+DOT_OPS: frozenset[int] = frozenset({64, 65})
 # The table keys operators, not dtypes: the bundled workloads' cross-entropy runs where.self on int64
 # targets, which the referee's WHERE (bool/f32/f32 -> f32) does not take. There the defender proves an
 # input's dtype (`proveInapplicable`) and the oracle decides the node (docs/game.md 2.7).

@@ -18,8 +18,9 @@ interface IElementReferee {
         Header, // defender, then challenger: openHeaders
         ChunkDescent, // defender, then challenger, per level: descend
         ElementOpen, // defender, then challenger: openChunk
-        ElementProof, // defender: proveElement
-        Resolved
+        ElementProof, // defender: proveElement (mm, addmm: DotReferee.start)
+        Resolved,
+        Delegated // mm, addmm: the DotReferee game decides (docs/game.md 2.8), then settles this one
     }
 
     enum Side {
@@ -191,19 +192,23 @@ interface IElementReferee {
     function proveElement(uint256 gameId, uint64[] calldata outputShape, InputOpening[] calldata openings)
         external;
 
+    /// @notice The dot phase's hand-over (only `dot` may call, from DotReferee). With `o` = Pending: the
+    ///         takeover of an mm or addmm game whose element is isolated (stage ElementProof): stage
+    ///         Delegated, where this game's clocks stop; returns the opened output header's hash
+    ///         (keccak256(u8(dtype) || u64 dims)) and the game's arity. With another `o`: the dot game's
+    ///         result, which resolves the Delegated game and adds the dot game's metered gas to each side.
+    function hand(uint256 gameId, Outcome o, uint256[2] calldata gas) external returns (bytes32, uint64);
+
     /// @notice Ends the game against the side to move once its clock ran out (anyone may call).
-    /// @dev Reverts `ElementRefereeNotPlaying` after the game is resolved, `ElementRefereeClockRunning`
+    /// @dev Reverts `ElementRefereeNotPlaying` after the game is resolved or delegated, `ElementRefereeClockRunning`
     ///      before the deadline (inclusive).
     function timeout(uint256 gameId) external;
 
     function outcome(uint256 gameId) external view returns (Outcome);
 
-    /// @notice The winning player, or address(0) while the game runs or when both lose.
-    function winner(uint256 gameId) external view returns (address);
 
     function gameOf(uint256 gameId) external view returns (GameView memory);
 
-    function gameCount() external view returns (uint256);
 
     /// @notice The operator's tensor input count, scalar count, input dtypes (one byte each, input 0 in the
     ///         low byte) and output dtype; reverts `ElementRefereeBadParams(1, op)` for an unknown code.

@@ -52,3 +52,5 @@ error ElementRefereeNotOwner(uint256 gameId, address caller, address owner);
 /// @notice Input `tensor` (1-based, as in ElementRefereeDtype) has `dtype`, the one the operator's spec
 ///         takes: the element phase applies, and the game goes on by `openHeaders`.
 error ElementRefereeApplicable(uint256 tensor, uint8 dtype);
+/// @notice Only the DotReferee this referee deployed may hand games over (`caller` is not it).
+error ElementRefereeNotDot(address caller);

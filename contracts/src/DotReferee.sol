@@ -1,0 +1,599 @@
+// SPDX-License-Identifier: Apache-2.0
+pragma solidity ^0.8.28;
+
+import {IDotReferee} from "./interfaces/IDotReferee.sol";
+import {IElementReferee} from "./interfaces/IElementReferee.sol";
+import {TensorLib} from "./lib/TensorLib.sol";
+import {Binary32} from "./lib/Binary32.sol";
+import {
+    DotRefereeUnknown,
+    DotRefereeBadParams,
+    DotRefereeWrongStage,
+    DotRefereeNotPlaying,
+    DotRefereeNotYourTurn,
+    DotRefereeClockExpired,
+    DotRefereeClockRunning,
+    DotRefereeWidth,
+    DotRefereeShape,
+    DotRefereeInconsistent,
+    DotRefereeOpponentMismatch,
+    DotRefereeNotGreater,
+    DotRefereeNotOwner,
+    DotRefereeHeader
+} from "./lib/DotRefereeErrors.sol";
+
+/// @title DotReferee
+/// @notice The element phase of an exact dot product (docs/game.md section 2.8): one disputed output element of
+///         mm or addmm, decided by a claim of both grid exponents with witnesses, an N-ary bisection of the
+///         exact integer prefix sums, and one term recomputed on chain.
+/// @dev Holds no funds. Every loop is bounded: at most 63 split points per move, 32 dimensions per shape.
+contract DotReferee is IDotReferee {
+    uint256 private constant MM = 0;
+    uint256 private constant ADDMM = 1;
+    uint8 private constant F32 = 1;
+    uint16 private constant NON_FINITE = 0xFFFF;
+    uint32 private constant NAN = 0x7FC00000;
+    uint256 private constant P_DOT_MAX = 14;
+    uint256 private constant MM_CODE = 64; // ElementReferee.MM (ADDMM = 65)
+
+    uint256 private constant TX_BASE_GAS = 21_000;
+    uint256 private constant CALLDATA_GAS_PER_BYTE = 40;
+    uint256 private constant METER_GAS = 1_000;
+
+    /// @dev The first slot holds what every move writes (stage, turn, clocks, meters, move count).
+    struct Game {
+        Stage stage;
+        IElementReferee.Outcome outcome;
+        IElementReferee.Side toMove;
+        uint8 op;
+        uint16 moves;
+        uint40 turnStartedAt;
+        uint40 defenderClock;
+        uint40 challengerClock;
+        uint40 defenderGas;
+        uint40 challengerGas;
+        address owner;
+        uint64 arity;
+        address[2] players;
+        uint256 elementGame; // the ElementReferee game this one decides (0: a standalone game)
+        uint64 k;
+        uint64 n;
+        uint16 rowKey;
+        uint16 colKey;
+        uint32 defenderValue;
+        uint32 challengerValue;
+        uint64 lo;
+        uint64 hi;
+        uint256 element;
+        int256 pLo;
+        int256 pHi;
+        bytes32 pending; // keccak256 of the defender's last list of prefix sums
+        bytes32[3] inputs; // [bias,] A, B
+    }
+
+    /// @notice The ElementReferee whose mm and addmm games this referee takes over (`start`); it deployed this one.
+    IElementReferee public immutable element;
+
+    uint256 private _count;
+    mapping(uint256 gameId => Game) private _games;
+    mapping(uint256 elementGame => uint256 gameId) private _taken;
+
+    /// @dev Charges a player's call to its side's meter; a call that resolved a game taken over from the
+    ///      ElementReferee settles that game there (once: no move of a resolved game succeeds).
+    modifier metered(uint256 gameId) {
+        uint256 start_ = gasleft();
+        _;
+        _meter(gameId, start_);
+        _settle(gameId);
+    }
+
+    constructor(address element_) {
+        element = IElementReferee(element_);
+    }
+
+    // ---- opening -------------------------------------------------------------------------
+
+    /// @inheritdoc IDotReferee
+    function open(Params calldata p) external returns (uint256 gameId) {
+        return _open(p, uint40(block.timestamp));
+    }
+
+    function _open(Params memory p, uint40 turnStartedAt) private returns (uint256 gameId) {
+        if (p.op > ADDMM) revert DotRefereeBadParams(1, p.op);
+        uint256 nIn = p.op == ADDMM ? 3 : 2;
+        if (p.inputs.length != nIn) revert DotRefereeBadParams(2, p.inputs.length);
+        address d = p.players[0];
+        address c = p.players[1];
+        if (d == c || d == address(0) || c == address(0)) revert DotRefereeBadParams(3, uint160(c));
+        if (p.values[0] == p.values[1]) revert DotRefereeBadParams(4, p.values[0]);
+        for (uint256 s; s < 2; ++s) {
+            if (p.clocks[s] == 0 || p.clocks[s] > type(uint40).max) revert DotRefereeBadParams(5, p.clocks[s]);
+        }
+        uint64 a = p.arity;
+        if (a < 2 || a > 64 || a & (a - 1) != 0) revert DotRefereeBadParams(6, a);
+        if (p.n == 0) revert DotRefereeBadParams(7, 0);
+        gameId = ++_count;
+        Game storage g = _games[gameId];
+        g.stage = Stage.Claim;
+        g.op = uint8(p.op);
+        g.turnStartedAt = turnStartedAt;
+        g.defenderClock = uint40(p.clocks[0]);
+        g.challengerClock = uint40(p.clocks[1]);
+        g.owner = msg.sender;
+        g.arity = a;
+        g.players = [d, c];
+        g.k = p.k;
+        g.n = p.n;
+        g.defenderValue = p.values[0];
+        g.challengerValue = p.values[1];
+        g.element = p.element;
+        for (uint256 i; i < nIn; ++i) {
+            g.inputs[i] = p.inputs[i];
+        }
+        // Slots that later moves overwrite start non-zero, so that each move is a cheap update.
+        g.pending = bytes32(uint256(1));
+        g.pLo = 1;
+        g.pHi = 1;
+        emit GameOpened(gameId, msg.sender, p.op, d, c, p.element, p.values[0], p.values[1]);
+    }
+
+    // ---- moves ---------------------------------------------------------------------------
+
+    /// @inheritdoc IDotReferee
+    function start(uint256 elementGame, Takeover calldata t, Claim calldata c) external returns (uint256 gameId) {
+        uint256 gas0 = gasleft();
+        IElementReferee.GameView memory v = element.gameOf(elementGame);
+        if (msg.sender != v.players[0]) revert DotRefereeNotYourTurn(elementGame, msg.sender, v.players[0]);
+        // hand checks the stage (ElementProof) and the op (mm or addmm) and stops the game's clocks.
+        (bytes32 hh, uint64 arity) = element.hand(elementGame, IElementReferee.Outcome.Pending, [uint256(0), 0]);
+        gameId = _open(_takeover(elementGame, v, hh, arity, t), uint40(v.turnStartedAt));
+        Game storage g = _games[gameId];
+        g.elementGame = elementGame;
+        _taken[elementGame] = gameId;
+        // The defender's clock ran on since its turn began in the element game: _claim's _begin checks it.
+        _claim(gameId, _begin(gameId, Stage.Claim), c);
+        _meter(gameId, gas0);
+        _settle(gameId);
+    }
+
+    /// @dev The Params of a takeover, from the element game and the opened headers of A, B and the output.
+    function _takeover(
+        uint256 elementGame,
+        IElementReferee.GameView memory v,
+        bytes32 hh,
+        uint64 arity,
+        Takeover calldata t
+    )
+        private
+        view
+        returns (Params memory p)
+    {
+        bytes32[] memory inputs = element.inputsOf(elementGame);
+        (uint64 k, uint64 n) = _shapes(t, inputs, hh);
+        uint64 left = v.clockLeft[0];
+        if (block.timestamp > v.turnStartedAt + left) {
+            revert DotRefereeClockExpired(elementGame, v.turnStartedAt + left);
+        }
+        p = Params({
+            op: v.op - MM_CODE,
+            inputs: inputs,
+            k: k,
+            n: n,
+            element: v.element,
+            values: [uint32(v.values[0]), uint32(v.values[1])],
+            players: v.players,
+            clocks: [left, v.clockLeft[1] == 0 ? 1 : v.clockLeft[1]],
+            arity: arity
+        });
+    }
+
+    /// @dev K and N from the opened headers of A and B, checked against the agreed commitments and the output.
+    function _shapes(Takeover calldata t, bytes32[] memory inputs, bytes32 hh) private pure returns (uint64, uint64) {
+        uint64[] calldata out = t.outputShape;
+        bytes32 got = keccak256(abi.encodePacked(F32, out));
+        if (got != hh) revert DotRefereeHeader(0, got, hh);
+        if (out.length != 2) revert DotRefereeShape(3, type(uint256).max, out.length, 2);
+        uint256 a = inputs.length - 2;
+        _checkHeader(t.a, inputs[a], 1);
+        _checkHeader(t.b, inputs[a + 1], 2);
+        uint64[] calldata sa = t.a.shape;
+        uint64[] calldata sb = t.b.shape;
+        if (sa.length != 2) revert DotRefereeShape(1, type(uint256).max, sa.length, 2);
+        if (sb.length != 2) revert DotRefereeShape(2, type(uint256).max, sb.length, 2);
+        if (sb[0] != sa[1]) revert DotRefereeShape(2, 0, sb[0], sa[1]);
+        if (out[0] != sa[0]) revert DotRefereeShape(3, 0, out[0], sa[0]);
+        if (out[1] != sb[1]) revert DotRefereeShape(3, 1, out[1], sb[1]);
+        return (sa[1], sb[1]);
+    }
+
+    function _checkHeader(IElementReferee.Header calldata h, bytes32 commitment, uint256 tensor) private pure {
+        if (h.dtype != F32) revert DotRefereeShape(tensor, 2 ** 256 - 2, h.dtype, F32);
+        bytes32 c = TensorLib.commitmentOf(h.dtype, h.shape, h.dataRoot);
+        if (c != commitment) revert DotRefereeHeader(tensor, c, commitment);
+    }
+
+    /// @inheritdoc IDotReferee
+    function claim(uint256 gameId, Claim calldata c) external metered(gameId) {
+        _claim(gameId, _begin(gameId, Stage.Claim), c);
+    }
+
+    function _claim(uint256 gameId, Game storage g, Claim calldata c) private {
+        (uint16 rowKey, uint16 colKey) = _checkClaim(g, c);
+        g.rowKey = rowKey;
+        g.colKey = colKey;
+        uint64 k = g.k;
+        if (k == 0 || rowKey == NON_FINITE || colKey == NON_FINITE) {
+            // The element is determined without any sum (C = +0, or NaN by the non-finite rule, plus the
+            // bias): the defender's value is the spec's, so the challenger's differing one is not.
+            if (c.splits.length != 0) revert DotRefereeWidth(c.splits.length, 0);
+            _pass(g, IElementReferee.Side.Challenger);
+            _resolve(gameId, g, IElementReferee.Outcome.DefenderWins);
+        } else {
+            _post(g, 0, k, c.splits);
+            g.lo = 0;
+            g.hi = k;
+            g.pLo = 0;
+            g.pHi = c.total;
+            g.stage = Stage.Pick;
+            _pass(g, IElementReferee.Side.Challenger);
+        }
+        emit Claimed(gameId, rowKey, colKey, c.total, c.splits);
+    }
+
+    /// @dev The claim's witnesses opened, and the element they and S make checked against the defender's value.
+    function _checkClaim(Game storage g, Claim calldata c) private view returns (uint16 rowKey, uint16 colKey) {
+        (uint256 i, uint256 j) = _coords(g);
+        uint64 k = g.k;
+        uint32 mm;
+        if (k != 0) {
+            if (c.rowAt >= k) revert DotRefereeWidth(c.rowAt, k);
+            if (c.colAt >= k) revert DotRefereeWidth(c.colAt, k);
+            rowKey = _key(_openA(g, i, c.rowAt, c.row));
+            colKey = _key(_openB(g, c.colAt, j, c.col));
+            if (rowKey == NON_FINITE || colKey == NON_FINITE) {
+                mm = NAN;
+            } else {
+                int256 scale = _exponent(rowKey) + _exponent(colKey) - 2 * int256(_pDot(k));
+                mm = Binary32.fromScaledInt(c.total, scale);
+            }
+        }
+        uint32 y = g.op == ADDMM ? Binary32.add(uint32(_openBias(g, i, j, c.bias)), mm) : mm;
+        if (y != g.defenderValue) revert DotRefereeInconsistent(y, g.defenderValue);
+    }
+
+    /// @inheritdoc IDotReferee
+    function pick(uint256 gameId, int256[] calldata theirs, uint256 m) external metered(gameId) {
+        Game storage g = _begin(gameId, Stage.Pick);
+        bytes32 back = keccak256(abi.encodePacked(theirs));
+        if (back != g.pending) revert DotRefereeOpponentMismatch(back, g.pending);
+        uint64 lo = g.lo;
+        uint64 hi = g.hi;
+        uint64[] memory points = splitPoints(lo, hi, g.arity);
+        uint256 count = points.length;
+        if (theirs.length != count) revert DotRefereeWidth(theirs.length, count);
+        if (m > count) revert DotRefereeWidth(m, count + 1);
+        if (m != 0) {
+            g.lo = points[m - 1];
+            g.pLo = theirs[m - 1];
+        }
+        if (m != count) {
+            g.hi = points[m];
+            g.pHi = theirs[m];
+        }
+        g.stage = g.hi - g.lo == 1 ? Stage.Term : Stage.Split;
+        _pass(g, IElementReferee.Side.Defender);
+        emit Picked(gameId, g.lo, g.hi, g.pLo, g.pHi);
+    }
+
+    /// @inheritdoc IDotReferee
+    function refute(uint256 gameId, uint256 which, uint64 at, Opening calldata o) external metered(gameId) {
+        Game storage g = _begin(gameId, Stage.Pick);
+        if (which > 1) revert DotRefereeWidth(which, 2);
+        if (at >= g.k) revert DotRefereeWidth(at, g.k);
+        (uint256 i, uint256 j) = _coords(g);
+        uint16 key = _key(which == 0 ? _openA(g, i, at, o) : _openB(g, at, j, o));
+        uint16 claimed = which == 0 ? g.rowKey : g.colKey;
+        if (key <= claimed) revert DotRefereeNotGreater(key, claimed);
+        _pass(g, IElementReferee.Side.Defender);
+        _resolve(gameId, g, IElementReferee.Outcome.ChallengerWins);
+        emit Refuted(gameId, which, at, key);
+    }
+
+    /// @inheritdoc IDotReferee
+    function split(uint256 gameId, int256[] calldata splits) external metered(gameId) {
+        Game storage g = _begin(gameId, Stage.Split);
+        _post(g, g.lo, g.hi, splits);
+        g.stage = Stage.Pick;
+        _pass(g, IElementReferee.Side.Challenger);
+        emit SplitPosted(gameId, g.lo, g.hi, splits);
+    }
+
+    /// @inheritdoc IDotReferee
+    function proveTerm(uint256 gameId, Opening calldata a, Opening calldata b) external metered(gameId) {
+        Game storage g = _begin(gameId, Stage.Term);
+        (IElementReferee.Outcome o, int256 qa, int256 qb) = _term(g, a, b);
+        _pass(g, IElementReferee.Side.Defender);
+        _resolve(gameId, g, o);
+        emit TermComputed(gameId, g.lo, qa, qb, g.pHi - g.pLo);
+    }
+
+    /// @dev A[i, lo] and B[lo, j], opened.
+    function _termElements(Game storage g, Opening calldata a, Opening calldata b)
+        private
+        view
+        returns (uint32 x, uint32 w)
+    {
+        (uint256 i, uint256 j) = _coords(g);
+        x = _openA(g, i, g.lo, a);
+        w = _openB(g, g.lo, j, b);
+    }
+
+    /// @dev Term lo recomputed: its two elements opened, their grid integers, and whether their product is
+    ///      the defender's pHi - pLo.
+    function _term(Game storage g, Opening calldata a, Opening calldata b)
+        private
+        view
+        returns (IElementReferee.Outcome o, int256 qa, int256 qb)
+    {
+        (uint32 x, uint32 w) = _termElements(g, a, b);
+        o = IElementReferee.Outcome.ChallengerWins;
+        // An element of a larger class than the claimed maximum disproves the claim itself.
+        if (_key(x) > g.rowKey || _key(w) > g.colKey) return (o, 0, 0);
+        uint256 p = _pDot(g.k);
+        qa = _grid(x, _exponent(g.rowKey), p);
+        qb = _grid(w, _exponent(g.colKey), p);
+        int256 prod = qa * qb; // |qa|, |qb| <= 2^14 here
+        int256 pLo = g.pLo;
+        bool ok;
+        unchecked {
+            int256 sum = pLo + prod;
+            // pLo + prod wraps only for a pLo at the end of the int256 range, which no sum of K terms is.
+            ok = sum == g.pHi && (prod >= 0 ? sum >= pLo : sum < pLo);
+        }
+        if (ok) o = IElementReferee.Outcome.DefenderWins;
+    }
+
+    /// @inheritdoc IDotReferee
+    function timeout(uint256 gameId) external metered(gameId) {
+        Game storage g = _game(gameId);
+        if (g.stage == Stage.Resolved) revert DotRefereeNotPlaying(gameId);
+        IElementReferee.Side side = g.toMove;
+        uint256 deadline = uint256(g.turnStartedAt) + _clock(g, side);
+        if (block.timestamp <= deadline) revert DotRefereeClockRunning(gameId, deadline);
+        if (side == IElementReferee.Side.Defender) g.defenderClock = 0;
+        else g.challengerClock = 0;
+        _resolve(
+            gameId,
+            g,
+            side == IElementReferee.Side.Defender
+                ? IElementReferee.Outcome.ChallengerWins
+                : IElementReferee.Outcome.DefenderWins
+        );
+    }
+
+    // ---- views ---------------------------------------------------------------------------
+
+    /// @inheritdoc IDotReferee
+    function splitPoints(uint64 lo, uint64 hi, uint64 arity) public pure returns (uint64[] memory points) {
+        if (hi <= lo + 1) return new uint64[](0);
+        uint256 w = hi - lo;
+        uint256 step = (w + arity - 1) / arity;
+        uint256 count = (w + step - 1) / step - 1; // < arity
+        points = new uint64[](count);
+        for (uint256 m; m < count; ++m) {
+            points[m] = uint64(lo + step * (m + 1));
+        }
+    }
+
+    /// @inheritdoc IDotReferee
+    function outcome(uint256 gameId) external view returns (IElementReferee.Outcome) {
+        return _game(gameId).outcome;
+    }
+
+    /// @inheritdoc IDotReferee
+    function ownedOutcome(uint256 gameId) external view returns (IElementReferee.Outcome) {
+        Game storage g = _game(gameId);
+        if (msg.sender != g.owner) revert DotRefereeNotOwner(gameId, msg.sender, g.owner);
+        return g.outcome;
+    }
+
+    /// @inheritdoc IDotReferee
+    function meterOf(uint256 gameId) external view returns (uint256[2] memory gas) {
+        Game storage g = _game(gameId);
+        gas = [uint256(g.defenderGas), uint256(g.challengerGas)];
+    }
+
+    /// @inheritdoc IDotReferee
+    function gameOf(uint256 gameId) external view returns (GameView memory v) {
+        Game storage g = _game(gameId);
+        v.owner = g.owner;
+        v.players = g.players;
+        v.elementGame = g.elementGame;
+        v.stage = g.stage;
+        v.outcome = g.outcome;
+        v.toMove = g.toMove;
+        v.op = g.op;
+        v.clockLeft = [uint64(g.defenderClock), uint64(g.challengerClock)];
+        v.turnStartedAt = uint64(g.turnStartedAt);
+        v.k = g.k;
+        v.n = g.n;
+        v.element = g.element;
+        v.values = [g.defenderValue, g.challengerValue];
+        v.keys = [g.rowKey, g.colKey];
+        v.lo = g.lo;
+        v.hi = g.hi;
+        v.pLo = g.pLo;
+        v.pHi = g.pHi;
+        v.moves = g.moves;
+    }
+
+    /// @inheritdoc IDotReferee
+    function takenOver(uint256 elementGame) external view returns (uint256) {
+        return _taken[elementGame];
+    }
+
+    /// @inheritdoc IDotReferee
+    function gameCount() external view returns (uint256) {
+        return _count;
+    }
+
+    // ---- internals -----------------------------------------------------------------------
+
+    function _game(uint256 gameId) private view returns (Game storage g) {
+        g = _games[gameId];
+        if (g.stage == Stage.None) revert DotRefereeUnknown(gameId);
+    }
+
+    function _begin(uint256 gameId, Stage stage) private view returns (Game storage g) {
+        g = _game(gameId);
+        if (g.stage != stage) revert DotRefereeWrongStage(gameId, stage, g.stage);
+        IElementReferee.Side side = g.toMove;
+        address expected = g.players[uint8(side)];
+        if (msg.sender != expected) revert DotRefereeNotYourTurn(gameId, msg.sender, expected);
+        uint256 deadline = uint256(g.turnStartedAt) + _clock(g, side);
+        if (block.timestamp > deadline) revert DotRefereeClockExpired(gameId, deadline);
+    }
+
+    function _clock(Game storage g, IElementReferee.Side side) private view returns (uint64) {
+        return side == IElementReferee.Side.Defender ? g.defenderClock : g.challengerClock;
+    }
+
+    function _pass(Game storage g, IElementReferee.Side next) private {
+        uint40 used = uint40(block.timestamp) - g.turnStartedAt;
+        unchecked {
+            if (g.toMove == IElementReferee.Side.Defender) g.defenderClock -= used;
+            else g.challengerClock -= used;
+            ++g.moves;
+        }
+        g.turnStartedAt = uint40(block.timestamp);
+        g.toMove = next;
+    }
+
+    function _meter(uint256 gameId, uint256 gasAtStart) private {
+        Game storage g = _games[gameId];
+        uint256 used = gasAtStart - gasleft() + TX_BASE_GAS + CALLDATA_GAS_PER_BYTE * msg.data.length + METER_GAS;
+        uint256 s = g.toMove == IElementReferee.Side.Defender ? 1 : 0;
+        if (msg.sender != g.players[s]) {
+            s = 1 - s;
+            if (msg.sender != g.players[s]) return;
+        }
+        if (s == 0) g.defenderGas += uint40(used);
+        else g.challengerGas += uint40(used);
+    }
+
+    /// @dev Settles the ElementReferee game a resolved takeover decides.
+    function _settle(uint256 gameId) private {
+        Game storage g = _games[gameId];
+        uint256 eg = g.elementGame;
+        if (eg == 0 || g.stage != Stage.Resolved) return;
+        element.hand(eg, g.outcome, [uint256(g.defenderGas), uint256(g.challengerGas)]);
+    }
+
+    function _resolve(uint256 gameId, Game storage g, IElementReferee.Outcome o) private {
+        g.stage = Stage.Resolved;
+        g.outcome = o;
+        emit GameResolved(gameId, o);
+    }
+
+    /// @dev Records the defender's prefix sums at the interior points of [lo, hi].
+    function _post(Game storage g, uint64 lo, uint64 hi, int256[] calldata splits) private {
+        uint256 count = splitPoints(lo, hi, g.arity).length;
+        if (splits.length != count) revert DotRefereeWidth(splits.length, count);
+        g.pending = keccak256(abi.encodePacked(splits));
+    }
+
+    /// @dev The element's row i and column j (N > 0, checked by open).
+    function _coords(Game storage g) private view returns (uint256 i, uint256 j) {
+        uint256 n = g.n;
+        uint256 e = g.element;
+        return (e / n, e % n);
+    }
+
+    /// @dev A[i, at], opened against the agreed A (shape [M, K]).
+    function _openA(Game storage g, uint256 i, uint256 at, Opening calldata o) private view returns (uint32) {
+        uint64[] calldata sh = o.shape;
+        if (sh.length != 2) revert DotRefereeShape(1, type(uint256).max, sh.length, 2);
+        if (sh[1] != g.k) revert DotRefereeShape(1, 1, sh[1], g.k);
+        uint256 a = g.op == ADDMM ? 1 : 0;
+        return uint32(TensorLib.verifyElement(g.inputs[a], F32, sh, i * g.k + at, o.chunk, o.siblings));
+    }
+
+    /// @dev B[at, j], opened against the agreed B (shape [K, N]).
+    function _openB(Game storage g, uint256 at, uint256 j, Opening calldata o) private view returns (uint32) {
+        uint64[] calldata sh = o.shape;
+        if (sh.length != 2) revert DotRefereeShape(2, type(uint256).max, sh.length, 2);
+        if (sh[0] != g.k) revert DotRefereeShape(2, 0, sh[0], g.k);
+        if (sh[1] != g.n) revert DotRefereeShape(2, 1, sh[1], g.n);
+        uint256 b = g.op == ADDMM ? 2 : 1;
+        return uint32(TensorLib.verifyElement(g.inputs[b], F32, sh, at * g.n + j, o.chunk, o.siblings));
+    }
+
+    /// @dev The bias element at (i, j)'s broadcast position: a shape of at most 2 dimensions, trailing
+    ///      dimensions aligned, each 1 or the output's (row count unknown here: any, if not 1).
+    function _openBias(Game storage g, uint256 i, uint256 j, Opening calldata o) private view returns (uint256) {
+        uint64[] calldata sh = o.shape;
+        uint256 nd = sh.length;
+        if (nd > 2) revert DotRefereeShape(0, type(uint256).max, nd, 2);
+        uint256 index;
+        if (nd >= 1) {
+            uint256 cols = sh[nd - 1];
+            if (cols != 1 && cols != g.n) revert DotRefereeShape(0, nd - 1, cols, g.n);
+            if (cols != 1) index = j;
+            if (nd == 2 && sh[0] != 1) index += i * cols;
+        }
+        return TensorLib.verifyElement(g.inputs[0], F32, sh, index, o.chunk, o.siblings);
+    }
+
+    /// @dev The magnitude class of binary32 `x`: 0 for +-0, 150 + e for a finite nonzero value with
+    ///      2^(e-1) <= |x| < 2^e (2 .. 278), NON_FINITE for NaN and +-inf. Larger class, larger exponent.
+    function _key(uint32 x) private pure returns (uint16) {
+        uint32 mag = x & 0x7FFFFFFF;
+        if (mag == 0) return 0;
+        uint32 biased = mag >> 23;
+        if (biased == 0xFF) return NON_FINITE;
+        if (biased != 0) return uint16(biased + 24);
+        uint16 bits;
+        while (mag != 0) {
+            mag >>= 1;
+            ++bits;
+        }
+        return bits + 1; // a subnormal f * 2^-149 with f of `bits` bits: e = bits - 148
+    }
+
+    /// @dev The grid exponent of a slice whose largest class is `key` (linalg.md: e = 1 for an all-zero slice).
+    function _exponent(uint16 key) private pure returns (int256) {
+        return key == 0 ? int256(1) : int256(uint256(key)) - 150;
+    }
+
+    /// @dev p_dot(K) = min(14, floor((53 - ceil(log2 K)) / 2)) for K >= 1.
+    function _pDot(uint256 k) private pure returns (uint256) {
+        uint256 c;
+        while ((uint256(1) << c) < k) ++c;
+        uint256 p = (53 - c) / 2;
+        return p < P_DOT_MAX ? p : P_DOT_MAX;
+    }
+
+    /// @dev q = RN(x * 2^(p - e)), ties to even (linalg.md, "Fixed-point grid"), for finite `x` of a class at
+    ///      most the slice's (so |q| <= 2^p).
+    function _grid(uint32 x, int256 e, uint256 p) private pure returns (int256) {
+        uint256 mag = x & 0x7FFFFFFF;
+        uint256 biased = mag >> 23;
+        uint256 m = mag & 0x7FFFFF;
+        if (biased == 0) biased = 1;
+        else m |= 1 << 23;
+        int256 sh = int256(biased) - 150 + int256(p) - e;
+        uint256 q;
+        if (sh >= 0) {
+            q = m << uint256(sh);
+        } else {
+            uint256 r = uint256(-sh);
+            if (r <= 40) {
+                q = m >> r;
+                uint256 rem = m & ((1 << r) - 1);
+                uint256 half = 1 << (r - 1);
+                if (rem > half || (rem == half && q & 1 == 1)) ++q;
+            }
+        }
+        return x >> 31 == 1 ? -int256(q) : int256(q);
+    }
+}

@@ -255,6 +255,8 @@ contract DotReferee is IDotReferee {
             } else {
                 int256 scale = _exponent(rowKey) + _exponent(colKey) - 2 * int256(_pDot(k));
                 mm = Binary32.fromScaledInt(c.total, scale);
+                // linalg.md: a product that rounds to zero is +0 (an integer sum has no sign).
+                if (mm == 0x80000000) mm = 0;
             }
         }
         uint32 y = g.op == ADDMM ? Binary32.add(uint32(_openBias(g, i, j, c.bias)), mm) : mm;

@@ -15,7 +15,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from eth_typing import ChecksumAddress
 
@@ -33,6 +33,9 @@ from offchain.contracts._base import (
 )
 from offchain.game.element import InputOpening, TensorHeader
 
+if TYPE_CHECKING:
+    from offchain.contracts.dot_referee import DotRefereeClient
+
 CONTRACT_NAME: Final = "ElementReferee"
 
 
@@ -43,6 +46,7 @@ class Stage(enum.IntEnum):
     ELEMENT_OPEN = 3
     ELEMENT_PROOF = 4
     RESOLVED = 5
+    DELEGATED = 6  # mm, addmm: the DotReferee game decides, then settles this one (docs/game.md 2.8)
 
 
 class Outcome(enum.IntEnum):
@@ -154,6 +158,11 @@ class ElementRefereeNotOwner(ElementRefereeError):
 class ElementRefereeApplicable(ElementRefereeError):
     """Input `tensor` has `dtype`, the one the operator's spec takes: the element phase applies to this node,
     so play it with `openHeaders` instead of `proveInapplicable`."""
+
+
+class ElementRefereeNotDot(ElementRefereeError):
+    """Only the DotReferee this ElementReferee deployed (`ElementReferee.dot()`) may hand a game over or settle
+    it; `caller` is another account. Play the dot phase on that DotReferee (`start`)."""
 
 
 class ElementArithmeticError(TypedRevert):
@@ -340,11 +349,26 @@ class ElementRefereeClient(ContractClient):
         code = int(self._call(self.contract.functions.elementOp(op_hash, arg_hash, n_in)))
         return code - 1 if code else None
 
-    def winner(self, game_id: int) -> ChecksumAddress:
-        return address(self._call(self.contract.functions.winner(game_id)))
+    def winner(self, game_id: int) -> ChecksumAddress | None:
+        """The winning player, None while the game runs or when neither side wins (from `gameOf`)."""
+        v = self.game_of(game_id)
+        if v.outcome is Outcome.DEFENDER_WINS:
+            return v.players[0]
+        if v.outcome is Outcome.CHALLENGER_WINS:
+            return v.players[1]
+        return None
 
     def game_of(self, game_id: int) -> GameView:
         return GameView.from_abi(self._call(self.contract.functions.gameOf(game_id)))
 
-    def game_count(self) -> int:
-        return int(self._call(self.contract.functions.gameCount()))
+    def dot_address(self) -> ChecksumAddress:
+        """The DotReferee this referee hands mm and addmm elements to (its constructor deployed it)."""
+        return address(self._call(self.contract.functions.dot()))
+
+    def dot(self) -> DotRefereeClient:
+        """A client of `dot_address()` through the same connection."""
+        from offchain.chain.build import compile_contracts
+        from offchain.contracts.dot_referee import DotRefereeClient
+
+        compiled = compile_contracts()
+        return DotRefereeClient(self.chain, self.dot_address(), compiled[DotRefereeClient.CONTRACT_NAME])

@@ -95,10 +95,12 @@ contract DotReferee is IDotReferee {
 
     /// @inheritdoc IDotReferee
     function open(Params calldata p) external returns (uint256 gameId) {
-        return _open(p, uint40(block.timestamp));
+        return _open(p, 0);
     }
 
-    function _open(Params memory p, uint40 turnStartedAt) private returns (uint256 gameId) {
+    /// @dev A standalone game (`elementGame` 0, owned by the caller, its clock starting now) or a takeover
+    ///      (owned by the ElementReferee; `start` then sets its turn's start to the element game's).
+    function _open(Params memory p, uint256 elementGame) private returns (uint256 gameId) {
         if (p.op > ADDMM) revert DotRefereeBadParams(1, p.op);
         uint256 nIn = p.op == ADDMM ? 3 : 2;
         if (p.inputs.length != nIn) revert DotRefereeBadParams(2, p.inputs.length);
@@ -116,10 +118,11 @@ contract DotReferee is IDotReferee {
         Game storage g = _games[gameId];
         g.stage = Stage.Claim;
         g.op = uint8(p.op);
-        g.turnStartedAt = turnStartedAt;
+        g.turnStartedAt = uint40(block.timestamp); // a takeover's: start sets the element game's
         g.defenderClock = uint40(p.clocks[0]);
         g.challengerClock = uint40(p.clocks[1]);
-        g.owner = msg.sender;
+        g.owner = elementGame == 0 ? msg.sender : address(element);
+        g.elementGame = elementGame;
         g.arity = a;
         g.players = [d, c];
         g.k = p.k;
@@ -134,7 +137,7 @@ contract DotReferee is IDotReferee {
         g.pending = bytes32(uint256(1));
         g.pLo = 1;
         g.pHi = 1;
-        emit GameOpened(gameId, msg.sender, p.op, d, c, p.element, p.values[0], p.values[1]);
+        emit GameOpened(gameId, g.owner, p.op, d, c, p.element, p.values[0], p.values[1]);
     }
 
     // ---- moves ---------------------------------------------------------------------------
@@ -146,9 +149,8 @@ contract DotReferee is IDotReferee {
         if (msg.sender != v.players[0]) revert DotRefereeNotYourTurn(elementGame, msg.sender, v.players[0]);
         // hand checks the stage (ElementProof) and the op (mm or addmm) and stops the game's clocks.
         (bytes32 hh, uint64 arity) = element.hand(elementGame, IElementReferee.Outcome.Pending, [uint256(0), 0]);
-        gameId = _open(_takeover(elementGame, v, hh, arity, t), uint40(v.turnStartedAt));
-        Game storage g = _games[gameId];
-        g.elementGame = elementGame;
+        gameId = _open(_takeover(elementGame, v, hh, arity, t), elementGame);
+        _games[gameId].turnStartedAt = uint40(v.turnStartedAt);
         _taken[elementGame] = gameId;
         // The defender's clock ran on since its turn began in the element game: _claim's _begin checks it.
         _claim(gameId, _begin(gameId, Stage.Claim), c);

@@ -556,7 +556,7 @@ contract ElementReferee is IElementReferee {
             return (1, 0, uint8(pair), uint8(pair >> 8));
         }
         if (op == MM) return (2, 0, ff, F32);
-        if (op == ADDMM) return (3, 0, ff | F32 << 16, F32);
+        if (op == ADDMM) return (3, 0, ff | uint256(F32) << 16, F32);
         revert ElementRefereeBadParams(1, op);
     }
 

@@ -11,7 +11,12 @@ once the referee game is decided). Every call reads the referee's state first, s
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+import torch
+
 from offchain.agents.base import BUSY, Tick, idle
+from offchain.contracts import dot_referee as dr
 from offchain.contracts import element_referee as er
 from offchain.contracts.dispute_game import (
     DisputeGameClient,
@@ -19,11 +24,41 @@ from offchain.contracts.dispute_game import (
     GameView,
     Side,
 )
+from offchain.game.dot import DotSide
 from offchain.game.element import ElementSide
+from offchain.game.element_table import DOT_OPS
 from offchain.game.witness import RunWitness
 
 # Lost races on the permissionless calls: someone else timed the game out or resolved it first.
-RACES = (er.ElementRefereeNotPlaying, er.ElementRefereeClockRunning, DisputeGameWrongStage)
+RACES = (
+    er.ElementRefereeNotPlaying,
+    er.ElementRefereeClockRunning,
+    DisputeGameWrongStage,
+    dr.DotRefereeNotPlaying,
+    dr.DotRefereeClockRunning,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """Whose move it is in an element game, counting the dot game that took it over (docs/game.md 2.8)."""
+
+    to_move: int | None  # 0 defender, 1 challenger; None once decided
+    deadline: int
+    moves: int  # both games' moves: changes whenever anyone moved
+    dot_game: int  # 0: no dot game
+
+
+def element_turn(referee: er.ElementRefereeClient, element_game: int) -> Turn:
+    rv = referee.game_of(element_game)
+    if rv.stage is er.Stage.DELEGATED:
+        dot = referee.dot()
+        did = dot.taken_over(element_game)
+        dv = dot.game_of(did)
+        done = dv.stage is dr.Stage.RESOLVED
+        return Turn(None if done else dv.to_move, dv.deadline, rv.moves + dv.moves, did)
+    done = rv.stage in (er.Stage.NONE, er.Stage.RESOLVED)
+    return Turn(None if done else rv.to_move, rv.deadline, rv.moves, 0)
 
 
 def element_side(witness: RunWitness, step: int, node: int) -> ElementSide:
@@ -40,6 +75,15 @@ def element_due(
     game is decided, the referee's `timeout` once the mover's clock ran out); what to say about it."""
     rv = referee.game_of(view.element_game)
     try:
+        if rv.stage is er.Stage.DELEGATED:
+            dot = referee.dot()
+            did = dot.taken_over(view.element_game)
+            dv = dot.game_of(did)
+            if dv.stage is not dr.Stage.RESOLVED and now > dv.deadline:
+                dot.timeout(did)
+                mover = Side(dv.to_move).name.lower()
+                return BUSY, f"dot game {did}: {mover}'s clock ran out"
+            return idle(dv.deadline + 1), None
         if rv.stage is er.Stage.RESOLVED:
             outcome = game.resolve_element(game_id)
             if outcome is None:
@@ -60,6 +104,8 @@ def element_move(
     """This side's move in element game `element_game` if it is its turn (what it did), else None. A move the
     referee refuses raises its typed `ContractRevert`."""
     rv = referee.game_of(element_game)
+    if rv.stage is er.Stage.DELEGATED:
+        return dot_move(referee, element_game, side, mine, arity)
     if rv.stage in (er.Stage.NONE, er.Stage.RESOLVED) or rv.to_move != int(side):
         return None
     gid = element_game
@@ -82,8 +128,56 @@ def element_move(
         j = rv.position
         referee.open_chunk(gid, mine.chunk(j), b"" if defender else referee.defender_chunk(gid))
         return f"element game {gid}: opened chunk {j}"
+    if rv.op in DOT_OPS:  # mm, addmm: the defender takes the element over to the dot phase with its claim
+        dside = _dot_side(rv.op - min(DOT_OPS), mine, rv.element, side)
+        claim = dside.claim(arity)
+        a, b = mine.input_headers()[-2:]
+        referee.dot().start(gid, tuple(mine.output.shape), a, b, claim)
+        return (
+            f"element game {gid}: element {rv.element} of an exact dot product goes to the dot phase; claimed "
+            f"S = {claim.total} with the row's and column's largest elements at {claim.row_at}, {claim.col_at}"
+        )
     # ELEMENT_PROOF: the defender opens the inputs at element e; the contract computes it and decides.
     outcome = referee.prove_element(gid, tuple(mine.output.shape), mine.openings(rv.element))
     return f"element game {gid}: opened the inputs at element {rv.element}; the contract computed it: " + (
         outcome.name.lower()
     )
+
+
+def dot_move(
+    referee: er.ElementRefereeClient, element_game: int, side: Side, mine: ElementSide, arity: int
+) -> str | None:
+    """This side's move in the dot game that took over `element_game`, if it is its turn (what it did); the
+    dot game's arity is the element game's (DisputeGame's)."""
+    dot = referee.dot()
+    did = dot.taken_over(element_game)
+    dv = dot.game_of(did)
+    if dv.stage is dr.Stage.RESOLVED or dv.to_move != int(side):
+        return None
+    ds = _dot_side(dv.op, mine, dv.element, side)
+    if side is Side.CHALLENGER:  # stage PICK: refute a wrong exponent, else pick the first wrong sub-range
+        refutation = ds.refutation(dv.keys)
+        if refutation is not None:
+            which, at, opening = refutation
+            dot.refute(did, which, at, opening)
+            return f"dot game {did}: refuted the defender's {('row', 'column')[which]} exponent with element {at}"
+        theirs = dot.defender_splits(did)
+        m = ds.pick(dv.lo, dv.hi, arity, theirs)
+        dot.pick(did, theirs, m)
+        return f"dot game {did}: disputes sub-range {m} of the prefix sums over [{dv.lo}, {dv.hi}]"
+    if dv.stage is dr.Stage.SPLIT:
+        dot.split(did, ds.splits(dv.lo, dv.hi, arity))
+        return f"dot game {did}: posted the prefix sums splitting [{dv.lo}, {dv.hi}]"
+    a, b = ds.term_openings(dv.lo)
+    outcome = dot.prove_term(did, a, b)
+    return f"dot game {did}: opened term {dv.lo}; the contract recomputed it: " + er.Outcome(outcome).name.lower()
+
+
+def _dot_side(op: int, mine: ElementSide, element: int, side: Side) -> DotSide:
+    """The dot game's side from the agreed inputs; the defender claims the S its own output's value follows
+    from (an honest output's is the spec's; another's is found out by the bisection, at the last term)."""
+    ds = DotSide(op, mine.inputs, element)
+    if side is Side.DEFENDER:
+        value = int(mine.output.contiguous().view(torch.int32).reshape(-1)[element]) & 0xFFFFFFFF
+        ds.defend(value)
+    return ds

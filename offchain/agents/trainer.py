@@ -59,14 +59,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from offchain.agents._element import element_due, element_move, element_side
+from offchain.agents._element import element_due, element_move, element_side, element_turn
 from offchain.agents._questions import tend
 from offchain.agents.base import BUSY, DONE, Agent, Tick, idle
 from offchain.agents.strategy import HONEST, Strategy
 from offchain.agents.task import TaskMaterials, TaskRejected, load_materials
 from offchain.chain.errors import ContractRevert
 from offchain.contracts.dispute_game import GameView, Outcome, Side, Stage
-from offchain.contracts.element_referee import Stage as ElementStage
 from offchain.contracts.protocol import Protocol
 from offchain.contracts.task_market import (
     Dispute,
@@ -823,8 +822,8 @@ class TrainerAgent(Agent):
             if referee is None:
                 return idle()
         element = view.element_game
-        rv = referee.game_of(element)
-        if rv.stage is not ElementStage.RESOLVED and rv.to_move == int(side) and now <= rv.deadline:
+        turn = element_turn(referee, element)
+        if turn.to_move == int(side) and now <= turn.deadline:
             moves = int(rec.get("element_moves", 0))
             if rec.get("status") == "stuck" or not self.strategy.will_move(game_id, view, int(rec.get("moves", 0))):
                 return idle()
@@ -840,7 +839,7 @@ class TrainerAgent(Agent):
             try:
                 what = element_move(referee, element, side, mine, game.config_of(game_id).arity)
             except ContractRevert as e:
-                if referee.game_of(element).moves != rv.moves:
+                if element_turn(referee, element).moves != turn.moves:
                     self.say(
                         f"game {game_id}: our element move came after the element game had moved on "
                         f"({e.error_name or e}): it had already landed, or a clock ran out; not counted as refused"

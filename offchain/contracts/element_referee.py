@@ -370,5 +370,10 @@ class ElementRefereeClient(ContractClient):
         from offchain.chain.build import compile_contracts
         from offchain.contracts.dot_referee import DotRefereeClient
 
-        compiled = compile_contracts()
-        return DotRefereeClient(self.chain, self.dot_address(), compiled[DotRefereeClient.CONTRACT_NAME])
+        cached = getattr(self, "_dot", None)
+        if cached is None:
+            compiled = compile_contracts()
+            callees = [compiled[name] for name in DotRefereeClient.CALLEES]
+            cached = DotRefereeClient(self.chain, self.dot_address(), compiled[DotRefereeClient.CONTRACT_NAME], callees)
+            self._dot = cached
+        return cached

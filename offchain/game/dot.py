@@ -153,6 +153,30 @@ class DotSide:
         terms = [quantize_ref(x, ea, p) * quantize_ref(w, eb, p) for x, w in zip(row, col, strict=True)]
         self.prefix = [0, *accumulate(terms)]
 
+    def defend(self, value_bits: int) -> bool:
+        """Make this side's claims those of its own value at the element: the prefix sums stay the agreed
+        inputs' (a defender can only lie about them, and the bisection finds the first lie), but S becomes
+        one that `value_bits` follows from. False when no S gives it (then no claim can be made: the
+        contract refuses every one). An honest side's value is the spec's, and nothing changes."""
+        if value_bits == self.value_bits():
+            return True
+        if self.decided_at_claim:
+            return False
+        true_total = self.prefix[-1]
+        e = grid_exponent(self.row_key) + grid_exponent(self.col_key) - 2 * p_dot(self.k)
+        target = struct.unpack("<f", struct.pack("<I", value_bits))[0]
+        if not math.isfinite(target):
+            return False
+        if self.bias is not None:
+            target -= float(self.bias.reshape(-1)[self._bias_index()])
+        guess = round(math.ldexp(target, -e))
+        for d in (0, 1, -1, 2, -2, 3, -3):
+            self.prefix[-1] = guess + d
+            if abs(guess + d) <= 1 << 53 and self.value_bits() == value_bits:
+                return True
+        self.prefix[-1] = true_total
+        return False
+
     @property
     def decided_at_claim(self) -> bool:
         """K = 0 or a non-finite witness: the claim alone decides (no bisection)."""

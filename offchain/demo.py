@@ -47,7 +47,9 @@ from offchain.chain.build import compile_contracts, repo_root
 from offchain.chain.client import ChainClient
 from offchain.chain.deploy import deploy_all
 from offchain.contracts.dispute_game import Side
+from offchain.contracts.protocol import Protocol
 from offchain.contracts.task_market import TaskStatus
+from offchain.game.element_table import DOT_OPS
 from trainer.workloads import Workload, mlp_digits
 
 ETH = 10**18
@@ -272,6 +274,7 @@ def build_report(
         # The phase that decided the node: the recompute oracle, the on-chain element phase, or neither (the
         # game ended before a node was decided: a refused proof, a timeout before the node reveal).
         phase = "oracle" if view.question_id else "element" if view.element_game else None
+        dot = _dot_of(p, int(view.element_game))
         games.append(
             {
                 "game_id": g.game_id,
@@ -281,6 +284,8 @@ def build_report(
                 "decided_by": how,
                 "phase": phase,  # "oracle", "element" (decided on chain) or None
                 "element_game": int(view.element_game) or None,
+                # mm / addmm: the DotReferee game that decided the element (docs/game.md 2.8), else None
+                "dot": dot,
                 "ended_in": ended_in,  # the stage the game was in when it ended
                 "isolated_step": g.step,
                 "node": node,
@@ -543,7 +548,12 @@ def summary(report: dict[str, Any], console: Console) -> None:
     t.add_row("cheat", f"{cheat['name']}: {cheat['summary']}" if cheat else "none (three honest trainers)")
     for g in report["games"]:
         where = [f"in {g['ended_in']}"] if g["ended_in"] and g["decided_by"] not in ("oracle", "element phase") else []
-        if g.get("phase") == "element":
+        if g.get("phase") == "element" and g.get("dot"):
+            d = g["dot"]
+            where.append(
+                f"(element game {g['element_game']}, dot game {d['game']}: {d['how']}, on chain, no oracle asked)"
+            )
+        elif g.get("phase") == "element":
             where.append(f"(element game {g['element_game']}, computed on chain, no oracle asked)")
         if g["isolated_step"] is not None:
             where.append(f"at step {g['isolated_step']}" + (f", node {g['node']}" if g["node"] is not None else ""))
@@ -599,6 +609,28 @@ def summary(report: dict[str, Any], console: Console) -> None:
     console.print(parties)
     for check, ok in report["checks"].items():
         console.print(f"{'[green]ok[/]' if ok else '[red]FAILED[/]'}  {check.replace('_', ' ')}")
+
+
+def _dot_of(p: Protocol, element_game: int) -> dict[str, object] | None:
+    """The dot game that decided element game `element_game` (an mm or addmm node), and how, or None."""
+    if not element_game or p.referee is None or p.referee.game_of(element_game).op not in DOT_OPS:
+        return None
+    dot = p.referee.dot()
+    did = dot.taken_over(element_game)
+    if not did:
+        return None
+    dv = dot.game_of(did)
+    term = dot._logs("TermComputed", {"gameId": did})
+    refuted = dot._logs("Refuted", {"gameId": did})
+    if term:
+        how = f"term {int(term[0]['at'])} of K = {dv.k} recomputed"
+    elif refuted:
+        how = f"the defender's {('row', 'column')[int(refuted[0]['which'])]} exponent refuted"
+    elif dv.moves <= 1 and int(dv.outcome) == 1:
+        how = "decided by the claim (K = 0 or a non-finite input)"
+    else:
+        how = "a clock ran out"
+    return {"game": did, "k": dv.k, "element": dv.element, "moves": dv.moves, "how": how}
 
 
 def _intervals(x: float) -> str:

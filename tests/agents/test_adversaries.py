@@ -312,7 +312,7 @@ CASES: dict[str, Case] = {
     "lazy": Case(Stage.POST_STATE_PROOF, refused=True),
     "poisoned-batch": Case(Stage.INPUT_PROOF, refused=True),
     "wrong-lr": Case(Stage.NODE_REVEAL, refused=True),
-    "eager-kernels": Case(Stage.ORACLE),
+    "eager-kernels": Case(Stage.ELEMENT),  # its first wrong node is an addmm: the dot phase decides it
     "forged-roots": Case(Stage.STEP_BISECTION),
     "wrong-graph": Case(Stage.NODE_REVEAL, refused=True),
     "wrong-input": Case(Stage.INPUT_PROOF, refused=True),
@@ -467,7 +467,7 @@ def assert_verdicts(result: ScenarioResult, honest_group: int) -> None:
 def test_every_entry_has_a_case() -> None:
     assert sorted(CASES) == GAMES, "each catalogue entry needs a Case here (or its own test), and each Case an entry"
     assert set(CATALOGUE) >= OWN_TESTS
-    assert DEFAULT in CATALOGUE and CASES[DEFAULT].decided_in is Stage.ORACLE, "the demo's default reaches the oracle"
+    assert DEFAULT in CATALOGUE and CASES[DEFAULT].decided_in is Stage.ELEMENT, "the demo's default is decided on chain"
 
 
 @pytest.mark.parametrize("name", GAMES)

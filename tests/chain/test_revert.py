@@ -30,6 +30,7 @@ def test_every_error_of_the_contracts_has_a_sentence(artifacts: dict[str, Artifa
     """The commitment libraries' errors have their sentence in the chain layer's registry; the
     protocol contracts' errors in their typed exception's docstring (offchain/contracts)."""
     from offchain.contracts.dispute_game import DISPUTE_GAME_ERRORS
+    from offchain.contracts.dot_referee import DOT_REFEREE_ERRORS
     from offchain.contracts.element_referee import ELEMENT_ARITHMETIC_ERRORS, ELEMENT_REFEREE_ERRORS
     from offchain.contracts.payout_distributor import ERRORS as PAYOUT_ERRORS
     from offchain.contracts.recompute_oracle import RANDOMNESS_ERRORS, RECOMPUTE_ORACLE_ERRORS

@@ -20,9 +20,9 @@ and it lost on time; "timeout" when it stopped moving of its own accord.
 `deploy_all(element_referee=False)`, an entry decided in the element phase goes to the oracle
 instead). `copy-then-diverge` is decided in stage ELEMENT, on chain and without the oracle: its
 first wrong node is a tensor-tensor `sub.Tensor`, which the element table covers
-(tests/agents/test_element_stage.py). The others end as listed: the first node a faulty kernel
-changes is node 0 (a permute), eager kernels first differ at an addmm, the hostile question is
-about an mm, none of them in the table.
+(tests/agents/test_element_stage.py); so is `eager-kernels`, whose first wrong node is an addmm, decided
+by the dot phase (tests/agents/test_dot_stage.py). The others end as listed: the first node a faulty
+kernel changes is node 0 (a permute), not in the table.
 """
 
 from __future__ import annotations
@@ -178,7 +178,8 @@ register(
         "eager-kernels",
         "trains with torch's eager ATen kernels instead of RepOps (its bits differ from step 0)",
         lambda c: EagerKernels("eager-kernels"),
-        decided_by="oracle",
+        decided_by="element phase (its first wrong node is an addmm: the dot phase bisects the exact prefix sums "
+        "to one term the contract recomputes)",
     )
 )
 register(
@@ -329,10 +330,11 @@ register(
 )
 
 DEFAULT = "eager-kernels"
-"""The demo's cheat: the most realistic one that the oracle decides. Eager kernels differ from
-RepOps at every step of the MLP (53 of 86 nodes a step: addmm, mm, gelu, erf, exp, log-softmax,
-sums), and the first node that differs always has inputs both sides agree on, so the game goes
-to the oracle."""
+"""The demo's cheat: the most realistic one. Eager kernels differ from RepOps at every step of the
+MLP (53 of 86 nodes a step: addmm, mm, gelu, erf, exp, log-softmax, sums), and the first node that
+differs is the first layer's addmm, on inputs both sides agree on: the element phase isolates one output
+element and the dot phase decides it on chain (docs/game.md 2.8), with no oracle (`--no-element-referee`
+sends it to the oracle)."""
 
 
 def cast(

@@ -42,6 +42,7 @@ def test_every_error_of_the_contracts_has_a_sentence(artifacts: dict[str, Artifa
     typed.update(TRAINING_LEDGER_ERRORS)
     typed.update(ELEMENT_REFEREE_ERRORS)
     typed.update(ELEMENT_ARITHMETIC_ERRORS)
+    typed.update(DOT_REFEREE_ERRORS)
     assert all(cls.__dict__.get("__doc__") for cls in typed.values())
     names = {item["name"] for art in artifacts.values() for item in art.abi if item["type"] == "error"}
     assert names, "the contracts declare no custom errors?"

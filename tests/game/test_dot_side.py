@@ -7,6 +7,7 @@ honest defender's claim would be refused. The bisection helpers are checked on t
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import pytest
@@ -67,7 +68,7 @@ def test_split_points_cover_the_range_in_at_most_arity_parts_succeeds(lo: int, h
     pts = split_points(lo, hi, arity)
     bounds = [lo, *pts, hi]
     assert len(bounds) - 1 <= arity
-    assert all(x < y for x, y in zip(bounds, bounds[1:], strict=False))
+    assert all(x < y for x, y in itertools.pairwise(bounds))
     assert (hi - lo <= 1) == (pts == [])
 
 

@@ -18,7 +18,7 @@ from offchain.agents.adversaries._witnesses import (
     OneUlpWitness,
     PoisonedBatchWitness,
     RewiredWitness,
-    first_mm_after,
+    first_op_after,
     replace_input,
     replace_op,
     skipped_input,
@@ -212,21 +212,34 @@ class ForgedRoots(Cheater):
         return view.stage is Stage.CHECKPOINT_DESCENT
 
 
+# The node whose input the hostile question flattens: the first log-softmax (over dim 1, which a 1-d input
+# lacks). An mm would do too, but the element table covers mm (the dot phase decides it on chain, docs/game.md
+# 2.8), so between two sybils it would never reach the oracle this attack is aimed at.
+HOSTILE_OP = "aten._log_softmax.default"
+
+
 class HostileQuestion(Cheater):
     """A sybil of an attacker who plays several (`variant` 0, 1, ...): a faulty kernel at step `step` (node 0's
-    op), and in that step's trace the first mm after node 0 claims a 1-d input (`HostileInputsWitness`). Against
-    an honest trainer its first wrong record is node 0's, an ordinary question; between two of its variants it
-    is the mm node, whose inputs they agree on and publish: a question the node cannot run."""
+    op), and in that step's trace the first log-softmax after node 0 claims a 1-d input
+    (`HostileInputsWitness`). Against an honest trainer its first wrong record is node 0's, an ordinary
+    question; between two of its variants it is the log-softmax node, whose inputs they agree on and publish:
+    a question the node cannot run."""
 
     def __init__(self, name: str, step: int, variant: int) -> None:
-        summary = f"a faulty kernel at step {step}; claims a 1-d input for an mm node (variant {variant})"
+        summary = f"a faulty kernel at step {step}; claims a 1-d input for a log-softmax node (variant {variant})"
         super().__init__(name, summary, step)
         self.deviation = Deviation(step, DeviationKind.KERNEL)
         self.variant = variant
 
     def witness(self, program: Program, dataset: Dataset, config: RunConfig, initial: State) -> RunWitness:
         return HostileInputsWitness(
-            program, dataset, config, initial, self.deviation, node=first_mm_after(program, 0), variant=self.variant
+            program,
+            dataset,
+            config,
+            initial,
+            self.deviation,
+            node=first_op_after(program, 0, HOSTILE_OP),
+            variant=self.variant,
         )
 
 

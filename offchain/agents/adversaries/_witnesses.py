@@ -240,22 +240,23 @@ def _noise(like: Mapping[str, torch.Tensor], step: int) -> State:
     return out
 
 
-def first_mm_after(program: Program, node: int) -> int:
-    """The first `aten.mm` node after `node` (in the MLP's step: the backward pass's first matrix product)."""
+def first_op_after(program: Program, node: int, op: str) -> int:
+    """The first node of operator `op` after `node`."""
     for n in program.nodes[node + 1 :]:
-        if n.op == "aten.mm.default":
+        if n.op == op:
             return n.index
-    raise GameError(f"the program has no aten.mm node after node {node}")
+    raise GameError(f"the program has no {op} node after node {node}")
 
 
 @dataclass
 class HostileInputsWitness(RunWitness):
     """A KERNEL deviation at `deviation.step`, whose trace also claims that node `node` of that step read, as
-    input `input_index`, a tensor that does not fit it: the real input flattened to one dimension (an mm of a
-    1-d tensor). It publishes that tensor for the oracle (`node_inputs`). `variant` 0 claims the node's
-    computed outputs; another variant claims them with one bit flipped and hands on a post-state moved by
-    `deviation.delta * variant`, so that two sybils of different variants are in different groups, agree on
-    everything of the step before the node, on the node's inputs, and differ on its outputs."""
+    input `input_index`, a tensor that does not fit it: the real input flattened to one dimension (a
+    log-softmax over dim 1, or an mm, of a 1-d tensor). It publishes that tensor for the oracle
+    (`node_inputs`). `variant` 0 claims the node's computed outputs; another variant claims them with one bit
+    flipped and hands on a post-state moved by `deviation.delta * variant`, so that two sybils of different
+    variants are in different groups, agree on everything of the step before the node, on the node's
+    inputs, and differ on its outputs."""
 
     node: int = 0
     input_index: int = 0

@@ -197,7 +197,8 @@ def deploy(
         typer.Option(
             "--element-referee/--no-element-referee",
             help="bind the ElementReferee: elementwise nodes (add, sub, mul, div, neg, reciprocal, sqrt, abs, relu, "
-            "where) are decided on chain, not by the oracle (default: bound)",
+            "where) and matrix products (mm, addmm: its DotReferee) are decided on chain, not by the oracle "
+            "(default: bound)",
             show_default=False,
         ),
     ] = None,

@@ -667,7 +667,8 @@ def main(
         typer.Option(
             "--element-referee/--no-element-referee",
             help="bind the ElementReferee: a disputed elementwise node (add, sub, mul, div, neg, reciprocal, sqrt, "
-            "abs, relu, where) is decided on chain, without the oracle (default: bound)",
+            "abs, relu, where) or matrix product (mm, addmm: the dot phase) is decided on chain, without the oracle "
+            "(default: bound)",
             show_default=False,
         ),
     ] = None,

@@ -804,10 +804,13 @@ contract DisputeGame is IDisputeGame {
         // post-state descent, the proof.
         // The element path replaces the input proof by the element game: header, chunk descent (an
         // output of up to MAX_STATE_ENTRIES chunks, 256 MiB), chunk, proof; for mm and addmm the proof is
-        // DotReferee's claim, its bisection of K < 2^64 prefix sums and the term (docs/game.md 2.8).
-        uint256 tracePath = (traceDescent == 0 ? 1 : traceDescent) + 5 + _ceilDiv(MerkleLib.depth(MAX_STATE_ENTRIES), t)
-            + _ceilDiv(64, t);
-        uint256 postPath = 3 + _ceilDiv(MerkleLib.depth(MAX_STATE_ENTRIES), t);
+        // DotReferee's claim, one round per N-ary split of the K prefix sums, and the term (docs/game.md 2.8).
+        // With every tensor at most 2^26 fp32 values (A [M, K], B [K, N], C [M, N]), MNK <= 2^39, so the
+        // chunk descent's depth (log2 MN - 10, rounded up) and the split's (log2 K, rounded up) add to at most
+        // 31: at most ceil(31 / t) + 1 rounds for both.
+        uint256 depth = MerkleLib.depth(MAX_STATE_ENTRIES);
+        uint256 tracePath = (traceDescent == 0 ? 1 : traceDescent) + 5 + _ceilDiv(depth + 15, t);
+        uint256 postPath = 3 + _ceilDiv(depth, t);
         rounds += tracePath > postPath ? tracePath : postPath;
     }
 

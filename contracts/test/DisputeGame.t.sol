@@ -367,8 +367,10 @@ abstract contract DisputeGameBase is Test {
         }
         rounds += b == 0 ? 1 : b;
         uint256 trace = _ceilDiv(Trees.depth(cfg.nodeCount), t);
-        // The element path: reveal, then header, chunk descent (up to 2^16 chunks), chunk, proof.
-        uint256 tracePath = (trace == 0 ? 1 : trace) + 4 + _ceilDiv(16, t);
+        // The element path: reveal, then header, chunk descent (up to 2^16 chunks), chunk, proof; for mm and
+        // addmm the dot phase's bisection of K prefix sums too, the two depths adding to at most 31 bits
+        // (tensors of at most 2^26 values): ceil(31 / t) + 1 rounds for both.
+        uint256 tracePath = (trace == 0 ? 1 : trace) + 4 + _ceilDiv(31, t) + 1;
         uint256 postPath = 3 + _ceilDiv(16, t);
         rounds += tracePath > postPath ? tracePath : postPath;
     }
@@ -2200,10 +2202,10 @@ contract DisputeGameTest is DisputeGameBase {
     function test_roundBound_matchesRules_succeeds() public view {
         IDisputeGame.Config memory cfg = _cfg();
         assertEq(game.roundBound(cfg), _expectedRounds(cfg), "roundBound");
-        assertEq(game.roundBound(cfg), 1 + 2 + 14, "checkpoints 1, bisection 2, element path 14");
+        assertEq(game.roundBound(cfg), 1 + 2 + 23, "checkpoints 1, bisection 2, element and dot path 23");
         assertEq(
             game.honestGasBound(cfg),
-            game.OPEN_GAS() + 17 * (game.MOVE_GAS_BASE() + game.MOVE_GAS_PER_WIDTH() * N) + game.PROOF_GAS(),
+            game.OPEN_GAS() + 26 * (game.MOVE_GAS_BASE() + game.MOVE_GAS_PER_WIDTH() * N) + game.PROOF_GAS(),
             "honestGasBound"
         );
         assertEq(

@@ -2186,11 +2186,11 @@ contract TaskMarketTest is MarketFixture {
     // ---------------------------------------------------------------- helpers
 
     /// @dev The default spec with the shortest clock it allows (`roundBound * MIN_MOVE_TIME`): a game
-    ///      opened at the first reveal ends by timeout within the reveal window. Arity 16: the element
-    ///      path's rounds (docs/game.md 2.7) would not fit the window at the default arity.
+    ///      opened at the first reveal ends by timeout within the reveal window. Arity 64: the element
+    ///      and dot paths' rounds (docs/game.md 2.7, 2.8) would not fit the window at a smaller arity.
     function _shortClockSpec() internal view returns (ITaskMarket.TaskSpec memory s) {
         s = _spec();
-        s.arity = 16;
+        s.arity = 64;
         s.clock = uint64(game.roundBound(_cfg(s)) * market.MIN_MOVE_TIME());
         assertLt(s.clock + 2, market.REVEAL_WINDOW(), "a timeout fits the reveal window");
         s.bond = market.minBond(s);

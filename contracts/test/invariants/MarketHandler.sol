@@ -1300,7 +1300,7 @@ contract MarketHandler is Test {
         view
         returns (ITaskMarket.TaskSpec memory spec)
     {
-        uint64[3] memory clocks = [uint64(30 minutes), uint64(2 hours), uint64(5 hours)];
+        uint64[3] memory clocks = [uint64(1 hours), uint64(2 hours), uint64(5 hours)]; // >= roundBound * 1 minute
         spec.programHash = run.programHash;
         spec.graphRoot = Reference.root(ProtocolModel.graphLeaves(run.nodes));
         spec.datasetRoot = keccak256("model dataset");

@@ -246,7 +246,7 @@ contract DotReferee is IDotReferee {
     function _checkClaim(Game storage g, Claim calldata c) private view returns (uint16 rowKey, uint16 colKey) {
         (uint256 i, uint256 j) = _coords(g);
         uint64 k = g.k;
-        uint32 mm;
+        uint32 mm = 0; // +0: the value of an mm with K = 0
         if (k != 0) {
             if (c.rowAt >= k) revert DotRefereeWidth(c.rowAt, k);
             if (c.colAt >= k) revert DotRefereeWidth(c.colAt, k);
@@ -538,7 +538,7 @@ contract DotReferee is IDotReferee {
         uint64[] calldata sh = o.shape;
         uint256 nd = sh.length;
         if (nd > 2) revert DotRefereeShape(0, type(uint256).max, nd, 2);
-        uint256 index;
+        uint256 index = 0;
         if (nd >= 1) {
             uint256 cols = sh[nd - 1];
             if (cols != 1 && cols != g.n) revert DotRefereeShape(0, nd - 1, cols, g.n);
@@ -586,7 +586,7 @@ contract DotReferee is IDotReferee {
         if (biased == 0) biased = 1;
         else m |= 1 << 23;
         int256 sh = int256(biased) - 150 + int256(p) - e;
-        uint256 q;
+        uint256 q = 0; // below a quarter step: 0
         if (sh >= 0) {
             q = m << uint256(sh);
         } else {

@@ -101,7 +101,16 @@ def test_eager_kernels_are_decided_by_the_dot_phase_with_no_oracle(
         assert computed, "the dot game ended without the contract deciding it (a timeout?)"
         # The winner's dot moves are metered into the element game's meter, which the market repays.
         side = int(view.side_of(scenario.keys[winner].address))
-        assert p.referee.meter_of(view.element_game)[side] >= dot.meter_of(did)[side] > 0
+        element_gas = p.referee.meter_of(view.element_game)
+        assert element_gas[side] >= dot.meter_of(did)[side] > 0
+        # ... and repaid: the game's metered moves at min(price paid, cap), the element and dot moves at the cap,
+        # within the task's compensation bound, which the honest side's whole game stays below.
+        (gas, spent), cap = p.game.meter_of(g.game_id), p.market.spec_of(result.task_id).gas_price_cap
+        owed = min(spent[side], gas[side] * cap) + element_gas[side] * cap
+        bound = p.market.compensation(p.market.spec_of(result.task_id))
+        paid = [int(e["amount"]) for e in p.market._logs("CompensationPaid", {"taskId": result.task_id})
+                if int(e["gameId"]) == g.game_id]  # fmt: skip
+        assert paid == [owed] and owed < bound, (paid, owed, bound)
     assert not any(e.kind == "tx" and e.detail.startswith("RecomputeOracle.") for e in result.journal)
     assert p.oracle._logs("QuestionAsked") == []
     assert not any(e.kind == "tx" and e.detail.endswith(".timeout") for e in result.journal)

@@ -848,12 +848,20 @@ def task_show(
                 str(g["game"]),
                 f"{g['defender']} (group {g['defender_group']})",
                 f"{g['challenger']} (group {g['challenger_group']})",
-                g["stage"],
+                g["stage"] + _on_chain(g.get("on_chain")),
                 str(g["moves"]),
                 g["outcome"],
                 _yes(g["settled"]),
             )
         out.print(table)
+
+
+def _on_chain(on_chain: dict[str, Any] | None) -> str:
+    """ " (element game E, dot game D)" for a game whose node the referee decides on chain, else ""."""
+    if not on_chain:
+        return ""
+    dot = on_chain.get("dot_game")
+    return f" (element game {on_chain['element_game']}" + (f", dot game {dot['game']}" if dot else "") + ")"
 
 
 @task_app.command("wait")

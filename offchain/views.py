@@ -15,6 +15,21 @@ class UnknownTask(OffchainError):
     """No task of that id on the chain."""
 
 
+def _decided_on_chain(p: Any, element_game: int) -> dict[str, Any] | None:
+    """The element game (and, for an mm or addmm node, the dot game) deciding a game's node on chain, or None."""
+    referee = getattr(p, "referee", None)
+    if not element_game or referee is None:
+        return None
+    rv = referee.game_of(element_game)
+    out: dict[str, Any] = {"element_game": element_game, "stage": rv.stage.name.lower(), "dot_game": None}
+    if rv.stage.name in ("DELEGATED", "RESOLVED"):
+        did = referee.dot().taken_over(element_game)
+        if did:
+            dv = referee.dot().game_of(did)
+            out["dot_game"] = {"game": did, "stage": dv.stage.name.lower(), "k": dv.k, "range": [dv.lo, dv.hi]}
+    return out
+
+
 def task_state(p: Any, task_id: int) -> dict[str, Any]:
     """Everything `task show` says about a task, as JSON-ready data (addresses, wei, chain times)."""
     m = p.market
@@ -42,6 +57,7 @@ def task_state(p: Any, task_id: int) -> dict[str, Any]:
                 "to_move": view.to_move.name.lower() if view.stage in PLAYING else None,
                 "deadline": view.deadline if view.stage in PLAYING else None,
                 "question": view.question_id if view.question_id else None,
+                "on_chain": _decided_on_chain(p, view.element_game),
                 "settled": m.dispute_of(d.game_id).settled,
             }
         )

@@ -107,7 +107,10 @@ function draw(s) {
   document.getElementById("games").innerHTML = games.length ? games.map((g) =>
     `<div class="game" id="game-${g.game}"><b>game ${g.game}</b> (task ${g.task}) · <span class="def">${short(g.defender)}</span> (group ${g.defender_group}) vs ` +
     `<span class="cha">${short(g.challenger)}</span> (group ${g.challenger_group}) · ${esc(g.stage.replaceAll("_", " "))} · ${g.moves} moves · ` +
-    `${esc(g.outcome.replaceAll("_", " "))}${g.settled ? " · settled" : ""}<br>` + timeline(g.game, s.timelines[String(g.game)] || []) + "</div>").join("")
+    `${esc(g.outcome.replaceAll("_", " "))}${g.settled ? " · settled" : ""}` +
+    (g.on_chain ? ` · on chain: element game ${g.on_chain.element_game}` + (g.on_chain.dot_game ?
+      `, dot game ${g.on_chain.dot_game.game} (K = ${g.on_chain.dot_game.k}, prefix sums [${g.on_chain.dot_game.range.join(", ")}])` : "") +
+      ", no oracle" : "") + "<br>" + timeline(g.game, s.timelines[String(g.game)] || []) + "</div>").join("")
     : '<span class="dim">no game yet</span>';
   document.getElementById("oracles").textContent = `${s.oracles} oracle slots registered`;
   document.getElementById("questions").innerHTML = s.questions.length ? row(["question", "game", "status", "deadline"], "th") +

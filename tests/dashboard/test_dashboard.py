@@ -183,7 +183,10 @@ def test_the_dashboard_shows_a_dispute_live(browser: WebDriver, artifacts: dict[
                 "return document.querySelector('#games').innerText.includes('settled')"), 30)  # fmt: skip
             final = browser.js("return document.body.innerText")
             assert "challenger wins" in final or "defender wins" in final
-            assert "question" in browser.js("return document.querySelector('#questions').innerText")
+            # The default cheat's node (an addmm) is decided on chain by the dot phase: no oracle question.
+            games = browser.js("return document.querySelector('#games').innerText")
+            assert "on chain: element game" in games and "dot game" in games and "no oracle" in games, games
+            assert browser.js("return document.querySelector('#questions').innerText") == ""
             shot = browser.screenshot(OUT / "dashboard.png")
             assert shot[:8] == b"\x89PNG\r\n\x1a\n" and len(shot) > 20_000
             state = json.loads(urllib.request.urlopen(url + "api/state", timeout=10).read())

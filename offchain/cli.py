@@ -94,6 +94,15 @@ def devnet(
         ),
     ] = False,
     idle: Annotated[float, typer.Option(help="with --fast-forward: seconds without a transaction", min=0.2)] = 5.0,
+    history: Annotated[
+        int,
+        typer.Option(
+            help="blocks whose state the node keeps, in memory (none is written to disk); calls at older "
+            "blocks are refused, as by a full node",
+            min=1,
+            max=1_000_000,
+        ),
+    ] = 512,  # offchain.chain.anvil.DEFAULT_HISTORY (not imported here: the CLI starts without web3)
     deployments: Deployments = None,
 ) -> None:
     """Run a local anvil chain with funded accounts until Ctrl-C."""
@@ -110,7 +119,7 @@ def devnet(
     out = _out()
     # Explicit handlers: a shell may start a background job with SIGINT ignored.
     previous = {sig: signal.signal(sig, _raise_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
-    node = Anvil(port=port, accounts=accounts, chain_id=chain_id)
+    node = Anvil(port=port, accounts=accounts, chain_id=chain_id, history=history)
     try:
         try:
             node.start()

@@ -26,6 +26,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from web3.contract.contract import Contract
+from web3.exceptions import Web3RPCError
 
 from offchain.contracts import element_referee as er
 from offchain.contracts.dispute_game import GameView, Outcome, Side, Stage
@@ -270,6 +271,10 @@ class GameTally:
     settled: bool = False
 
 
+# How nodes refuse a call at a block whose state they pruned: anvil, geth, erigon/reth.
+_PRUNED = re.compile(r"BlockOutOfRange|missing trie node|header not found|state .*not available|pruned", re.I)
+
+
 class GameFeed:
     """Every transaction to the protocol's contracts since `from_block`, read block by block.
 
@@ -357,13 +362,26 @@ class GameFeed:
         }
         if not common["ok"]:
             return FeedLine(kind="failed", text=f"{cname}.{fn.fn_name} reverted", **common)
-        if cname == "DisputeGame":
-            return self._game_line(fn.fn_name, args, events, common)
-        if cname == "RecomputeOracle":
-            return self._oracle_line(fn.fn_name, args, events, common)
-        if cname == "ElementReferee":
-            return self._element_line(fn.fn_name, args, events, common)
-        return self._market_line(fn.fn_name, args, events, common)
+        try:
+            if cname == "DisputeGame":
+                return self._game_line(fn.fn_name, args, events, common)
+            if cname == "RecomputeOracle":
+                return self._oracle_line(fn.fn_name, args, events, common)
+            if cname == "ElementReferee":
+                return self._element_line(fn.fn_name, args, events, common)
+            return self._market_line(fn.fn_name, args, events, common)
+        except Web3RPCError as e:
+            # A move is described by the game's state before and after its block; a node that keeps
+            # only recent states (a full node; our anvil keeps 512 blocks) refuses older ones. Say
+            # so on that line and go on: the current state the views show is not affected.
+            if not _PRUNED.search(str(e)):
+                raise
+            return FeedLine(
+                kind="game",
+                text=f"{common['sender']} called {cname}.{fn.fn_name} (block {block}: the node keeps no state "
+                "that old, so the move cannot be described)",
+                **common,
+            )
 
     def _decode(self, receipt: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
         out = []

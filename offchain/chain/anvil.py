@@ -5,6 +5,14 @@ else the npm wrapper, else `anvil` on PATH) in its own process group, reads the
 `Listening on 127.0.0.1:<port>` line from its stdout, then polls `eth_chainId` until the
 node answers. As a context manager it stops the node on exit: SIGTERM, wait, then
 SIGKILL, always reaped, so no zombie or orphan is left behind.
+
+History is bounded: the node keeps the state of the last `history` blocks in memory
+(`--prune-history`) and writes none to disk. Left alone, anvil keeps a few hundred states in
+memory and writes every older one, a JSON file of the whole state per block, under
+`~/.foundry/anvil/tmp/`, and does not remove them when it stops: a test run wrote 60 GB
+there and a CI machine ran out of disk. Like a full node (geth keeps 128 blocks), a call at
+a block older than that is refused with `BlockOutOfRangeError`; nothing here reads older
+state, and the readers that look back (the dashboard's feed) say so when they cannot.
 """
 
 from __future__ import annotations
@@ -35,6 +43,7 @@ DEFAULT_MNEMONIC: Final = "test test test test test test test test test test tes
 DEFAULT_CHAIN_ID: Final = 31337
 DERIVATION_PATH: Final = "m/44'/60'/0'/0/{}"
 _LISTENING: Final = re.compile(r"Listening on (\S+):(\d+)")
+DEFAULT_HISTORY: Final = 512  # blocks whose state a node keeps (in memory; none on disk)
 
 
 class AnvilError(ChainError):
@@ -91,6 +100,7 @@ class Anvil:
         balance_eth: int = 10_000,
         mnemonic: str = DEFAULT_MNEMONIC,
         block_time: float | None = None,
+        history: int = DEFAULT_HISTORY,
         extra_args: tuple[str, ...] = (),
         binary: Path | None = None,
         startup_timeout: float = 30.0,
@@ -107,6 +117,10 @@ class Anvil:
         ]  # fmt: skip
         if block_time is not None:
             self._args += ["--block-time", f"{block_time:g}"]
+        if history < 1:
+            raise AnvilError(f"history must keep at least 1 block's state, got {history}")
+        self.history = history
+        self._args += ["--prune-history", str(history)]
         self._args += list(extra_args)
         self._binary = binary
         self.startup_timeout = startup_timeout

@@ -68,3 +68,38 @@ def test_missing_binary_is_a_clear_error(tmp_path: Path) -> None:
 def test_children_are_in_their_own_process_group(anvil: Anvil) -> None:
     assert anvil.pid is not None
     assert os.getpgid(anvil.pid) == anvil.pid != os.getpgid(0)
+
+
+def _files_under(root: Path) -> list[Path]:
+    return [p for p in root.rglob("*") if p.is_file()] if root.exists() else []
+
+
+def test_a_node_writes_no_state_to_disk_and_keeps_its_bounded_history(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Left to its default, anvil writes one JSON file of the whole state per block under
+    ~/.foundry/anvil/tmp once a few hundred are in memory, and leaves them there when it stops
+    (a test run once filled a CI machine's disk with them). Here the node runs with HOME in a
+    fresh folder: 600 blocks later, nothing is on disk, the last `history` states answer, older
+    ones are refused by name."""
+    from web3 import Web3
+    from web3.exceptions import Web3RPCError
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    with Anvil(accounts=2, history=64) as node:
+        w3 = Web3(Web3.HTTPProvider(node.rpc_url))
+        a, b = node.accounts[0].address, node.accounts[1].address
+        for _ in range(600):
+            w3.eth.send_transaction({"from": a, "to": b, "value": 1})
+        head = w3.eth.block_number
+        assert head == 600
+        assert w3.eth.get_balance(b, block_identifier=head - 60) == w3.eth.get_balance(b) - 60
+        with pytest.raises(Web3RPCError, match="BlockOutOfRange"):
+            w3.eth.get_balance(b, block_identifier=head - 200)
+        assert _files_under(tmp_path / ".foundry") == []
+    assert _files_under(tmp_path / ".foundry") == []
+
+
+def test_history_must_keep_a_block() -> None:
+    with pytest.raises(AnvilError, match="at least 1 block"):
+        Anvil(history=0)

@@ -586,3 +586,38 @@ def test_typed_revert_from_raw_data(artifacts: dict[str, Artifact]) -> None:
     data = selector("TaskMarketNotJoined(uint256,address)") + encode(["uint256", "address"], [1, addr])
     joined = typed_revert(reg.decode(data), tables)
     assert isinstance(joined, tm.TaskMarketNotJoined) and joined.args.trainer == Web3.to_checksum_address(addr)
+
+
+def test_the_feed_says_when_the_node_pruned_a_moves_state(players: dict[str, Protocol]) -> None:
+    """The feed describes a move by the game's state before and after its block. Our anvil, like a
+    full node, keeps only recent states (512 blocks): a feed reading from genesis later gets the
+    move's line with a note instead of an exception, and the lines of recent blocks are whole."""
+    from offchain.agents.view import GameFeed
+    from offchain.chain.anvil import DEFAULT_HISTORY
+
+    a, b, anyone = players["a"], players["b"], players["anyone"]
+    task_id, spec = post(players)
+    for trainer in (a, b):
+        trainer.market.join(task_id)
+    lists = {
+        "a": CheckpointList.from_steps(honest, STEPS, INTERVAL),
+        "b": CheckpointList.from_steps(diverging(5), STEPS, INTERVAL),
+    }
+    salts = {"a": commit(a, task_id, lists["a"]), "b": commit(b, task_id, lists["b"])}
+    past_submit_deadline(anyone, spec)
+    a.market.submit_list(task_id, lists["a"], salts["a"])
+    b.market.submit_list(task_id, lists["b"], salts["b"])
+    start = anyone.market.chain.block_number()
+    game_id = anyone.market.open_dispute(task_id, b.market.chain.address, a.market.chain.address)
+    advance(anyone, CLOCK + 1)
+    assert anyone.game.timeout(game_id) is Outcome.CHALLENGER_WINS  # the defender never moved
+
+    def timeouts(feed: GameFeed) -> list[str]:
+        return [line.text for line in feed.poll() if line.function == "timeout" and line.contract == "DisputeGame"]
+
+    fresh = timeouts(GameFeed(anyone, from_block=start))
+    assert len(fresh) == 1 and "clock ran out" in fresh[0] and "no state" not in fresh[0]
+    w3 = anyone.market.chain.w3
+    w3.provider.make_request("anvil_mine", [hex(DEFAULT_HISTORY + 8)])  # type: ignore[arg-type]
+    late = timeouts(GameFeed(anyone, from_block=start))
+    assert len(late) == 1 and "the node keeps no state that old" in late[0], late

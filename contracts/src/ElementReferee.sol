@@ -138,24 +138,36 @@ contract ElementReferee is IElementReferee {
         );
     }
 
+    // The table of docs/game.md 2.7, written by `python -m offchain.game.element_table` and checked against it
+    // by tests/game/test_element_table.py: per entry the first 12 bytes of
+    // keccak256(abi.encode(H(op), H(argBytes), nIn)), then the RepOpsElement code + 1 (one byte). A node
+    // another entry's key would take needs a 96-bit second preimage (about 2^92 hashes for the table).
+    //   1 aten.add.Tensor
+    //   3 aten.sub.Tensor
+    //   5 aten.mul.Tensor
+    //   6 aten.div.Tensor
+    //   7 aten.neg.default
+    //   8 aten.reciprocal.default
+    //   9 aten.sqrt.default
+    //  10 aten.rsqrt.default
+    //  11 aten.abs.default
+    //  13 aten.relu.default
+    //  14 aten.where.self
+    //  65 aten.mm.default
+    //  66 aten.addmm.default
+    bytes private constant TABLE = hex"c751f4a942d431ff1b206154011a8c3d4095d2660482805c9e0313690de099f4327b492265630563f348343fd6862ba5892f920662c071fe9f137c4472b8c955075e51654529e996d12545b2d70831fa46769e8d8cba339bd86b091330e8a2cdc1afb00fee46890aee11884bac8066154a149c860b8a738994fd7761d1aeef2e520d9dc792d539b269d3b7526c2e0e49aa1f20a8be43f3d023eece41af29544aa9c3dbecc2ea1fe342";
+
     /// @inheritdoc IElementReferee
     function elementOp(bytes32 opHash, bytes32 argHash, uint256 nIn) public pure virtual returns (uint256) {
-        // The table of docs/game.md 2.7, written by `python -m offchain.game.element_table` and checked
-        // against it by tests/game/test_element_table.py: keccak256(abi.encode(H(op), H(argBytes), nIn))
-        // -> RepOpsElement code + 1.
-        bytes32 k = keccak256(abi.encode(opHash, argHash, nIn));
-        if (k == 0xc751f4a942d431ff1b206154ecf8c3b27e0ded05dcedbc214528d16b94e8d9cb) return 1; // aten.add.Tensor
-        if (k == 0x1a8c3d4095d2660482805c9e65719b2a2effd7ee91f6c9cc2ea4f2187a3714c5) return 3; // aten.sub.Tensor
-        if (k == 0x13690de099f4327b49226563a7c34fe2c18b1a28d93cfaa7eafb49fd7ebbcad5) return 5; // aten.mul.Tensor
-        if (k == 0x63f348343fd6862ba5892f923cb76682fd812faf089932ae60d20ec0445202e2) return 6; // aten.div.Tensor
-        if (k == 0x62c071fe9f137c4472b8c955c4607025db722366f974d6df681150c93c42dcfc) return 7; // aten.neg.default
-        if (k == 0x5e51654529e996d12545b2d747d24dd20a75096ecdd85d6bab353023a4ebe9f3) return 8; // aten.reciprocal
-        if (k == 0x31fa46769e8d8cba339bd86b3248161af0d5a108c65d2ea6f36c9b52d6e273c8) return 9; // aten.sqrt.default
-        if (k == 0xee11884bac8066154a149c86e130c17c3b5ffd3cc887c24a1daf191bcaaeda2d) return 11; // aten.abs.default
-        if (k == 0x8a738994fd7761d1aeef2e52e1f0b3d1ba72131fcc1cd35d4870460c742f321d) return 13; // aten.relu.default
-        if (k == 0x9dc792d539b269d3b7526c2e356ebac18cff894ce4dd40908cbcea1587165363) return 14; // aten.where.self
-        if (k == 0x49aa1f20a8be43f3d023eeced4519ba4487b561f7969fee96b5f95738b4d4826) return 65; // aten.mm.default
-        if (k == 0xaf29544aa9c3dbecc2ea1fe334c3ff27fe94f884d1bb9ff33b59e9a18329c202) return 66; // aten.addmm.default
+        bytes12 k = bytes12(keccak256(abi.encode(opHash, argHash, nIn)));
+        bytes memory t = TABLE;
+        for (uint256 i; i < t.length; i += 13) {
+            bytes32 w;
+            assembly ("memory-safe") {
+                w := mload(add(add(t, 32), i))
+            }
+            if (bytes12(w) == k) return uint8(w[12]);
+        }
         return 0;
     }
 

@@ -1,8 +1,12 @@
 """The table that decides which program nodes the element phase takes (docs/game.md section 2.7).
 
 A node is keyed by `keccak256(abi.encode(H(utf8(op)), H(argBytes), nIn))`, the three values its
-descriptor (already proven against the graph root) fixes: `ElementReferee.elementOp` holds the same
-keys as constants (`tests/game/test_element_table.py` checks them against this list). Only calls
+descriptor (already proven against the graph root) fixes. `ElementReferee.elementOp` holds the keys'
+first 12 bytes, each followed by its code + 1, packed in one constant, `TABLE`
+(`tests/game/test_element_table.py` checks it against this list). Twelve bytes suffice: a node that
+another entry's key would take needs a second preimage of 96 bits (about 2^92 hashes for the
+whole table), and the packed table is 13 bytes an entry where a 32-byte comparison took 46 of the
+contract's bytecode, which is at its size limit. Only calls
 whose arguments are all tensors (and the schema's default `alpha=1`) are keyed: a Python scalar gives
 another `argBytes` and goes to the oracle.
 """
@@ -24,6 +28,7 @@ ENTRIES: tuple[tuple[str, tuple[tuple[str, object], ...], int], ...] = (
     ("aten.neg.default", (("self", TENSOR),), 6),  # NEG
     ("aten.reciprocal.default", (("self", TENSOR),), 7),  # RECIPROCAL
     ("aten.sqrt.default", (("self", TENSOR),), 8),  # SQRT
+    ("aten.rsqrt.default", (("self", TENSOR),), 9),  # RSQRT
     ("aten.abs.default", (("self", TENSOR),), 10),  # ABS
     ("aten.relu.default", (("self", TENSOR),), 12),  # RELU
     ("aten.where.self", (("condition", TENSOR), ("self", TENSOR), ("other", TENSOR)), 13),  # WHERE
@@ -67,6 +72,15 @@ def element_op(op: str, arg_bytes: bytes, n_in: int) -> int | None:
     return None
 
 
+KEY_BYTES = 12
+
+
+def packed() -> bytes:
+    """ElementReferee's TABLE: per entry the key's first KEY_BYTES bytes, then code + 1."""
+    return b"".join(k[:KEY_BYTES] + bytes([code + 1]) for k, code, _ in table())
+
+
 if __name__ == "__main__":
-    for k, code, op in table():
-        print(f"        if (k == 0x{k.hex()}) return {code + 1}; // {op}")
+    for _, code, op in table():
+        print(f"    // {code + 1:3d} {op}")
+    print(f'    bytes private constant TABLE = hex"{packed().hex()}";')

@@ -5,17 +5,19 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from offchain.game.element_table import ENTRIES, element_op, table
+from offchain.game.element_table import ENTRIES, KEY_BYTES, element_op, packed, table
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_solidity_table_matches_python_succeeds() -> None:
     src = (ROOT / "contracts/src/ElementReferee.sol").read_text()
-    body = src[src.index("function elementOp(") :]
-    body = body[: body.index("return 0;")]
-    got = [(bytes.fromhex(k), int(c)) for k, c in re.findall(r"if \(k == 0x([0-9a-f]{64})\) return (\d+);", body)]
-    assert got == [(k, code + 1) for k, code, _ in table()]
+    (hexed,) = re.findall(r'bytes private constant TABLE = hex"([0-9a-f]*)";', src)
+    got = bytes.fromhex(hexed)
+    assert got == packed()
+    entries = [(got[i : i + KEY_BYTES], got[i + KEY_BYTES]) for i in range(0, len(got), KEY_BYTES + 1)]
+    assert entries == [(k[:KEY_BYTES], code + 1) for k, code, _ in table()]
+    assert len({k for k, _ in entries}) == len(entries), "two entries share their truncated key"
 
 
 def test_captured_arg_bytes_are_keyed_succeeds() -> None:

@@ -11,7 +11,8 @@ import {TraceGames} from "./utils/TraceGames.sol";
 ///         output's zero-extension: the most calldata a trace can cost, and steps recomputed on junk operands).
 /// @dev Each test runs isolated (inline config `isolate = true`): every call is its own transaction (21,000 and
 ///      calldata or the EIP-7623 floor included, storage cold). Figures go to the console and to the snapshot
-///      group `TraceRefereeGas`: per function the largest claim and the largest refutation seen.
+///      group `TraceRefereeGas`: per function the largest claim and the largest refutation seen, and one whole
+///      `evaluate` (on 0.5) as a transaction, for comparison.
 contract TraceRefereeGasTest is TraceGames {
     uint256 internal constant MOVE_TARGET = 100_000;
 
@@ -60,12 +61,16 @@ contract TraceRefereeGasTest is TraceGames {
             if (c > claimMax) claimMax = c;
             if (r > refuteMax) (refuteMax, worst) = (r, s);
         }
+        referee.evaluate(fn, xs[0]);
+        uint256 evalGas = vm.lastCallGas().gasTotalUsed;
         console.log(name, "claim", claimMax);
+        console.log("  evaluate", evalGas);
         console.log("  refute", refuteMax, "at step", worst);
         assertLe(claimMax, MOVE_TARGET, "claim <= 100k");
         assertLe(refuteMax, MOVE_TARGET, "refute <= 100k");
         vm.snapshotValue("TraceRefereeGas", string.concat(name, "_claim"), claimMax);
         vm.snapshotValue("TraceRefereeGas", string.concat(name, "_refute"), refuteMax);
+        vm.snapshotValue("TraceRefereeGas", string.concat(name, "_evaluate"), evalGas);
     }
 
     /// forge-config: default.isolate = true

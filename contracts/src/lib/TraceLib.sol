@@ -70,11 +70,10 @@ library TraceLib {
     function recompute(uint256 fn, uint32 x, bytes calldata trace, uint256 s) internal pure returns (uint64) {
         (bytes memory code, bytes memory consts) = T.program(fn);
         uint256 w = _instr(code, s);
-        uint64[3] memory v;
-        for (uint256 k; k < 3; ++k) {
-            v[k] = _operand(consts, x, trace, (w >> (16 - 8 * k)) & 0xFF);
-        }
-        return step(w >> 24, v[0], v[1], v[2]);
+        uint64 a = _operand(consts, x, trace, (w >> 16) & 0xFF);
+        uint64 b = _operand(consts, x, trace, (w >> 8) & 0xFF);
+        uint64 c = _operand(consts, x, trace, w & 0xFF);
+        return step(w >> 24, a, b, c);
     }
 
     /// @notice The value at tape index `i` (< 1 + constants + s for step s: the programs read only earlier

@@ -10,7 +10,10 @@ for bit. Everything derives from fixed seeds; the traces come from trainer.repop
 seeded random patterns) and their traces, concatenated (`traces`: 8 bytes per step, big endian, `steps`
 steps per input). `liars[i]`: a lying defender's trace for one input: its output is one ulp off the true one
 (`value`, the true one `honestValue`), and it is consistent everywhere except at step `wrong`, whose value
-was altered and every later step re-evaluated from it (`trace`); `honest` is the true trace.
+was altered and every later step re-evaluated from it (`trace`); `honest` is the true trace. `ops`: single
+steps, `count` records of 33 bytes (the opcode, then a, b, c and `apply`'s result, 8 bytes each, big endian):
+every opcode on every pair of special operand patterns and on seeded random ones, so that TraceLib.step is
+checked against `apply` on operands no honest trace reaches too.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from trainer.repops.programs import FUNCTIONS, MASK64, PROGRAMS, Op, run
+from trainer.repops.programs import FUNCTIONS, MASK64, PROGRAMS, Op, apply, run
 
 DEFAULT_OUT = Path(__file__).resolve().parents[1] / "contracts" / "test" / "vectors"
 NAME = "trace_referee.json"
@@ -120,6 +123,44 @@ def _liar(name: str, x: int, rng: random.Random) -> list[dict[str, Any]]:
     return out
 
 
+# Operand patterns for the single-step records: zeros, subnormals, the normal range's ends, +-1, infinities,
+# NaNs (canonical, negative with a payload), an exp64 shift t = SHIFT + 5, SQRTH, a junk pattern.
+SPECIALS = (
+    0,
+    1 << 63,
+    1,
+    0x000FFFFFFFFFFFFF,
+    0x0010000000000000,
+    0x3FF0000000000000,
+    0xBFF0000000000000,
+    0x7FEFFFFFFFFFFFFF,
+    0x7FF0000000000000,
+    0xFFF0000000000000,
+    0x7FF8000000000000,
+    0xFFF0000000000001,
+    0x4338000000000005,
+    0x3FE6A09E667F3BCD,
+    0xA5A5A5A5A5A5A5A5,
+)
+RANDOM_OPS = 40  # random operand triples per opcode
+
+
+def _ops() -> dict[str, Any]:
+    rng = random.Random("trace-referee-ops")
+    records = []
+    for op in Op:
+        triples = [
+            (a, b, SPECIALS[(i + j) % len(SPECIALS)]) for i, a in enumerate(SPECIALS) for j, b in enumerate(SPECIALS)
+        ]
+        for _ in range(RANDOM_OPS):
+            # Random binary64 values of moderate magnitude (the programs' range), and raw patterns.
+            a = struct.unpack("<Q", struct.pack("<d", rng.uniform(-50, 50) * 2.0 ** rng.randint(-30, 30)))[0]
+            triples.append((a, rng.getrandbits(64), rng.choice((0, 1, rng.getrandbits(64)))))
+        for a, b, c in triples:
+            records.append(bytes([int(op)]) + b"".join(v.to_bytes(8, "big") for v in (a, b, c, apply(op, a, b, c))))
+    return {"count": len(records), "data": "0x" + b"".join(records).hex()}
+
+
 def vectors() -> dict[str, Any]:
     functions = []
     liars: list[dict[str, Any]] = []
@@ -140,7 +181,7 @@ def vectors() -> dict[str, Any]:
         finite = [x for x, t in zip(xs, traces, strict=True) if 0 < t[-1] & 0x7FFFFFFF < 0x7F7FFFFF]
         for x in rng.sample(finite, LIAR_INPUTS):
             liars += _liar(name, x, rng)
-    return {"version": 1, "functions": functions, "liars": liars}
+    return {"version": 1, "functions": functions, "liars": liars, "ops": _ops()}
 
 
 def main(argv: list[str]) -> None:

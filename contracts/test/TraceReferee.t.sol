@@ -4,6 +4,7 @@ pragma solidity ^0.8.28;
 import {TraceGames} from "./utils/TraceGames.sol";
 import {ITraceReferee} from "../src/interfaces/ITraceReferee.sol";
 import {IElementReferee} from "../src/interfaces/IElementReferee.sol";
+import {TraceLib} from "../src/lib/TraceLib.sol";
 import {
     TraceRefereeUnknown,
     TraceRefereeNoFunction,
@@ -93,6 +94,33 @@ contract TraceRefereeTest is TraceGames {
             vm.keyExistsJson(json, string.concat(".functions[", vm.toString(FUNCTIONS), "]")), "9 functions"
         );
         assertEq(_liarCount(json), 6 * FUNCTIONS, "three lies on two inputs per function");
+    }
+
+    /// @dev Single steps: every opcode on special and random operands equals programs.apply (records of 33 bytes).
+    function test_step_everyOpcode_matchesPythonApply_succeeds() public view {
+        string memory json = _json();
+        uint256 n = vm.parseJsonUint(json, ".ops.count");
+        bytes memory data = vm.parseJsonBytes(json, ".ops.data");
+        assertEq(data.length, 33 * n, "record length");
+        assertGt(n, 18 * 225, "every opcode on every pair of specials");
+        uint256[18] memory seen;
+        for (uint256 r; r < n; ++r) {
+            uint256 op = uint8(data[33 * r]);
+            uint64[4] memory w;
+            for (uint256 k; k < 4; ++k) {
+                for (uint256 i; i < 8; ++i) {
+                    w[k] = (w[k] << 8) | uint8(data[33 * r + 1 + 8 * k + i]);
+                }
+            }
+            uint64 got = TraceLib.step(op, w[0], w[1], w[2]);
+            if (got != w[3]) {
+                assertEq(got, w[3], string.concat("op ", vm.toString(op), " record ", vm.toString(r)));
+            }
+            ++seen[op];
+        }
+        for (uint256 op; op < 18; ++op) {
+            assertGt(seen[op], 225, "each opcode");
+        }
     }
 
     function test_evaluate_unknownFunction_reverts() public {

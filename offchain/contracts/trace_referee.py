@@ -1,17 +1,33 @@
-"""Errors of TraceReferee (contracts/src/interfaces/ITraceReferee.sol, docs/game.md 2.9).
+"""Typed client and errors of TraceReferee (contracts/src/interfaces/ITraceReferee.sol, docs/game.md 2.9).
 
 Every custom error of the contract (contracts/src/lib/TraceRefereeErrors.sol) is a subclass of
 `TraceRefereeError` named after it, its docstring the sentence a person reads. The programs the game
-referees are trainer/repops/programs.py (`run` gives the trace an honest defender posts, 8 bytes per
-step, big endian). No client yet: ElementReferee does not hand these operators over.
+referees are trainer/repops/programs.py: `programs.pack(programs.run(fn, x))` is the trace an honest
+defender posts (8 bytes per step, big endian), `programs.first_wrong_step` the step an honest challenger
+names. `TraceRefereeClient` sends the moves and reads the defender's trace back from its Claimed event.
+ElementReferee does not hand these operators over yet, so no agent plays this game.
 """
 
 from __future__ import annotations
 
 import enum
-from typing import Final
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Final
 
-from offchain.contracts._base import LIBRARY_ERRORS, ErrorTable, TypedRevert, error_table
+from eth_typing import ChecksumAddress
+
+from offchain.chain.client import Receipt
+from offchain.chain.errors import ChainError
+from offchain.contracts._base import (
+    LIBRARY_ERRORS,
+    ContractClient,
+    ErrorTable,
+    GameId,
+    TypedRevert,
+    address,
+    error_table,
+)
 
 CONTRACT_NAME: Final = "TraceReferee"
 
@@ -94,3 +110,92 @@ class Binary64NotPositiveNormal(TraceRefereeError):
 
 TRACE_REFEREE_ERRORS: Final = error_table(TraceRefereeError)
 ERRORS: Final[tuple[ErrorTable, ...]] = (TRACE_REFEREE_ERRORS, LIBRARY_ERRORS)
+
+
+# -- the client --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TraceView:
+    owner: ChecksumAddress
+    players: tuple[ChecksumAddress, ChecksumAddress]
+    stage: Stage
+    outcome: int  # IElementReferee.Outcome
+    to_move: int  # 0 defender, 1 challenger
+    fn: int
+    x: int
+    values: tuple[int, int]
+    clock_left: tuple[int, int]
+    turn_started_at: int
+    steps: int
+    trace_hash: bytes
+    moves: int
+
+    @property
+    def deadline(self) -> int:
+        return self.turn_started_at + self.clock_left[self.to_move]
+
+    @classmethod
+    def from_abi(cls, v: Sequence[Any]) -> TraceView:
+        return cls(
+            address(v[0]),
+            (address(v[1][0]), address(v[1][1])),
+            Stage(v[2]),
+            int(v[3]),
+            int(v[4]),
+            int(v[5]),
+            int(v[6]),
+            (int(v[7][0]), int(v[7][1])),
+            (int(v[8][0]), int(v[8][1])),
+            int(v[9]),
+            int(v[10]),
+            bytes(v[11]),
+            int(v[12]),
+        )
+
+
+class TraceRefereeClient(ContractClient):
+    """Calls a deployed TraceReferee through a `ChainClient` (moves are sent from its key)."""
+
+    CONTRACT_NAME = CONTRACT_NAME
+    ERRORS = ERRORS
+
+    def open(
+        self, fn: int, x: int, values: tuple[int, int], players: tuple[str, str], clocks: tuple[int, int]
+    ) -> GameId:
+        receipt = self._send(
+            self.contract.functions.open(fn, x, list(values), [address(p) for p in players], list(clocks))
+        )
+        return GameId(int(self._event(receipt, "GameOpened")["gameId"]))
+
+    def claim(self, game_id: int, trace: bytes) -> Receipt:
+        return self._send(self.contract.functions.claim(game_id, bytes(trace)))
+
+    def refute(self, game_id: int, trace: bytes, step: int) -> tuple[int, Receipt]:
+        """Names `step`; returns the outcome (IElementReferee.Outcome) and the receipt."""
+        receipt = self._send(self.contract.functions.refute(game_id, bytes(trace), step))
+        return int(self._event(receipt, "GameResolved")["outcome"]), receipt
+
+    def timeout(self, game_id: int) -> int:
+        receipt = self._send(self.contract.functions.timeout(game_id))
+        return int(self._event(receipt, "GameResolved")["outcome"])
+
+    def evaluate(self, fn: int, x: int) -> list[int]:
+        return [int(v) for v in self._call(self.contract.functions.evaluate(fn, x))]
+
+    def game_of(self, game_id: int) -> TraceView:
+        return TraceView.from_abi(self._call(self.contract.functions.gameOf(game_id)))
+
+    def outcome(self, game_id: int) -> int:
+        return int(self._call(self.contract.functions.outcome(game_id)))
+
+    def meter_of(self, game_id: int) -> tuple[int, int]:
+        gas = self._call(self.contract.functions.meterOf(game_id))
+        return int(gas[0]), int(gas[1])
+
+    def claimed_trace(self, game_id: int, *, from_block: int = 0) -> bytes:
+        """The defender's trace, from its Claimed event (what the challenger passes back to `refute`)."""
+        claimed = self._logs("Claimed", {"gameId": game_id}, from_block=from_block)
+        if not claimed:
+            raise ChainError(f"trace game {game_id}: the defender has not claimed yet")
+        return bytes(claimed[-1]["trace"])

@@ -52,7 +52,10 @@ __all__ = [
     "Step",
     "apply",
     "f32_to_f64_bits",
+    "first_wrong_step",
+    "pack",
     "run",
+    "unpack",
 ]
 
 MASK64 = (1 << 64) - 1
@@ -512,3 +515,25 @@ def run(fn: str | int, x_f32_bits: int, overrides: Mapping[int, int] | None = No
         a = [tape[j] for j in s.args]
         tape.append(apply(s.op, *a))
     return tape[base:]
+
+
+def pack(trace: Sequence[int]) -> bytes:
+    """A trace as TraceReferee takes it: 8 bytes per step, big endian."""
+    return b"".join((v & MASK64).to_bytes(8, "big") for v in trace)
+
+
+def unpack(data: bytes) -> list[int]:
+    """The inverse of `pack` (a trailing partial word is refused)."""
+    if len(data) % 8:
+        raise ValueError(f"a packed trace is 8 bytes per step, got {len(data)} bytes")
+    return [int.from_bytes(data[i : i + 8], "big") for i in range(0, len(data), 8)]
+
+
+def first_wrong_step(fn: str | int, x_f32_bits: int, posted: Sequence[int]) -> int | None:
+    """The first step where `posted` leaves the true trace of `fn` on x (the step an honest challenger names:
+    its operands are the true values, so its recomputation gives the true value, not the posted one); None
+    when `posted` is the true trace."""
+    true = run(fn, x_f32_bits)
+    if len(posted) != len(true):
+        raise ValueError(f"the program has {len(true)} steps, the trace {len(posted)}")
+    return next((i for i, (a, b) in enumerate(zip(true, posted, strict=True)) if a != b), None)

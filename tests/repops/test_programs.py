@@ -154,3 +154,16 @@ def test_a_wrong_step_changes_the_trace_fails() -> None:
     trace = P.run("exp", _pattern(0.3))
     liar = P.run("exp", _pattern(0.3), {len(trace) - 2: trace[-2] ^ (1 << 40)})
     assert liar[:-2] == trace[:-2] and liar[-2] != trace[-2] and liar[-1] != trace[-1]
+
+
+def test_pack_and_first_wrong_step_succeeds() -> None:
+    x = _pattern(-0.6)
+    trace = P.run("erf", x)
+    assert P.unpack(P.pack(trace)) == trace and len(P.pack(trace)) == 8 * len(trace)
+    assert P.first_wrong_step("erf", x, trace) is None
+    liar = P.run("erf", x, {40: trace[40] ^ 1})
+    assert P.first_wrong_step("erf", x, liar) == 40
+    with pytest.raises(ValueError, match="8 bytes per step"):
+        P.unpack(b"\x00" * 7)
+    with pytest.raises(ValueError, match="steps"):
+        P.first_wrong_step("erf", x, trace[:-1])

@@ -85,7 +85,7 @@ def _check(fn: str, x_bits: int) -> None:
     x = M.f32_from_bits(x_bits)
     want = _pattern(ref(x))
     got_kernel = kernel(torch.tensor([x_bits], dtype=torch.int64).to(torch.int32).view(torch.float32))
-    kernel_bits = got_kernel.view(torch.int32).item() & 0xFFFFFFFF
+    kernel_bits = int(got_kernel.view(torch.int32).item()) & 0xFFFFFFFF
     assert (trace[-1], trace[-1]) == (want, kernel_bits), f"{fn}({x_bits:#010x})"
 
 

@@ -3,6 +3,7 @@ pragma solidity ^0.8.28;
 
 import {IDotReferee} from "./interfaces/IDotReferee.sol";
 import {IElementReferee} from "./interfaces/IElementReferee.sol";
+import {ITraceReferee} from "./interfaces/ITraceReferee.sol";
 import {TensorLib} from "./lib/TensorLib.sol";
 import {Binary32} from "./lib/Binary32.sol";
 import {
@@ -19,7 +20,8 @@ import {
     DotRefereeOpponentMismatch,
     DotRefereeNotGreater,
     DotRefereeNotOwner,
-    DotRefereeHeader
+    DotRefereeHeader,
+    DotRefereeTracePending
 } from "./lib/DotRefereeErrors.sol";
 
 /// @title DotReferee
@@ -35,6 +37,7 @@ contract DotReferee is IDotReferee {
     uint32 private constant NAN = 0x7FC00000;
     uint256 private constant P_DOT_MAX = 14;
     uint256 private constant MM_CODE = 64; // ElementReferee.MM (ADDMM = 65)
+    uint256 private constant TRACE_CODE = 66; // ElementReferee.EXP: codes 66.. are TracePrograms' functions 0..
 
     uint256 private constant TX_BASE_GAS = 21_000;
     uint256 private constant CALLDATA_GAS_PER_BYTE = 40;
@@ -73,10 +76,19 @@ contract DotReferee is IDotReferee {
 
     /// @notice The ElementReferee whose mm and addmm games this referee takes over (`start`); it deployed this one.
     IElementReferee public immutable element;
+    /// @inheritdoc IDotReferee
+    address public immutable trace;
+
+    /// @dev An element game handed to a trace game: its id there and the defender's gas for `startTrace`.
+    struct TraceLink {
+        uint64 game;
+        uint40 startGas;
+    }
 
     uint256 private _count;
     mapping(uint256 gameId => Game) private _games;
     mapping(uint256 elementGame => uint256 gameId) private _taken;
+    mapping(uint256 elementGame => TraceLink) private _traces;
 
     /// @dev Charges a player's call to its side's meter; a call that resolved a game taken over from the
     ///      ElementReferee settles that game there (once: no move of a resolved game succeeds).
@@ -87,8 +99,9 @@ contract DotReferee is IDotReferee {
         _settle(gameId);
     }
 
-    constructor(address element_) {
+    constructor(address element_, address trace_) {
         element = IElementReferee(element_);
+        trace = trace_;
     }
 
     // ---- opening -------------------------------------------------------------------------
@@ -156,6 +169,62 @@ contract DotReferee is IDotReferee {
         _claim(gameId, _begin(gameId, Stage.Claim), c);
         _meter(gameId, gas0);
         _settle(gameId);
+    }
+
+    // ---- the transcendental functions: handed to the TraceReferee -----------------------------
+
+    /// @inheritdoc IDotReferee
+    function startTrace(uint256 elementGame, IElementReferee.InputOpening calldata input)
+        external
+        returns (uint256 traceGame)
+    {
+        uint256 gas0 = gasleft();
+        IElementReferee.GameView memory v = element.gameOf(elementGame);
+        if (msg.sender != v.players[0]) revert DotRefereeNotYourTurn(elementGame, msg.sender, v.players[0]);
+        if (v.op < TRACE_CODE) revert DotRefereeBadParams(1, v.op);
+        uint256 deadline = uint256(v.turnStartedAt) + v.clockLeft[0];
+        if (block.timestamp > deadline) revert DotRefereeClockExpired(elementGame, deadline);
+        // hand checks the stage (ElementProof) and stops the element game's clocks.
+        (bytes32 hh,) = element.hand(elementGame, IElementReferee.Outcome.Pending, [uint256(0), 0]);
+        // A unary elementwise node: its input has the output's shape, element e sits at index e.
+        bytes32 got = keccak256(abi.encodePacked(F32, input.shape));
+        if (got != hh) revert DotRefereeHeader(0, got, hh);
+        if (input.dtype != F32) revert DotRefereeShape(1, 2 ** 256 - 2, input.dtype, F32);
+        uint32 x = uint32(
+            TensorLib.verifyElement(
+                element.inputsOf(elementGame)[0], input.dtype, input.shape, v.element, input.chunk, input.siblings
+            )
+        );
+        uint256 fn = v.op - TRACE_CODE;
+        uint64 left = uint64(deadline - block.timestamp);
+        traceGame = ITraceReferee(trace).open(
+            fn,
+            x,
+            [uint32(v.values[0]), uint32(v.values[1])],
+            v.players,
+            [left == 0 ? 1 : left, v.clockLeft[1] == 0 ? 1 : v.clockLeft[1]]
+        );
+        emit TraceStarted(elementGame, traceGame, fn, x);
+        uint256 used = gas0 - gasleft() + TX_BASE_GAS + CALLDATA_GAS_PER_BYTE * msg.data.length + METER_GAS;
+        _traces[elementGame] = TraceLink(uint64(traceGame), uint40(used));
+    }
+
+    /// @inheritdoc IDotReferee
+    function settleTrace(uint256 elementGame) external {
+        TraceLink memory l = _traces[elementGame];
+        if (l.game == 0) revert DotRefereeUnknown(elementGame);
+        ITraceReferee t = ITraceReferee(trace);
+        IElementReferee.Outcome o = t.ownedOutcome(l.game);
+        if (o == IElementReferee.Outcome.Pending) revert DotRefereeTracePending(l.game);
+        uint256[2] memory gas = t.meterOf(l.game);
+        gas[0] += l.startGas;
+        emit TraceSettled(elementGame, l.game, o);
+        element.hand(elementGame, o, gas);
+    }
+
+    /// @inheritdoc IDotReferee
+    function tracedBy(uint256 elementGame) external view returns (uint256) {
+        return _traces[elementGame].game;
     }
 
     /// @dev The Params of a takeover, from the element game and the opened headers of A, B and the output.

@@ -49,6 +49,10 @@ contract ElementReferee is IElementReferee {
     ///         (docs/game.md 2.8). This contract isolates their first differing element; `dot` takes over.
     uint256 public constant MM = 64;
     uint256 public constant ADDMM = 65;
+    /// @notice The first code of the transcendental functions (exp, log, log1p, rsqrt, tanh, sigmoid, erf, gelu,
+    ///         gelu tanh: TracePrograms' order), whose element the trace game decides (docs/game.md 2.9).
+    uint256 public constant EXP = 66;
+    uint256 private constant TRACE_LAST = 74;
 
     /// @notice The DotReferee this referee hands mm and addmm elements to (deployed by the constructor).
     address public immutable dot;
@@ -102,8 +106,10 @@ contract ElementReferee is IElementReferee {
         _meter(gameId, start);
     }
 
-    constructor() {
-        dot = address(new DotReferee(address(this)));
+    /// @param trace The TraceReferee that decides the transcendental functions' elements (codes EXP.. ; the
+    ///              DotReferee hands them to it, docs/game.md 2.9).
+    constructor(address trace) {
+        dot = address(new DotReferee(address(this), trace));
     }
 
     // ---- opening -------------------------------------------------------------------------
@@ -155,7 +161,15 @@ contract ElementReferee is IElementReferee {
     //  14 aten.where.self
     //  65 aten.mm.default
     //  66 aten.addmm.default
-    bytes private constant TABLE = hex"c751f4a942d431ff1b206154011a8c3d4095d2660482805c9e0313690de099f4327b492265630563f348343fd6862ba5892f920662c071fe9f137c4472b8c955075e51654529e996d12545b2d70831fa46769e8d8cba339bd86b091330e8a2cdc1afb00fee46890aee11884bac8066154a149c860b8a738994fd7761d1aeef2e520d9dc792d539b269d3b7526c2e0e49aa1f20a8be43f3d023eece41af29544aa9c3dbecc2ea1fe342";
+    //  67 aten.exp.default
+    //  68 aten.log.default
+    //  69 aten.log1p.default
+    //  71 aten.tanh.default
+    //  72 aten.sigmoid.default
+    //  73 aten.erf.default
+    //  74 aten.gelu.default
+    //  75 aten.gelu.default
+    bytes private constant TABLE = hex"c751f4a942d431ff1b206154011a8c3d4095d2660482805c9e0313690de099f4327b492265630563f348343fd6862ba5892f920662c071fe9f137c4472b8c955075e51654529e996d12545b2d70831fa46769e8d8cba339bd86b091330e8a2cdc1afb00fee46890aee11884bac8066154a149c860b8a738994fd7761d1aeef2e520d9dc792d539b269d3b7526c2e0e49aa1f20a8be43f3d023eece41af29544aa9c3dbecc2ea1fe3423c58eadafd4808a7396640a14334dcaa024f08c4aeac865b4544f9b653eba8178c12b06870e84592d917256242be0072ddc83e4706662eae7ab8be0f278c2469484db1649eb748c9fdbbd9ff4549cd14c4c5ac638658b5aad7ec4a936674c8414a305b871765c94b";
 
     /// @inheritdoc IElementReferee
     function elementOp(bytes32 opHash, bytes32 argHash, uint256 nIn) public pure virtual returns (uint256) {
@@ -569,6 +583,7 @@ contract ElementReferee is IElementReferee {
         }
         if (op == MM) return (2, 0, ff, F32);
         if (op == ADDMM) return (3, 0, ff | uint256(F32) << 16, F32);
+        if (op >= EXP && op <= TRACE_LAST) return (1, 0, F32, F32);
         revert ElementRefereeBadParams(1, op);
     }
 

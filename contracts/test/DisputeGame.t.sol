@@ -7,6 +7,7 @@ import {BatchVerifier} from "../src/BatchVerifier.sol";
 import {DisputeGame} from "../src/DisputeGame.sol";
 import {RecomputeOracle} from "../src/RecomputeOracle.sol";
 import {ElementReferee} from "../src/ElementReferee.sol";
+import {TraceReferee} from "../src/TraceReferee.sol";
 import {IElementReferee} from "../src/interfaces/IElementReferee.sol";
 import {IDisputeGame} from "../src/interfaces/IDisputeGame.sol";
 import {IRecomputeOracle} from "../src/interfaces/IRecomputeOracle.sol";
@@ -96,7 +97,7 @@ abstract contract DisputeGameBase is Test {
 
     /// @notice The ElementReferee to bind (a subclass may give one with another table).
     function _referee() internal virtual returns (IElementReferee) {
-        return new ElementReferee();
+        return new ElementReferee(address(new TraceReferee()));
     }
 
     /// @notice `who` and the two more oracles a whole escalation needs (answer, challenge, committee).

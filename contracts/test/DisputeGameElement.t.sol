@@ -3,6 +3,7 @@ pragma solidity ^0.8.28;
 
 import {DisputeGameBase} from "./DisputeGame.t.sol";
 import {ElementReferee} from "../src/ElementReferee.sol";
+import {TraceReferee} from "../src/TraceReferee.sol";
 import {IDisputeGame} from "../src/interfaces/IDisputeGame.sol";
 import {IElementReferee} from "../src/interfaces/IElementReferee.sol";
 import {IRecomputeOracle} from "../src/interfaces/IRecomputeOracle.sol";
@@ -20,6 +21,8 @@ import {Reference} from "./utils/Reference.sol";
 /// @notice A referee whose table also holds the fixture's operator (`H("aten.mul.Tensor")`, `H("")`, 3
 ///         inputs) as `where`: the fixture's nodes then go to the element phase. Only the table differs.
 contract FixtureTableReferee is ElementReferee {
+    constructor(address trace) ElementReferee(trace) {}
+
     function elementOp(bytes32 opHash, bytes32 argHash, uint256 nIn) public pure override returns (uint256) {
         if (opHash == Players.OP_MUL && argHash == Players.NO_ARGS && nIn == 3) return 14; // WHERE + 1
         return super.elementOp(opHash, argHash, nIn);
@@ -41,7 +44,7 @@ contract DisputeGameElementTest is DisputeGameBase {
     FixtureTableReferee internal ref;
 
     function _referee() internal override returns (IElementReferee) {
-        ref = new FixtureTableReferee();
+        ref = new FixtureTableReferee(address(new TraceReferee()));
         return ref;
     }
 

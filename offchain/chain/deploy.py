@@ -82,7 +82,10 @@ PROTOCOL: Final[tuple[ContractSpec, ...]] = (
     ContractSpec("DisputeGame", lambda a: (a["RecomputeOracle"],)),
     ContractSpec("TaskMarket", lambda a: (a["DisputeGame"], a["RecomputeOracle"])),
     ContractSpec("TrainingLedger"),  # stands alone: ledgers of docs/ledger.md
-    ContractSpec("ElementReferee"),  # stands alone until DisputeGame is bound to it (REFEREE_BINDING)
+    ContractSpec("TraceReferee"),  # the transcendental functions' trace game (docs/game.md 2.9)
+    # Stands alone until DisputeGame is bound to it (REFEREE_BINDING); deploys its DotReferee, which hands the
+    # transcendental functions to the TraceReferee.
+    ContractSpec("ElementReferee", lambda a: (a["TraceReferee"],)),
 )
 
 # What the deployer binds once every contract is deployed: only the game asks the oracle, only the

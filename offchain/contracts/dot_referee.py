@@ -119,6 +119,11 @@ class DotRefereeHeader(DotRefereeError):
     element game's `expected`: open the headers of the tensors that game agreed."""
 
 
+class DotRefereeTracePending(DotRefereeError):
+    """The trace game `traceGame` has no outcome yet, so its element game cannot be settled: let the side to move
+    there move, or time it out once its clock ran out."""
+
+
 DOT_REFEREE_ERRORS: Final = error_table(DotRefereeError)
 ERRORS: Final[tuple[ErrorTable, ...]] = (DOT_REFEREE_ERRORS, ELEMENT_REFEREE_ERRORS, LIBRARY_ERRORS)
 

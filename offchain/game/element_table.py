@@ -39,9 +39,33 @@ ENTRIES: tuple[tuple[str, tuple[tuple[str, object], ...], int], ...] = (
         (("self", TENSOR), ("mat1", TENSOR), ("mat2", TENSOR), ("beta", 1), ("alpha", 1)),
         65,
     ),  # ElementReferee.ADDMM
+    # The transcendental functions: the element is isolated here, then decided by a TraceReferee game that
+    # the DotReferee opens (docs/game.md 2.9). Code 66 + i is trainer.repops.programs function i; rsqrt (69)
+    # is computed inline above (RSQRT), so it is not keyed to the trace game.
+    ("aten.exp.default", (("self", TENSOR),), 66),
+    ("aten.log.default", (("self", TENSOR),), 67),
+    ("aten.log1p.default", (("self", TENSOR),), 68),
+    ("aten.tanh.default", (("self", TENSOR),), 70),
+    ("aten.sigmoid.default", (("self", TENSOR),), 71),
+    ("aten.erf.default", (("self", TENSOR),), 72),
+    ("aten.gelu.default", (("self", TENSOR), ("approximate", "none")), 73),
+    ("aten.gelu.default", (("self", TENSOR), ("approximate", "tanh")), 74),
 )
 # The op codes ElementReferee hands to DotReferee once it isolated the element.
 DOT_OPS: frozenset[int] = frozenset({64, 65})
+# The op codes whose element a TraceReferee game decides (DotReferee.startTrace): 66 + TracePrograms' id.
+TRACE_BASE = 66
+TRACE_OPS: frozenset[int] = frozenset(range(TRACE_BASE, TRACE_BASE + 9))
+
+
+def trace_function(code: int) -> str:
+    """The trainer.repops.programs function a trace op code stands for."""
+    from trainer.repops.programs import FUNCTIONS
+
+    by_id = {i: name for name, i in FUNCTIONS.items()}
+    return by_id[code - TRACE_BASE]
+
+
 # The table keys operators, not dtypes: the bundled workloads' cross-entropy runs where.self on int64
 # targets, which the referee's WHERE (bool/f32/f32 -> f32) does not take. There the defender proves an
 # input's dtype (`proveInapplicable`) and the oracle decides the node (docs/game.md 2.7).

@@ -146,6 +146,36 @@ interface IDotReferee {
     /// @notice The game that took over ElementReferee game `elementGame` (0: none).
     function takenOver(uint256 elementGame) external view returns (uint256);
 
+    /// @notice The TraceReferee game `traceGame` now decides ElementReferee game `elementGame` (a transcendental
+    ///         function `fn` of TracePrograms on the agreed fp32 input `x`).
+    event TraceStarted(uint256 indexed elementGame, uint256 indexed traceGame, uint256 fn, uint32 x);
+    /// @notice The trace game's outcome and meters were handed back to the element game.
+    event TraceSettled(uint256 indexed elementGame, uint256 indexed traceGame, IElementReferee.Outcome outcome);
+
+    /// @notice The TraceReferee that decides the transcendental functions' elements (docs/game.md 2.9).
+    function trace() external view returns (address);
+
+    /// @notice Hands ElementReferee game `elementGame` (a transcendental function's node, ElementReferee codes
+    ///         from 66 on, its first differing element isolated: stage ElementProof) to a TraceReferee game
+    ///         owned by this referee. Only the element game's defender may call, on its element-game clock; it
+    ///         opens `input`, the element of the node's one input at the output's index (the same shape,
+    ///         fp32), against the agreed input commitment. The trace game's clocks are what is left of the
+    ///         element game's; the defender's next move is `TraceReferee.claim` there. Returns its id.
+    /// @dev Reverts `DotRefereeNotYourTurn`, `DotRefereeBadParams(1, op)` (not a trace op),
+    ///      `DotRefereeClockExpired`, `DotRefereeHeader` (a shape that is not the output's),
+    ///      `DotRefereeShape` (not fp32), TensorLib's opening errors and ElementReferee's stage errors.
+    function startTrace(uint256 elementGame, IElementReferee.InputOpening calldata input)
+        external
+        returns (uint256 traceGame);
+
+    /// @notice Once the trace game of `elementGame` is resolved (`DotRefereeTracePending` before), hands its
+    ///         outcome and metered gas (the defender's `startTrace` included) to the element game; anyone may
+    ///         call, once (ElementReferee's stage error after).
+    function settleTrace(uint256 elementGame) external;
+
+    /// @notice The trace game that decides ElementReferee game `elementGame` (0: none).
+    function tracedBy(uint256 elementGame) external view returns (uint256);
+
     /// @notice The defender's claim. Its exponents follow from the witnesses, and `f32(S * 2^(e_i + e'_j -
     ///         2p))` (plus the bias for addmm; NaN when a witness is NaN or infinite) must be its own value
     ///         at the element (`DotRefereeInconsistent` otherwise). A non-finite witness, or K = 0 (C = +0,

@@ -18,9 +18,9 @@ interface IElementReferee {
         Header, // defender, then challenger: openHeaders
         ChunkDescent, // defender, then challenger, per level: descend
         ElementOpen, // defender, then challenger: openChunk
-        ElementProof, // defender: proveElement (mm, addmm: DotReferee.start)
+        ElementProof, // defender: proveElement (mm, addmm: DotReferee.start; codes EXP..: DotReferee.startTrace)
         Resolved,
-        Delegated // mm, addmm: the DotReferee game decides (docs/game.md 2.8), then settles this one
+        Delegated // mm, addmm, EXP..: the DotReferee (2.8) or TraceReferee (2.9) game decides, then settles this one
     }
 
     enum Side {

@@ -37,3 +37,6 @@ error DotRefereeNotOwner(uint256 gameId, address caller, address owner);
 /// @notice An opened header (`tensor` 0 the output's dtype and shape, 1 A, 2 B) hashes to `computed`, not to
 ///         the element game's `expected`.
 error DotRefereeHeader(uint256 tensor, bytes32 computed, bytes32 expected);
+
+/// @notice The trace game `traceGame` has no outcome yet: it cannot be settled.
+error DotRefereeTracePending(uint256 traceGame);

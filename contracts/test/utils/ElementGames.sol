@@ -4,6 +4,7 @@ pragma solidity ^0.8.28;
 import {Test} from "forge-std/Test.sol";
 
 import {ElementReferee} from "../../src/ElementReferee.sol";
+import {TraceReferee} from "../../src/TraceReferee.sol";
 import {IElementReferee} from "../../src/interfaces/IElementReferee.sol";
 import {MerkleLib} from "../../src/lib/MerkleLib.sol";
 
@@ -65,7 +66,7 @@ abstract contract ElementGames is Test {
     }
 
     function setUp() public virtual {
-        referee = new ElementReferee();
+        referee = new ElementReferee(address(new TraceReferee()));
         vm.warp(1_000_000);
     }
 

@@ -866,11 +866,17 @@ def task_show(
 
 
 def _on_chain(on_chain: dict[str, Any] | None) -> str:
-    """ " (element game E, dot game D)" for a game whose node the referee decides on chain, else ""."""
+    """ " (element game E, dot game D)" or " (element game E, trace game T of exp)" for a game whose node the referee
+    decides on chain, else ""."""
     if not on_chain:
         return ""
-    dot = on_chain.get("dot_game")
-    return f" (element game {on_chain['element_game']}" + (f", dot game {dot['game']}" if dot else "") + ")"
+    dot, trace = on_chain.get("dot_game"), on_chain.get("trace_game")
+    return (
+        f" (element game {on_chain['element_game']}"
+        + (f", dot game {dot['game']}" if dot else "")
+        + (f", trace game {trace['game']} of {trace['function']}" if trace else "")
+        + ")"
+    )
 
 
 @task_app.command("wait")

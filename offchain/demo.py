@@ -49,7 +49,7 @@ from offchain.chain.deploy import deploy_all
 from offchain.contracts.dispute_game import Side
 from offchain.contracts.protocol import Protocol
 from offchain.contracts.task_market import TaskStatus
-from offchain.game.element_table import DOT_OPS
+from offchain.game.element_table import DOT_OPS, TRACE_OPS, trace_function
 from trainer.workloads import Workload, mlp_digits
 
 ETH = 10**18
@@ -286,6 +286,8 @@ def build_report(
                 "element_game": int(view.element_game) or None,
                 # mm / addmm: the DotReferee game that decided the element (docs/game.md 2.8), else None
                 "dot": dot,
+                # a transcendental function: the TraceReferee game that decided it (docs/game.md 2.9), else None
+                "trace": _trace_of(p, int(view.element_game)),
                 "ended_in": ended_in,  # the stage the game was in when it ended
                 "isolated_step": g.step,
                 "node": node,
@@ -553,6 +555,12 @@ def summary(report: dict[str, Any], console: Console) -> None:
             where.append(
                 f"(element game {g['element_game']}, dot game {d['game']}: {d['how']}, on chain, no oracle asked)"
             )
+        elif g.get("phase") == "element" and g.get("trace"):
+            tg = g["trace"]
+            where.append(
+                f"(element game {g['element_game']}, trace game {tg['game']} of {tg['function']}: {tg['how']}, "
+                "on chain, no oracle asked)"
+            )
         elif g.get("phase") == "element":
             where.append(f"(element game {g['element_game']}, computed on chain, no oracle asked)")
         if g["isolated_step"] is not None:
@@ -609,6 +617,20 @@ def summary(report: dict[str, Any], console: Console) -> None:
     console.print(parties)
     for check, ok in report["checks"].items():
         console.print(f"{'[green]ok[/]' if ok else '[red]FAILED[/]'}  {check.replace('_', ' ')}")
+
+
+def _trace_of(p: Protocol, element_game: int) -> dict[str, object] | None:
+    """The trace game that decided element game `element_game` (a transcendental function's node), or None."""
+    if not element_game or p.referee is None or p.referee.game_of(element_game).op not in TRACE_OPS:
+        return None
+    dot = p.referee.dot()
+    tid = dot.traced_by(element_game)
+    if not tid:
+        return None
+    tv = dot.trace().game_of(tid)
+    steps = dot.trace()._logs("StepRecomputed", {"gameId": tid})
+    how = f"step {int(steps[0]['step'])} of {tv.steps} recomputed" if steps else "a clock ran out"
+    return {"game": tid, "function": trace_function(p.referee.game_of(element_game).op), "how": how}
 
 
 def _dot_of(p: Protocol, element_game: int) -> dict[str, object] | None:

@@ -16,17 +16,35 @@ class UnknownTask(OffchainError):
 
 
 def _decided_on_chain(p: Any, element_game: int) -> dict[str, Any] | None:
-    """The element game (and, for an mm or addmm node, the dot game) deciding a game's node on chain, or None."""
+    """The element game (and, for an mm or addmm node, the dot game; for a transcendental function's, the trace
+    game) deciding a game's node on chain, or None."""
     referee = getattr(p, "referee", None)
     if not element_game or referee is None:
         return None
     rv = referee.game_of(element_game)
-    out: dict[str, Any] = {"element_game": element_game, "stage": rv.stage.name.lower(), "dot_game": None}
+    out: dict[str, Any] = {
+        "element_game": element_game,
+        "stage": rv.stage.name.lower(),
+        "dot_game": None,
+        "trace_game": None,
+    }
     if rv.stage.name in ("DELEGATED", "RESOLVED"):
-        did = referee.dot().taken_over(element_game)
+        dot = referee.dot()
+        did = dot.taken_over(element_game)
         if did:
-            dv = referee.dot().game_of(did)
+            dv = dot.game_of(did)
             out["dot_game"] = {"game": did, "stage": dv.stage.name.lower(), "k": dv.k, "range": [dv.lo, dv.hi]}
+        tid = dot.traced_by(element_game)
+        if tid:
+            from offchain.game.element_table import trace_function
+
+            tv = dot.trace().game_of(tid)
+            out["trace_game"] = {
+                "game": tid,
+                "stage": tv.stage.name.lower(),
+                "function": trace_function(int(rv.op)),
+                "steps": tv.steps,
+            }
     return out
 
 

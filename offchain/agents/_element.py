@@ -18,6 +18,7 @@ import torch
 from offchain.agents.base import BUSY, Tick, idle
 from offchain.contracts import dot_referee as dr
 from offchain.contracts import element_referee as er
+from offchain.contracts import trace_referee as tr
 from offchain.contracts.dispute_game import (
     DisputeGameClient,
     DisputeGameWrongStage,
@@ -26,8 +27,9 @@ from offchain.contracts.dispute_game import (
 )
 from offchain.game.dot import DotSide
 from offchain.game.element import ElementSide
-from offchain.game.element_table import DOT_OPS
+from offchain.game.element_table import DOT_OPS, TRACE_OPS
 from offchain.game.witness import RunWitness
+from trainer.repops import programs
 
 # Lost races on the permissionless calls: someone else timed the game out or resolved it first.
 RACES = (
@@ -36,23 +38,33 @@ RACES = (
     DisputeGameWrongStage,
     dr.DotRefereeNotPlaying,
     dr.DotRefereeClockRunning,
+    tr.TraceRefereeNotPlaying,
+    tr.TraceRefereeClockRunning,
+    er.ElementRefereeWrongStage,  # someone else settled the trace game first
 )
 
 
 @dataclass(frozen=True, slots=True)
 class Turn:
-    """Whose move it is in an element game, counting the dot game that took it over (docs/game.md 2.8)."""
+    """Whose move it is in an element game, counting the dot game (docs/game.md 2.8) or the trace game (2.9)
+    that took it over."""
 
     to_move: int | None  # 0 defender, 1 challenger; None once decided
     deadline: int
     moves: int  # both games' moves: changes whenever anyone moved
     dot_game: int  # 0: no dot game
+    trace_game: int = 0  # 0: no trace game
 
 
 def element_turn(referee: er.ElementRefereeClient, element_game: int) -> Turn:
     rv = referee.game_of(element_game)
     if rv.stage is er.Stage.DELEGATED:
         dot = referee.dot()
+        tid = dot.traced_by(element_game)
+        if tid:
+            tv = dot.trace().game_of(tid)
+            done = tv.stage is tr.Stage.RESOLVED
+            return Turn(None if done else tv.to_move, tv.deadline, rv.moves + tv.moves, 0, tid)
         did = dot.taken_over(element_game)
         dv = dot.game_of(did)
         done = dv.stage is dr.Stage.RESOLVED
@@ -77,6 +89,17 @@ def element_due(
     try:
         if rv.stage is er.Stage.DELEGATED:
             dot = referee.dot()
+            tid = dot.traced_by(view.element_game)
+            if tid:
+                trace = dot.trace()
+                tv = trace.game_of(tid)
+                if tv.stage is tr.Stage.RESOLVED:  # decided there: hand the outcome back to the element game
+                    dot.settle_trace(view.element_game)
+                    return BUSY, f"trace game {tid} settled its element game {view.element_game}"
+                if now > tv.deadline:
+                    trace.timeout(tid)
+                    return BUSY, f"trace game {tid}: {Side(tv.to_move).name.lower()}'s clock ran out"
+                return idle(tv.deadline + 1), None
             did = dot.taken_over(view.element_game)
             dv = dot.game_of(did)
             if dv.stage is not dr.Stage.RESOLVED and now > dv.deadline:
@@ -105,6 +128,8 @@ def element_move(
     referee refuses raises its typed `ContractRevert`."""
     rv = referee.game_of(element_game)
     if rv.stage is er.Stage.DELEGATED:
+        if referee.dot().traced_by(element_game):
+            return trace_move(referee, element_game, side, mine)
         return dot_move(referee, element_game, side, mine, arity)
     if rv.stage in (er.Stage.NONE, er.Stage.RESOLVED) or rv.to_move != int(side):
         return None
@@ -137,6 +162,10 @@ def element_move(
             f"element game {gid}: element {rv.element} of an exact dot product goes to the dot phase; claimed "
             f"S = {claim.total} with the row's and column's largest elements at {claim.row_at}, {claim.col_at}"
         )
+    if rv.op in TRACE_OPS:  # a transcendental function: the defender hands the element to the trace game
+        tid = referee.dot().start_trace(gid, mine.openings(rv.element)[0])
+        name = programs_name(rv.op)
+        return f"element game {gid}: element {rv.element} of {name} goes to trace game {tid} (docs/game.md 2.9)"
     # ELEMENT_PROOF: the defender opens the inputs at element e; the contract computes it and decides.
     outcome = referee.prove_element(gid, tuple(mine.output.shape), mine.openings(rv.element))
     return f"element game {gid}: opened the inputs at element {rv.element}; the contract computed it: " + (
@@ -171,6 +200,41 @@ def dot_move(
     a, b = ds.term_openings(dv.lo)
     outcome = dot.prove_term(did, a, b)
     return f"dot game {did}: opened term {dv.lo}; the contract recomputed it: " + er.Outcome(outcome).name.lower()
+
+
+def programs_name(op: int) -> str:
+    """The trainer.repops.programs function of ElementReferee code `op` (66..)."""
+    from offchain.game.element_table import trace_function
+
+    return trace_function(op)
+
+
+def trace_move(referee: er.ElementRefereeClient, element_game: int, side: Side, mine: ElementSide) -> str | None:
+    """This side's move in the trace game that decides `element_game`, if it is its turn (what it did). The
+    defender posts the program's trace on the agreed input x ending in its own value (an honest output's is
+    the true trace; another's has a wrong step, its last, which the challenger names); the challenger names
+    the first step where the posted trace leaves the true one (the last step if there is none: a challenger
+    that is wrong loses there)."""
+    dot = referee.dot()
+    tid = dot.traced_by(element_game)
+    trace = dot.trace()
+    tv = trace.game_of(tid)
+    if tv.stage is tr.Stage.RESOLVED or tv.to_move != int(side):
+        return None
+    name = programs_name(tv.fn + min(TRACE_OPS))
+    if side is Side.DEFENDER:
+        steps = programs.run(name, tv.x)
+        mine_value = tv.values[0]
+        if steps[-1] != mine_value:
+            steps = programs.run(name, tv.x, {len(steps) - 1: mine_value})
+        trace.claim(tid, programs.pack(steps))
+        return f"trace game {tid}: posted the {len(steps)}-step trace of {name} on x = {tv.x:#010x}"
+    packed = trace.claimed_trace(tid)
+    posted = programs.unpack(packed)
+    wrong = programs.first_wrong_step(name, tv.x, posted)
+    step = len(posted) - 1 if wrong is None else wrong
+    outcome, _ = trace.refute(tid, packed, step)
+    return f"trace game {tid}: named step {step}; the contract recomputed it: " + er.Outcome(outcome).name.lower()
 
 
 def _dot_side(op: int, mine: ElementSide, element: int, side: Side) -> DotSide:

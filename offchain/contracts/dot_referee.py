@@ -29,8 +29,9 @@ from offchain.contracts._base import (
     error_table,
 )
 from offchain.contracts.element_referee import ELEMENT_REFEREE_ERRORS
+from offchain.contracts.trace_referee import TRACE_REFEREE_ERRORS, TraceRefereeClient
 from offchain.game.dot import Claim, Opening
-from offchain.game.element import TensorHeader
+from offchain.game.element import InputOpening, TensorHeader
 
 CONTRACT_NAME: Final = "DotReferee"
 
@@ -125,7 +126,12 @@ class DotRefereeTracePending(DotRefereeError):
 
 
 DOT_REFEREE_ERRORS: Final = error_table(DotRefereeError)
-ERRORS: Final[tuple[ErrorTable, ...]] = (DOT_REFEREE_ERRORS, ELEMENT_REFEREE_ERRORS, LIBRARY_ERRORS)
+ERRORS: Final[tuple[ErrorTable, ...]] = (
+    DOT_REFEREE_ERRORS,
+    ELEMENT_REFEREE_ERRORS,
+    TRACE_REFEREE_ERRORS,
+    LIBRARY_ERRORS,
+)
 
 
 # -- the client --------------------------------------------------------------------------------
@@ -214,7 +220,7 @@ class DotRefereeClient(ContractClient):
     """Calls a deployed DotReferee through a `ChainClient` (moves are sent from its key)."""
 
     CONTRACT_NAME = CONTRACT_NAME
-    CALLEES = ("ElementReferee",)
+    CALLEES = ("ElementReferee", "TraceReferee")
     ERRORS = ERRORS
 
     def open(self, params: DotParams) -> GameId:
@@ -252,6 +258,34 @@ class DotRefereeClient(ContractClient):
     def timeout(self, game_id: int) -> int:
         receipt = self._send(self.contract.functions.timeout(game_id))
         return int(self._event(receipt, "GameResolved")["outcome"])
+
+    def start_trace(self, element_game: int, opening: InputOpening) -> int:
+        """The defender hands an isolated element of a transcendental function's node to a trace game, opening
+        the input element at the output's index; returns the trace game's id (docs/game.md 2.9)."""
+        receipt = self._send(self.contract.functions.startTrace(element_game, opening.to_abi()))
+        return int(self._event(receipt, "TraceStarted")["traceGame"])
+
+    def settle_trace(self, element_game: int) -> Receipt:
+        """Once the trace game is resolved: its outcome and meters back to the element game (anyone may)."""
+        return self._send(self.contract.functions.settleTrace(element_game))
+
+    def traced_by(self, element_game: int) -> int:
+        """The trace game that decides ElementReferee game `element_game` (0: none yet)."""
+        return int(self._call(self.contract.functions.tracedBy(element_game)))
+
+    def trace_address(self) -> ChecksumAddress:
+        return address(self._call(self.contract.functions.trace()))
+
+    def trace(self) -> TraceRefereeClient:
+        """A client of the TraceReferee this referee hands the transcendental functions to."""
+        from offchain.chain.build import compile_contracts
+
+        cached = getattr(self, "_trace", None)
+        if cached is None:
+            compiled = compile_contracts()
+            cached = TraceRefereeClient(self.chain, self.trace_address(), compiled[TraceRefereeClient.CONTRACT_NAME])
+            self._trace = cached
+        return cached
 
     def taken_over(self, element_game: int) -> int:
         """The dot game that took over ElementReferee game `element_game` (0: none yet)."""

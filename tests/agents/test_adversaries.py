@@ -319,6 +319,7 @@ CASES: dict[str, Case] = {
     "wrong-input": Case(Stage.INPUT_PROOF, refused=True),
     "refuses-to-move": Case(Stage.TRACE_DESCENT),
     "copy-then-diverge": Case(Stage.ELEMENT),  # its faulty sub.Tensor is in the element table
+    "one-ulp-exp": Case(Stage.ELEMENT),  # its exp is in the element table: the trace game decides it
     "lying-oracle": Case(Stage.ORACLE, check=liar_slashed),
     "colluding": Case(Stage.INPUT_PROOF, refused=True),
     "committee-grinder": Case(Stage.ORACLE, check=draws_not_chosen, prepare=keeper_probe),

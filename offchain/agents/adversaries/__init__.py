@@ -21,7 +21,8 @@ and it lost on time; "timeout" when it stopped moving of its own accord.
 instead). `copy-then-diverge` is decided in stage ELEMENT, on chain and without the oracle: its
 first wrong node is a tensor-tensor `sub.Tensor`, which the element table covers
 (tests/agents/test_element_stage.py); so is `eager-kernels`, whose first wrong node is an addmm, decided
-by the dot phase (tests/agents/test_dot_stage.py). The others end as listed: the first node a faulty
+by the dot phase (tests/agents/test_dot_stage.py), and `one-ulp-exp`, whose first wrong node is an exp,
+decided by the trace game (tests/agents/test_trace_stage.py). The others end as listed: the first node a faulty
 kernel changes is node 0 (a permute), not in the table.
 """
 
@@ -212,6 +213,16 @@ register(
         "a faulty kernel at one step, and it stops moving after 3 moves of a game",
         lambda c: RefusesToMove("refuses-to-move", Deviation(late_step(c), DeviationKind.KERNEL), moves=3),
         decided_by="timeout (it stops moving in the trace descent)",
+    )
+)
+register(
+    Adversary(
+        "one-ulp-exp",
+        "at one step exp's largest output element is one ulp off, the rest follows from it",
+        lambda c: DeviatingStrategy(
+            "one-ulp-exp", Deviation(late_step(c), DeviationKind.KERNEL, "aten.exp.default", ulps=1)
+        ),
+        decided_by="element (on chain, by the ElementReferee)",
     )
 )
 register(

@@ -629,7 +629,7 @@ def _trace_of(p: Protocol, element_game: int) -> dict[str, object] | None:
         return None
     tv = dot.trace().game_of(tid)
     steps = dot.trace()._logs("StepRecomputed", {"gameId": tid})
-    how = f"step {int(steps[0]['step'])} of {tv.steps} recomputed" if steps else "a clock ran out"
+    how = f"step {int(steps[0]['step'])} (of 0..{tv.steps - 1}) recomputed" if steps else "a clock ran out"
     return {"game": tid, "function": trace_function(p.referee.game_of(element_game).op), "how": how}
 
 

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from eth_utils import keccak
+from web3 import Web3
 
 from offchain.chain._files import write_json_atomically
 from offchain.chain.build import Artifact, compile_contracts, repo_root
@@ -277,6 +278,14 @@ class DeploymentMismatch(ChainError):
     """A deployment file that does not describe the chain it is used on."""
 
 
+def _address_at(client: ChainClient, contract: str, signature: str) -> str:
+    """The address a no-argument view `signature` of `contract` returns (a raw eth_call)."""
+    data = keccak(text=signature)[:4]
+    to = Web3.to_checksum_address(contract)
+    out = client.read(lambda: client.w3.eth.call({"to": to, "data": data}), f"eth_call {signature}")
+    return "0x" + bytes(out)[-20:].hex()
+
+
 def check_deployment(client: ChainClient, deployment: Deployment) -> Deployment:
     """`deployment` if it describes the chain `client` is on: the same chain id, and at each contract's address
     code whose keccak256 is the recorded code hash. `DeploymentMismatch` saying what differs otherwise."""
@@ -293,6 +302,16 @@ def check_deployment(client: ChainClient, deployment: Deployment) -> Deployment:
             problems.append(f"{name}: no code at {rec.address}")
         elif "0x" + keccak(code).hex() != rec.code_hash.lower():
             problems.append(f"{name}: the code at {rec.address} is not the deployed {name} (its code hash differs)")
+    if not problems and {"ElementReferee", "TraceReferee"} <= set(deployment.contracts):
+        # The TraceReferee is a constructor argument, kept only in the DotReferee ElementReferee deployed: its
+        # code hash cannot tell which one it hands the transcendental functions to, so read it back.
+        dot = _address_at(client, deployment.contracts["ElementReferee"].address, "dot()")
+        trace = _address_at(client, dot, "trace()")
+        if trace.lower() != deployment.contracts["TraceReferee"].address.lower():
+            problems.append(
+                f"ElementReferee's DotReferee {dot} hands the transcendental functions to {trace}, not to the "
+                f"deployed TraceReferee {deployment.contracts['TraceReferee'].address}"
+            )
     if problems:
         raise DeploymentMismatch(
             f"{where} does not match chain {client.chain_id} at {client.rpc_url}: {'; '.join(problems)}. "

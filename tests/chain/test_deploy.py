@@ -136,3 +136,23 @@ def test_the_element_referee_is_bound_unless_refused(
     assert deploy_all(client, artifacts=artifacts, write=False).bindings[-1].function == (
         "bindReferee" if ELEMENT_REFEREE_DEFAULT else "bindMarket"
     )
+
+
+def test_a_deployment_whose_dot_referee_uses_another_trace_referee_is_refused(
+    client: ChainClient, artifacts: dict[str, Artifact]
+) -> None:
+    """The TraceReferee lives only in the DotReferee's immutable (an ElementReferee constructor argument), so the
+    code hashes cannot tell which one decides the transcendental functions: check_deployment reads it back. A
+    second, identical TraceReferee put in the file in place of the real one has the right code hash and is
+    refused by name."""
+    import dataclasses
+
+    from offchain.chain.deploy import DeploymentMismatch, check_deployment
+
+    deployment = deploy_all(client, artifacts=artifacts, write=False)
+    assert check_deployment(client, deployment) == deployment
+    other = deploy_all(client, artifacts=artifacts, protocol=(ContractSpec("TraceReferee"),), write=False)
+    swapped = dict(deployment.contracts, TraceReferee=other.contracts["TraceReferee"])
+    assert swapped["TraceReferee"].code_hash == deployment.contracts["TraceReferee"].code_hash
+    with pytest.raises(DeploymentMismatch, match="hands the transcendental functions to"):
+        check_deployment(client, dataclasses.replace(deployment, contracts=swapped))

@@ -160,7 +160,9 @@ contract DotReferee is IDotReferee {
         uint256 gas0 = gasleft();
         IElementReferee.GameView memory v = element.gameOf(elementGame);
         if (msg.sender != v.players[0]) revert DotRefereeNotYourTurn(elementGame, msg.sender, v.players[0]);
-        // hand checks the stage (ElementProof) and the op (mm or addmm) and stops the game's clocks.
+        // Only mm and addmm: a trace op's game has one input, which the takeover's shapes would not find.
+        if (v.op != MM_CODE && v.op != MM_CODE + ADDMM) revert DotRefereeBadParams(1, v.op);
+        // hand checks the stage (ElementProof) and stops the game's clocks.
         (bytes32 hh, uint64 arity) = element.hand(elementGame, IElementReferee.Outcome.Pending, [uint256(0), 0]);
         gameId = _open(_takeover(elementGame, v, hh, arity, t), elementGame);
         _games[gameId].turnStartedAt = uint40(v.turnStartedAt);

@@ -31,8 +31,8 @@ contract TraceReferee is ITraceReferee {
     uint256 private constant CALLDATA_GAS_PER_BYTE = 40;
     uint256 private constant METER_GAS = 1_000;
 
-    /// @dev Slot 0 holds what every move writes (stage, turn, clocks, meters, move count); slot 1 what the
-    ///      moves read (owner, fn, x, the values).
+    /// @dev Slot 0 holds what every move writes (stage, turn, clocks, meters, move count) and fn (31 bytes);
+    ///      slot 1 what the moves read (owner, x, the values: 32 bytes).
     struct Game {
         Stage stage;
         IElementReferee.Outcome outcome;
@@ -43,8 +43,8 @@ contract TraceReferee is ITraceReferee {
         uint40 challengerClock;
         uint40 defenderGas;
         uint40 challengerGas;
-        address owner;
         uint8 fn;
+        address owner;
         uint32 x;
         uint32 defenderValue;
         uint32 challengerValue;

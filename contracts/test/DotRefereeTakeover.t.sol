@@ -8,7 +8,8 @@ import {
     DotRefereeHeader,
     DotRefereeClockExpired,
     DotRefereeNotOwner,
-    DotRefereeInconsistent
+    DotRefereeInconsistent,
+    DotRefereeBadParams
 } from "../src/lib/DotRefereeErrors.sol";
 import {
     ElementRefereeWrongStage,
@@ -267,15 +268,10 @@ contract DotRefereeTakeoverTest is DotRuleGames {
         IDotReferee.Takeover memory t;
         IDotReferee.Claim memory cl = _claimOf(p);
         vm.prank(defender);
-        vm.expectRevert(
-            abi.encodeWithSelector(
-                ElementRefereeWrongStage.selector,
-                mt.id,
-                IElementReferee.Stage.ElementProof,
-                IElementReferee.Stage.ElementProof
-            )
-        );
+        // Refused by name before anything else: the game's op is not mm or addmm.
+        vm.expectRevert(abi.encodeWithSelector(DotRefereeBadParams.selector, 1, c.op));
         dot.start(mt.id, t, cl);
+        assertEq(uint256(referee.gameOf(mt.id).stage), uint256(IElementReferee.Stage.ElementProof));
     }
 
     function test_takeover_notAtElementProof_reverts() public {

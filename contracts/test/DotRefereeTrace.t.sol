@@ -327,38 +327,24 @@ contract DotRefereeTraceTest is TraceTakeoverGames {
         }
     }
 
-    /// @dev The other way round: DotReferee.start on a trace op's game reverts (and leaves it at ElementProof).
+    /// @dev The other way round: DotReferee.start on a trace op's game reverts by name, whatever shapes it is
+    ///      given (the op is checked first), and leaves the game at ElementProof for startTrace.
     function test_start_onTraceGame_reverts() public {
         IDotReferee.Claim memory cl;
-        // exp, output [300]: its header passes, the output is not 2-D
-        Match memory mt = _traceGame(EXP, 0, 0);
-        IDotReferee.Takeover memory t;
-        t.outputShape = mt.c.outShape;
-        t.a = mt.inputHeaders[0];
-        t.b = mt.inputHeaders[0];
-        vm.prank(defender);
-        vm.expectRevert(abi.encodeWithSelector(DotRefereeShape.selector, 3, type(uint256).max, 1, 2));
-        dot.start(mt.id, t, cl);
-        // a wrong output shape: the header check
-        t.outputShape = new uint64[](2);
-        t.outputShape[0] = 3;
-        t.outputShape[1] = 100;
-        vm.prank(defender);
-        vm.expectPartialRevert(DotRefereeHeader.selector);
-        dot.start(mt.id, t, cl);
-        assertEq(uint256(referee.gameOf(mt.id).stage), uint256(IElementReferee.Stage.ElementProof));
-        _startTrace(mt);
-        // log, output [3, 100] (2-D, one input): start reverts with an arithmetic panic (inputs.length - 2)
-        Match memory m2 = _traceGame(LOG, 0, 0);
-        t.outputShape = m2.c.outShape;
-        t.a = m2.inputHeaders[0];
-        t.b = m2.inputHeaders[0];
-        vm.prank(defender);
-        vm.expectRevert(stdError.arithmeticError);
-        dot.start(m2.id, t, cl);
-        assertEq(uint256(referee.gameOf(m2.id).stage), uint256(IElementReferee.Stage.ElementProof));
-        assertEq(dot.takenOver(m2.id), 0);
-        _startTrace(m2);
+        uint256[2] memory fns = [EXP, LOG]; // output [300] and [3, 100]
+        for (uint256 i; i < 2; ++i) {
+            Match memory mt = _traceGame(fns[i], 0, 0);
+            IDotReferee.Takeover memory t;
+            t.outputShape = mt.c.outShape;
+            t.a = mt.inputHeaders[0];
+            t.b = mt.inputHeaders[0];
+            vm.prank(defender);
+            vm.expectRevert(abi.encodeWithSelector(DotRefereeBadParams.selector, 1, mt.c.op));
+            dot.start(mt.id, t, cl);
+            assertEq(uint256(referee.gameOf(mt.id).stage), uint256(IElementReferee.Stage.ElementProof));
+            assertEq(dot.takenOver(mt.id), 0);
+            _startTrace(mt);
+        }
     }
 
     function test_startTrace_wrongShape_reverts() public {

@@ -58,3 +58,21 @@ def test_scalar_argument_goes_to_the_oracle_fails() -> None:
     assert element_op("aten.exp.default", bytes.fromhex("81826473656c66f7"), 1) == 66  # one tensor: keyed
     assert element_op("aten.sin.default", bytes.fromhex("81826473656c66f7"), 1) is None
     assert len(ENTRIES) == len({(e[0], e[1]) for e in ENTRIES})  # gelu twice: approximate none and tanh
+
+
+def test_the_bundled_workloads_transcendental_nodes_go_to_the_trace_game_succeeds() -> None:
+    """Every exp, erf and gelu node the bundled workloads capture is keyed, by its own argument bytes, to its
+    trace-game code (docs/game.md 2.9): none of them reaches the oracle."""
+    from offchain.game.element_table import TRACE_OPS, trace_function
+    from trainer.program.program import encode_args
+    from trainer.workloads import char_transformer, mlp_digits
+
+    want = {"aten.exp.default": "exp", "aten.erf.default": "erf", "aten.gelu.default": "gelu"}
+    seen = set()
+    for workload in (mlp_digits(), char_transformer()):
+        for n in workload.program.nodes:
+            if n.op in want:
+                code = element_op(n.op, encode_args(list(n.args)), len(n.inputs))
+                assert code in TRACE_OPS and trace_function(code) == want[n.op], (workload.name, n.op, code)
+                seen.add(n.op)
+    assert seen == set(want)

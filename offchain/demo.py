@@ -621,8 +621,10 @@ def summary(report: dict[str, Any], console: Console) -> None:
 
 def _trace_of(p: Protocol, element_game: int) -> dict[str, object] | None:
     """The trace game that decided element game `element_game` (a transcendental function's node), or None."""
-    if not element_game or p.referee is None or p.referee.game_of(element_game).op not in TRACE_OPS:
+    op = int(p.referee.game_of(element_game).op) if element_game and p.referee is not None else 0
+    if op not in TRACE_OPS:
         return None
+    assert p.referee is not None
     dot = p.referee.dot()
     tid = dot.traced_by(element_game)
     if not tid:
@@ -630,7 +632,7 @@ def _trace_of(p: Protocol, element_game: int) -> dict[str, object] | None:
     tv = dot.trace().game_of(tid)
     steps = dot.trace()._logs("StepRecomputed", {"gameId": tid})
     how = f"step {int(steps[0]['step'])} (of 0..{tv.steps - 1}) recomputed" if steps else "a clock ran out"
-    return {"game": tid, "function": trace_function(p.referee.game_of(element_game).op), "how": how}
+    return {"game": tid, "function": trace_function(op), "how": how}
 
 
 def _dot_of(p: Protocol, element_game: int) -> dict[str, object] | None:

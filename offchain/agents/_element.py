@@ -27,7 +27,7 @@ from offchain.contracts.dispute_game import (
 )
 from offchain.game.dot import DotSide
 from offchain.game.element import ElementSide
-from offchain.game.element_table import DOT_OPS, TRACE_OPS
+from offchain.game.element_table import DOT_OPS, TRACE_BASE, TRACE_OPS, trace_function
 from offchain.game.witness import RunWitness
 from trainer.repops import programs
 
@@ -164,7 +164,7 @@ def element_move(
         )
     if rv.op in TRACE_OPS:  # a transcendental function: the defender hands the element to the trace game
         tid = referee.dot().start_trace(gid, mine.openings(rv.element)[0])
-        name = programs_name(rv.op)
+        name = trace_function(rv.op)
         return f"element game {gid}: element {rv.element} of {name} goes to trace game {tid} (docs/game.md 2.9)"
     # ELEMENT_PROOF: the defender opens the inputs at element e; the contract computes it and decides.
     outcome = referee.prove_element(gid, tuple(mine.output.shape), mine.openings(rv.element))
@@ -202,13 +202,6 @@ def dot_move(
     return f"dot game {did}: opened term {dv.lo}; the contract recomputed it: " + er.Outcome(outcome).name.lower()
 
 
-def programs_name(op: int) -> str:
-    """The trainer.repops.programs function of ElementReferee code `op` (66..)."""
-    from offchain.game.element_table import trace_function
-
-    return trace_function(op)
-
-
 def trace_move(referee: er.ElementRefereeClient, element_game: int, side: Side, mine: ElementSide) -> str | None:
     """This side's move in the trace game that decides `element_game`, if it is its turn (what it did). The
     defender posts the program's trace on the agreed input x ending in its own value (an honest output's is
@@ -221,7 +214,7 @@ def trace_move(referee: er.ElementRefereeClient, element_game: int, side: Side, 
     tv = trace.game_of(tid)
     if tv.stage is tr.Stage.RESOLVED or tv.to_move != int(side):
         return None
-    name = programs_name(tv.fn + min(TRACE_OPS))
+    name = trace_function(TRACE_BASE + tv.fn)
     if side is Side.DEFENDER:
         steps = programs.run(name, tv.x)
         mine_value = tv.values[0]

@@ -9,8 +9,8 @@ SIGKILL, always reaped, so no zombie or orphan is left behind.
 History is bounded: the node keeps the state of the last `history` blocks in memory
 (`--prune-history`) and writes none to disk. Left alone, anvil keeps a few hundred states in
 memory and writes every older one, a JSON file of the whole state per block, under
-`~/.foundry/anvil/tmp/`, and does not remove them when it stops: a test run wrote 60 GB
-there and a CI machine ran out of disk. Like a full node (geth keeps 128 blocks), a call at
+`~/.foundry/anvil/tmp/`, and does not remove them when it stops: 20 test runs left 62 GB
+there (one up to 6 GB) and a CI machine ran out of disk. Like a full node (geth keeps 128 blocks), a call at
 a block older than that is refused with `BlockOutOfRangeError`; nothing here reads older
 state, and the readers that look back (the dashboard's feed) say so when they cannot.
 """

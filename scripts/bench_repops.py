@@ -222,20 +222,59 @@ def _int8_stages(a: torch.Tensor, b: torch.Tensor) -> dict[str, Callable[[], obj
     }
 
 
+def _int16_stages(a: torch.Tensor, b: torch.Tensor) -> dict[str, Callable[[], object]]:
+    """The native int16 engine's two stages (rt_i16_quantize, rt_i16_products), as rt_mm_i16 runs
+    them; the products once with the combine and once without (the int16 GEMMs alone)."""
+    lib = _native.linalg_library()
+    assert lib is not None
+    m, k = a.shape
+    n = b.shape[1]
+    p = p_dot(k)
+    isa = _native.ISAS.index(linalg.native_isa())
+    kp, pm, pn = (k + 1) // 2, -(-m // 6), -(-n // 8)
+    pa, pb = torch.empty(pm * kp * 6, dtype=torch.int32), torch.empty(pn * kp * 16, dtype=torch.int32)
+    ua, ub = torch.empty(m, dtype=torch.float64), torch.empty(n, dtype=torch.float64)
+    fa, fb = torch.empty(m, dtype=torch.uint8), torch.empty(n, dtype=torch.uint8)
+    xa, _, _, _, sba, sra, sla = linalg._lines(a.unsqueeze(0))
+    xb, _, _, _, sbb, sbc, sbr = linalg._lines(b.unsqueeze(0).transpose(1, 2))
+
+    def quant() -> None:
+        lib.i16_quantize(xa.data_ptr(), 1, m, k, sba, sra, sla, xb.data_ptr(), n, sbb, sbr, sbc, p,
+                         pa.data_ptr(), pb.data_ptr(), ua.data_ptr(), ub.data_ptr(), fa.data_ptr(), fb.data_ptr(),
+                         isa, THREADS)  # fmt: skip
+
+    def products(combine: int) -> None:
+        out = torch.empty(m, n)  # a fresh output, as the kernel returns
+        lib.i16_products(pa.data_ptr(), pb.data_ptr(), 1, m, k, n, ua.data_ptr(), ub.data_ptr(), fa.data_ptr(),
+                         fb.data_ptr(), 0, out.data_ptr(), combine, isa, THREADS)  # fmt: skip
+
+    quant()
+    return {
+        "quantize A and B into packed panels (native)": quant,
+        "two int16 GEMMs alone (tile sums, no output)": lambda: products(0),
+        "two int16 GEMMs + combine (fresh fp32 output)": lambda: products(1),
+    }
+
+
 def matmul_split(runs: int, engines: list[str]) -> list[dict[str, Any]]:
     """Where each engine's time goes: each stage timed alone, paired with fp32 torch.mm. The
-    int8 engine is profiled where its GEMM is fast (VNNI/AMX) or when it is asked for."""
+    int8 engine is profiled where its GEMM is fast (VNNI/AMX) or when it is asked for, the int16
+    engine where it is native code (its GEMMs run on AVX2) or when it is asked for."""
     profiled = ["f64"]
-    if _native.linalg_library() is not None and (linalg._cpu_has_fast_int8() or "int8" in engines):
+    lib = _native.linalg_library()
+    if lib is not None and (linalg._cpu_has_fast_int8() or "int8" in engines):
         profiled.append("int8")
+    if lib is not None and (linalg.native_isa() != "portable" or "int16" in engines):
+        profiled.append("int16")
     rows = []
     for name, _, m, k, n in MATMUL_SHAPES:
         if name not in SPLIT_SHAPES:
             continue
         a, b = _operands(m, k, n)
         for engine in profiled:
+            split = {"f64": _f64_stages, "int8": _int8_stages, "int16": _int16_stages}[engine]
             stages: dict[str, Callable[[], object]] = {
-                **(_f64_stages(a, b) if engine == "f64" else _int8_stages(a, b)),
+                **split(a, b),
                 "whole kernel": lambda a=a, b=b, e=engine: linalg.matmul_exact(a, b, e),  # type: ignore[misc]
             }
             for stage, f in stages.items():

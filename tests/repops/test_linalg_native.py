@@ -416,6 +416,9 @@ def test_addmm_and_weight_gradients_take_the_native_passes(engine: str, monkeypa
     writes (x^T here, W^T in a forward) from one row-major copy, and a row-major one in place."""
     lib = _native.linalg_library()
     assert lib is not None
+    if engine == "int16":
+        _int16_takes_one_native_call(lib, monkeypatch)
+        return
     seen: list[tuple[str, int]] = []
     quant = "quant_f64" if engine == "f64" else "quant_int8x2"
     comb = "combine_f64" if engine == "f64" else "combine_int8x2"
@@ -439,6 +442,25 @@ def test_addmm_and_weight_gradients_take_the_native_passes(engine: str, monkeypa
     out_t = L.addmm(bias, x, wt.t())
     assert [n for n, _ in seen] == [quant, quant, comb]
     assert (seen[1][1] == wt.data_ptr()) == (engine == "f64")
+    monkeypatch.undo()
+    assert_same_bits(grad_w, L.mm_reference(x.t().contiguous(), g))
+    assert_same_bits(out, L.addmm_reference(bias, x, w))
+    assert_same_bits(out_t, L.addmm_reference(bias, x, wt.t().contiguous()))
+
+
+def _int16_takes_one_native_call(lib: _native.Linalg, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The int16 engine: the whole product is one native call (quantizer, GEMMs and combine) that
+    reads both operands in their own memory, transposed views included (no copy)."""
+    seen: list[tuple[int, int]] = []
+    orig = lib.mm_i16
+    monkeypatch.setattr(lib, "mm_i16", lambda *args: seen.append((args[0], args[7])) or orig(*args))
+    monkeypatch.setenv("REFEREED_MM_ENGINE", "int16")
+    x = sample((4096, 24), "normal", 70)  # activations: K = 4096 rows
+    g = sample((4096, 16), "spread", 71)  # output gradient
+    w, bias = sample((24, 16), "normal", 72), sample((16,), "edge", 73)
+    wt = sample((16, 24), "normal", 74)  # a forward's W^T: B stored column-major
+    grad_w, out, out_t = L.mm(x.t(), g), L.addmm(bias, x, w), L.addmm(bias, x, wt.t())
+    assert seen == [(x.data_ptr(), g.data_ptr()), (x.data_ptr(), w.data_ptr()), (x.data_ptr(), wt.data_ptr())]
     monkeypatch.undo()
     assert_same_bits(grad_w, L.mm_reference(x.t().contiguous(), g))
     assert_same_bits(out, L.addmm_reference(bias, x, w))
@@ -549,13 +571,13 @@ def calib_env(tmp_path: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch)
 
 def test_calibrated_and_forced_engines_agree_bit_for_bit(calib_env: object, monkeypatch: pytest.MonkeyPatch) -> None:
     a, b = sample((64, 80), "spread", 19), sample((80, 64), "edge", 20)
-    assert L.engine_candidates(a, b) == ["f64", "int8"]
+    assert L.engine_candidates(a, b) == ["f64", "int8", "int16"]
     auto = L.matmul_exact(a, b)
     cache = _calib.cache_file(a.device)
     data = json.loads(cache.read_text())
     cls = _calib.shape_class(a, b)
     assert data["classes"][cls]["engine"] in L.ENGINES
-    assert set(data["classes"][cls]["seconds"]) == {"f64", "int8"}
+    assert set(data["classes"][cls]["seconds"]) == {"f64", "int8", "int16"}
     for engine in L.ENGINES:
         assert_same_bits(L.matmul_exact(a, b, engine), auto)
         monkeypatch.setenv("REFEREED_MM_ENGINE", engine)
@@ -596,10 +618,13 @@ def test_a_bad_forced_engine_is_refused(monkeypatch: pytest.MonkeyPatch) -> None
         L.matmul_exact(torch.ones(2, 2), torch.ones(2, 2), "fp16")  # type: ignore[arg-type]
 
 
-def test_without_vnni_only_f64_is_a_candidate(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_int8_is_a_candidate_only_with_vnni_and_int16_only_on_a_vector_path(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("REFEREED_MM_CALIBRATE_ALL", raising=False)
     a, b = torch.ones(128, 128), torch.ones(128, 128)
     want = ["f64", "int8"] if L._cpu_has_fast_int8() else ["f64"]
+    vector = L.native_isa() != "portable"  # AVX2 or AVX-512: every x86-64 machine of ours
+    assert L.engine_candidates(a, b) == [*want, "int16"] if vector else want
+    monkeypatch.setenv(L.ISA_ENV, "portable")  # the int16 kernel's scalar loop: slower than a float64 GEMM
     assert L.engine_candidates(a, b) == want
     assert L.engine_candidates(torch.ones(4, 4), torch.ones(4, 4)) == ["f64"]  # tiny: launch overhead
 
@@ -693,3 +718,64 @@ def test_the_native_libraries_share_torchs_openmp_runtime() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "1"
+
+
+# --- the int16 engine (linalg.c, rt_mm_i16) ---------------------------------------------------
+
+
+@pytest.mark.parametrize("order", ["row-major", "transposed"])
+@pytest.mark.parametrize(
+    ("nb", "m", "k", "n"),
+    [(1, 97, 1025, 257), (1, 200, 513, 300), (3, 13, 511, 9), (2, 6, 1, 8), (1, 1, 2049, 1), (4, 50, 64, 70)],
+)
+def test_int16_engine_crosses_its_blocks_and_tails(isa: str, order: str, nb: int, m: int, k: int, n: int) -> None:
+    """Shapes across the kernel's blocks (96 rows x 256 columns, K by 512) and panel tails (rows
+    mod 6, columns mod 8, odd K), batches, both operand layouts, with non-finite rows and columns,
+    zeros of both signs and subnormals: the bits of the f64 engine's torch-op path."""
+    g = torch.Generator().manual_seed(nb * 1000 + m + k + n)
+    a = torch.randn((nb, m, k), generator=g) * torch.exp2(torch.randint(-20, 20, (nb, m, 1), generator=g).float())
+    b = torch.randn((nb, k, n), generator=g) * torch.exp2(torch.randint(-20, 20, (nb, 1, n), generator=g).float())
+    a.view(-1)[::13] = 0.0
+    a.view(-1)[1::17] = -0.0
+    b.view(-1)[::11] = 1e-40
+    if m > 2 and k > 1:
+        a[0, 1, k // 2] = math.nan
+    if n > 3:
+        b[-1, 0, 3] = -math.inf
+    if order == "transposed":
+        a, b = a.transpose(1, 2).contiguous().transpose(1, 2), b.transpose(1, 2).contiguous().transpose(1, 2)
+    want = L.matmul_exact(a, b, "f64", "torch")
+    assert_same_bits(L.matmul_exact(a, b, "int16", "native"), want)
+    assert_same_bits(L.matmul_exact(a, b, "int16", "torch"), want)
+
+
+def test_int16_engine_is_exact_at_its_int32_bound(isa: str) -> None:
+    """Every product at its largest magnitude: A's rows on q = -2^14 (values just below -1.0),
+    B's columns on q = 16256 (lB = -128, hB = 64), so every qa * lB is +2^21 and each block of 512
+    K positions sums to 2^30 in its int32 lanes; a block of 1024 would reach 2^31 and wrap. The
+    result is the exact S = K * 2^14 * 16256 rounded once, as the f64 engine gives."""
+    k = 4096
+    below_one = float(torch.tensor(1.0).nextafter(torch.tensor(0.0)))
+    a = torch.full((7, k), -below_one)
+    b = torch.full((k, 9), 16256 / 16384 * 0.5)  # e = 0 for the column maxima 0.496...: q = 16256
+    want = L.matmul_exact(a, b, "f64", "torch")
+    assert float(want[0, 0]) == -k * 16384 * 16256 * 2.0**-29  # S 2^(0 - 14) 2^(-1 - 14) = -2032
+    assert_same_bits(L.matmul_exact(a, b, "int16", "native"), want)
+
+
+def test_int16_engine_threads_change_no_bit(isa: str) -> None:
+    """Large enough for both threads to take output blocks and quantizer chunks."""
+    a, b = sample((768, 700), "spread", 31), sample((700, 768), "edge", 32)
+    a[5, 7] = math.inf
+    saved = torch.get_num_threads()
+    try:
+        outs = []
+        for t in (1, 2):
+            torch.set_num_threads(t)
+            outs.append(L.matmul_exact(a, b, "int16", "native"))
+            outs.append(L.matmul_exact(a.t().contiguous().t(), b.t().contiguous().t(), "int16", "native"))
+    finally:
+        torch.set_num_threads(saved)
+    want = L.matmul_exact(a, b, "f64", "torch")
+    for out in outs:
+        assert_same_bits(out, want)

@@ -71,7 +71,7 @@ Kernel = Callable[[int, int, int], None]  # (x pointer, out pointer, element cou
 LINALG_SOURCE = SOURCE.with_name("linalg.c")
 LINALG_LIBRARY = SOURCE.with_name("liblinalg.so")
 LINALG_FLAGS = FLAGS
-LINALG_VERSION = 2  # must equal RT_VERSION in linalg.c (an older build is not loaded)
+LINALG_VERSION = 3  # must equal RT_VERSION in linalg.c (an older build is not loaded)
 ISAS = ("portable", "avx2", "avx512")  # the instruction paths of linalg.c, by their C index
 
 # A call with fewer elements runs on the calling thread alone (the threshold was measured when a
@@ -132,7 +132,8 @@ def _load() -> _Library | None:
 
 class Linalg:
     """The loaded linalg.c: `quant_f64`, `quant_int8x2`, `gridsum_f64`, `combine_f64`,
-    `combine_int8x2` (see the C file for the arguments) and `supported(isa)`."""
+    `combine_int8x2`, the int16 engine `mm_i16` (its two stages `i16_quantize`, `i16_products`)
+    and its K limit `i16_max_k` (see the C file for the arguments) and `supported(isa)`."""
 
     def __init__(self, lib: ctypes.CDLL) -> None:
         i64, ptr, cint = ctypes.c_int64, ctypes.c_void_p, ctypes.c_int
@@ -157,6 +158,23 @@ class Linalg:
             *(ptr, ptr, ptr, i64, i64, i64, i64, i64, ptr, ptr, ptr, ptr, cint, ptr, cint, cint)
         ]
         self.combine_int8x2.restype = cint
+        self.mm_i16 = lib.rt_mm_i16
+        self.mm_i16.argtypes = [
+            *(ptr, i64, i64, i64, i64, i64, i64, ptr, i64, i64, i64, i64, cint),
+            *(ptr, ptr, ptr, ptr, ptr, ptr, ptr, cint, cint),
+        ]
+        self.mm_i16.restype = i64
+        self.i16_quantize = lib.rt_i16_quantize
+        self.i16_quantize.argtypes = [
+            *(ptr, i64, i64, i64, i64, i64, i64, ptr, i64, i64, i64, i64, cint),
+            *(ptr, ptr, ptr, ptr, ptr, ptr, cint, cint),
+        ]
+        self.i16_quantize.restype = i64
+        self.i16_products = lib.rt_i16_products
+        self.i16_products.argtypes = [ptr, ptr, i64, i64, i64, i64, ptr, ptr, ptr, ptr, cint, ptr, cint, cint, cint]
+        self.i16_products.restype = cint
+        lib.rt_i16_max_k.restype = i64
+        self.i16_max_k = int(lib.rt_i16_max_k())
         probe = lib.rt_linalg_isa_supported
         probe.argtypes = [cint]
         probe.restype = cint

@@ -56,8 +56,9 @@ from trainer.repops._fixed import (
 )
 from trainer.repops._spec import OpSpec, RepOpsError, UnsupportedOpError
 
-Engine = Literal["f64", "int8"]
-ENGINES: tuple[Engine, ...] = ("f64", "int8")
+Engine = Literal["f64", "int8", "int16"]
+ENGINES: tuple[Engine, ...] = ("f64", "int8", "int16")
+_INT16_MAX_K = 1 << 24  # linalg.c's I16_MAX_K
 _SMALL = 1 << 18  # M * N * K below this: f64 (fewer kernel launches), whatever the device
 _JOINT = 1 << 16  # (M + N) * K below this: the f64 engine quantizes A and B^T together
 SECTION = "Matrix products"
@@ -92,10 +93,12 @@ def engine_candidates(a: torch.Tensor, b: torch.Tensor) -> list[Engine]:
     n = b.shape[-1]
     if m * n * k < _SMALL or k > int8_max_k(p_dot(k)):
         return ["f64"]
+    every = os.environ.get("REFEREED_MM_CALIBRATE_ALL", "").strip() == "1"
     fast = a.device.type == "cuda" or (a.device.type == "cpu" and _cpu_has_fast_int8())
-    if fast or os.environ.get("REFEREED_MM_CALIBRATE_ALL", "").strip() == "1":
-        return ["f64", "int8"]
-    return ["f64"]
+    found: list[Engine] = ["f64", "int8"] if fast or every else ["f64"]
+    if _int16_ok(a, k) and (native_isa() != "portable" or every):
+        found.append("int16")
+    return found
 
 
 def default_engine(a: torch.Tensor, b: torch.Tensor) -> Engine:
@@ -118,6 +121,8 @@ def _engine(name: str) -> Engine:
         return "f64"
     if name == "int8":
         return "int8"
+    if name == "int16":
+        return "int16"
     raise ValueError(f"unknown engine {name!r}; expected one of {ENGINES}")
 
 
@@ -246,6 +251,27 @@ def _matmul_int8(a: torch.Tensor, b: torch.Tensor, p: int) -> torch.Tensor:
         s = torch.stack(parts).reshape(*batch, *parts[0].shape)
     else:
         s = _int8_sum(slices_a, slices_b, p, k)
+    s.mul_(grid_ulp(sa, p)).mul_(grid_ulp(sb, p))  # times 2^(e_i - p) * 2^(e'_j - p): exact
+    return _finish(s, ma, mb)
+
+
+def _matmul_int16(a: torch.Tensor, b: torch.Tensor, p: int) -> torch.Tensor:
+    """The int16 engine's arithmetic in torch ops (its definition, and what the native kernel is
+    tested against): A's rows as whole grid integers qa = hA 2^8 + lA, B's columns as the int8
+    engine's two slices lB, hB; T_lo = qa @ lB and T_hi = qa @ hB, each a float64 GEMM of integers
+    (|T| <= K 2^21 < 2^53: exact in any order), S = T_lo + 2^8 T_hi (exact), then the scales and
+    the combine of every engine. p = 14 only (the native kernel's int16 operands)."""
+    if p != 14:
+        raise RepOpsError(f"int16 engine: p = {p}; it computes p = 14 grids only (K <= 2^25)")
+    ma, mb = grid_max(a, [-1]), grid_max(b, [-2])
+    if not all_finite(ma, mb):  # keep inf/NaN out of the integer casts
+        a = torch.nan_to_num(a, nan=0.0, posinf=0.0, neginf=0.0)
+        b = torch.nan_to_num(b, nan=0.0, posinf=0.0, neginf=0.0)
+    sa, sb = safe_max(ma), safe_max(mb)
+    lo_a, hi_a = _to_slices(a, grid_inv_ulp(sa, p), p)
+    lo_b, hi_b = _to_slices(b, grid_inv_ulp(sb, p), p)
+    qa = hi_a.to(torch.float64).mul_(256.0).add_(lo_a.to(torch.float64))
+    s = torch.matmul(qa, lo_b.to(torch.float64)).add_(torch.matmul(qa, hi_b.to(torch.float64)).mul_(256.0))
     s.mul_(grid_ulp(sa, p)).mul_(grid_ulp(sb, p))  # times 2^(e_i - p) * 2^(e'_j - p): exact
     return _finish(s, ma, mb)
 
@@ -473,6 +499,47 @@ def _matmul_int8_native(a: torch.Tensor, b: torch.Tensor, p: int, form: Int8Form
     return out.reshape(*batch, m, n)
 
 
+def _int16_ok(a: torch.Tensor, k: int) -> bool:
+    """Whether the int16 engine is worth timing for these operands: its native CPU kernel (the
+    torch-op path is two float64 GEMMs, slower than the f64 engine's one), K within its limit
+    (the binary64 tile sums stay below 2^53, and p = 14)."""
+    lib = _linalg_lib() if a.device.type == "cpu" else None
+    return lib is not None and k <= min(lib.i16_max_k, _INT16_MAX_K)
+
+
+def _matmul_int16_native(a: torch.Tensor, b: torch.Tensor, p: int) -> torch.Tensor:
+    """The int16 engine (linalg.c, rt_mm_i16), one native call: A's rows and B's columns on the
+    p = 14 grid written straight into packed panels (A's integers as int16, B's as its two int8
+    engine slices), two int16 GEMMs (vpmaddwd on AVX2: T_lo = qa lB, T_hi = qa hB, summed exactly
+    by blocks of K), and the int8 engine's combine. On a CPU without int8 dot-product units its two
+    int16 GEMMs cost about one fp32 GEMM, where the f64 engine's float64 GEMM costs two."""
+    lib = _linalg_lib()
+    assert lib is not None
+    isa = _native.ISAS.index(native_isa())
+    a3, b3, batch = _as3d(a, b)
+    nb, m, k = a3.shape
+    n = b3.shape[2]
+    # the quantizer's vector loops read lines contiguous or side by side and write the packed
+    # layout directly, so either layout of A and B goes without a copy
+    xa, _, _, _, asb, asr, asl = _lines(a3)
+    xbt, _, _, _, bsb, bsc, bsr = _lines(b3.transpose(1, 2))
+    kp, pm, pn = (k + 1) // 2, -(-m // 6), -(-n // 8)
+    pa = _workspace.get("i16pa", (nb * pm * kp * 6,), torch.int32)
+    pb = _workspace.get("i16pb", (nb * pn * kp * 16,), torch.int32)
+    ua = torch.empty(nb * m, dtype=torch.float64)
+    ub = torch.empty(nb * n, dtype=torch.float64)
+    bad_a = torch.empty(nb * m, dtype=torch.uint8)
+    bad_b = torch.empty(nb * n, dtype=torch.uint8)
+    out = torch.empty((nb, m, n), dtype=torch.float32)
+    rc = lib.mm_i16(
+        xa.data_ptr(), nb, m, k, asb, asr, asl, xbt.data_ptr(), n, bsb, bsr, bsc, p, pa.data_ptr(), pb.data_ptr(),
+        ua.data_ptr(), ub.data_ptr(), bad_a.data_ptr(), bad_b.data_ptr(), out.data_ptr(), isa, _threads(),
+    )  # fmt: skip
+    if rc < 0:
+        raise RepOpsError("native int16 engine refused its arguments")
+    return out.reshape(*batch, m, n)
+
+
 def _native_ok(a: torch.Tensor) -> bool:
     return a.device.type == "cpu" and _linalg_lib() is not None
 
@@ -493,6 +560,10 @@ def _run_engine(a: torch.Tensor, b: torch.Tensor, engine: Engine, path: str | No
         if native and int8_slices(p) == 2:
             return _matmul_int8_native(a, b, p)
         return _matmul_int8(a, b, p)
+    if engine == "int16":
+        if a.shape[-1] > _INT16_MAX_K:
+            raise RepOpsError(f"int16 engine: K = {a.shape[-1]} exceeds {_INT16_MAX_K}")
+        return _matmul_int16_native(a, b, p) if native else _matmul_int16(a, b, p)
     raise ValueError(f"unknown engine {engine!r}; expected one of {ENGINES}")
 
 

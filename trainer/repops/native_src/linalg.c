@@ -50,7 +50,7 @@
 #define RT_X86 0
 #endif
 
-#define RT_VERSION 2
+#define RT_VERSION 3
 #define MAX_THREADS 64
 #define ABS_MASK 0x7fffffffu
 #define NONFINITE 0x7f800000u
@@ -859,4 +859,520 @@ int rt_combine_int8x2(const int32_t *t0, const int32_t *t1, const int32_t *t2, i
     j.mode = 1; j.t0 = t0; j.t1 = t1; j.t2 = t2; j.nb = nb; j.m = m; j.n = n; j.isb = isb; j.ism = ism;
     j.ua = ua; j.ub = ub; j.bada = bada; j.badb = badb; j.any_bad = any_bad; j.out = out; j.isa = isa;
     return combine(&j, threads);
+}
+
+/* ---- the int16 engine ------------------------------------------------------------------------
+ * S[i, j] = sum_k qa[i, k] qb[k, j] with the p = 14 grid integers of the int8 engine's quantizer:
+ * qa = hA * 2^8 + lA rebuilt as one int16 (|qa| <= 2^14), qb kept as its two slices lB in
+ * [-128, 127] and hB in [-64, 64]. Then S = T_lo + 2^8 T_hi with T_lo = sum qa lB and
+ * T_hi = sum qa hB: two int16 GEMMs. vpmaddwd multiplies 16 int16 pairs and adds each pair
+ * into an int32 lane, 16 products a 256-bit instruction against fp32 FMA's 8, so the two cost
+ * what one fp32 GEMM costs at peak, where the f64 engine's float64 GEMM costs two (4 products
+ * an instruction): on an AVX2 CPU without int8 dot-product units this is the fast engine.
+ *
+ * Exactness: |qa lB| <= 2^14 * 2^7 = 2^21 and |qa hB| <= 2^20, so any int32 partial sum of at
+ * most I16_KC = 512 products is below 2^30 (no overflow, no saturation: a pair sum is at most
+ * 2^22). Each block of I16_KC values of K is summed in int32 lanes, then T_lo + 2^8 T_hi of the
+ * block (exact in binary64) is added into the tile's binary64 sum, whose partial sums are
+ * integers of magnitude at most K * 2^28 + K * 2^21 < 2^53 for K <= I16_MAX_K: exact in any
+ * order. The combine is the int8 engine's: f32(S * 2^(e_i - p) * 2^(e'_j - p)) + 0, NaN on a
+ * flagged row or column. So the bits are those of every other engine.
+ *
+ * Layout: A is packed in panels of I16_MR rows, for each pair of K positions one int32 per row
+ * holding (qa[i, 2t], qa[i, 2t + 1]); B in panels of I16_NR columns, for each pair 2 * I16_NR
+ * int32 (the lB pairs of the panel's columns, then their hB pairs). Rows, columns and K are
+ * padded with zeros, which add nothing. The micro-kernel keeps a 6 x 8 tile of T_lo and of T_hi
+ * (12 registers). The output is cut into blocks of I16_MC x I16_NC; a thread takes whole blocks
+ * (each output value is computed by one thread, from the same integers: threads change no bit). */
+
+#define I16_MR 6
+#define I16_NR 8
+#define I16_KC 512
+#define I16_MC 96
+#define I16_NC 256
+#define I16_MAX_K (1LL << 24)
+
+int64_t rt_i16_max_k(void) { return I16_MAX_K; }
+
+static inline int32_t pack_pair(int32_t q0, int32_t q1) {
+    return (int32_t)((uint32_t)(uint16_t)(int16_t)q0 | ((uint32_t)(uint16_t)(int16_t)q1 << 16));
+}
+
+/* C tile (I16_MR x I16_NR, row stride ldc) += T_lo + 2^8 T_hi over np pairs of K. */
+static void i16_kernel_portable(const int32_t *a, const int32_t *b, int64_t np, double *c, int64_t ldc) {
+    int32_t lo[I16_MR][I16_NR] = {{0}}, hi[I16_MR][I16_NR] = {{0}};
+    for (int64_t t = 0; t < np; t++, a += I16_MR, b += 2 * I16_NR) {
+        for (int r = 0; r < I16_MR; r++) {
+            int32_t a0 = (int16_t)(uint16_t)((uint32_t)a[r] & 0xffffu), a1 = (int16_t)(uint16_t)((uint32_t)a[r] >> 16);
+            for (int q = 0; q < I16_NR; q++) {
+                uint32_t bl = (uint32_t)b[q], bh = (uint32_t)b[I16_NR + q];
+                lo[r][q] += a0 * (int16_t)(uint16_t)(bl & 0xffffu) + a1 * (int16_t)(uint16_t)(bl >> 16);
+                hi[r][q] += a0 * (int16_t)(uint16_t)(bh & 0xffffu) + a1 * (int16_t)(uint16_t)(bh >> 16);
+            }
+        }
+    }
+    for (int r = 0; r < I16_MR; r++)
+        for (int q = 0; q < I16_NR; q++) c[r * ldc + q] += (double)lo[r][q] + 256.0 * (double)hi[r][q];
+}
+
+#if RT_X86
+RT_AVX2 static inline void i16_flush_avx2(__m256i l, __m256i h, double *c) {
+    const __m256d w = _mm256_set1_pd(256.0);
+    __m256d l0 = _mm256_cvtepi32_pd(_mm256_castsi256_si128(l)), l1 = _mm256_cvtepi32_pd(_mm256_extracti128_si256(l, 1));
+    __m256d h0 = _mm256_cvtepi32_pd(_mm256_castsi256_si128(h)), h1 = _mm256_cvtepi32_pd(_mm256_extracti128_si256(h, 1));
+    _mm256_storeu_pd(c, _mm256_add_pd(_mm256_loadu_pd(c), _mm256_add_pd(l0, _mm256_mul_pd(w, h0))));
+    _mm256_storeu_pd(c + 4, _mm256_add_pd(_mm256_loadu_pd(c + 4), _mm256_add_pd(l1, _mm256_mul_pd(w, h1))));
+}
+
+/* out[q] = f32(s[q] * ua * ub[q]) + 0 for the leading multiple of 4 of `cols`; returns it. */
+RT_AVX2 static int64_t i16_combine_avx2(const double *s, double ua, const double *ub, float *o, int64_t cols) {
+    const __m256d va = _mm256_set1_pd(ua);
+    const __m128 zero = _mm_setzero_ps();
+    int64_t q = 0;
+    for (; q + 4 <= cols; q += 4) {
+        __m256d v = _mm256_mul_pd(_mm256_mul_pd(_mm256_loadu_pd(s + q), va), _mm256_loadu_pd(ub + q));
+        _mm_storeu_ps(o + q, _mm_add_ps(_mm256_cvtpd_ps(v), zero));
+    }
+    return q;
+}
+
+/* The loop in assembly: written with intrinsics, gcc keeps the six broadcasts in registers and
+ * spills nine of the twelve accumulators to the stack (measured at a third of the speed).
+ * ymm0-11: T_lo and T_hi of rows 0-5; ymm12, ymm13: the lB and hB pairs of 8 columns; ymm14:
+ * row r's pair, broadcast; ymm15: a product. */
+RT_AVX2 static void i16_kernel_avx2(const int32_t *a, const int32_t *b, int64_t np, double *c, int64_t ldc) {
+    int32_t t[12 * 8] __attribute__((aligned(32)));
+    __asm__ volatile(
+        "vpxor %%ymm0, %%ymm0, %%ymm0\n\t"
+        "vpxor %%ymm1, %%ymm1, %%ymm1\n\t"
+        "vpxor %%ymm2, %%ymm2, %%ymm2\n\t"
+        "vpxor %%ymm3, %%ymm3, %%ymm3\n\t"
+        "vpxor %%ymm4, %%ymm4, %%ymm4\n\t"
+        "vpxor %%ymm5, %%ymm5, %%ymm5\n\t"
+        "vpxor %%ymm6, %%ymm6, %%ymm6\n\t"
+        "vpxor %%ymm7, %%ymm7, %%ymm7\n\t"
+        "vpxor %%ymm8, %%ymm8, %%ymm8\n\t"
+        "vpxor %%ymm9, %%ymm9, %%ymm9\n\t"
+        "vpxor %%ymm10, %%ymm10, %%ymm10\n\t"
+        "vpxor %%ymm11, %%ymm11, %%ymm11\n\t"
+        "test %[np], %[np]\n\t"
+        "jz 2f\n\t"
+        ".p2align 4\n"
+        "1:\n\t"
+        "vmovdqu (%[b]), %%ymm12\n\t"
+        "vmovdqu 32(%[b]), %%ymm13\n\t"
+#define I16_ASM_ROW(off, lo, hi)                              \
+        "vpbroadcastd " #off "(%[a]), %%ymm14\n\t"          \
+        "vpmaddwd %%ymm12, %%ymm14, %%ymm15\n\t"            \
+        "vpaddd %%ymm15, %%ymm" #lo ", %%ymm" #lo "\n\t"    \
+        "vpmaddwd %%ymm13, %%ymm14, %%ymm15\n\t"            \
+        "vpaddd %%ymm15, %%ymm" #hi ", %%ymm" #hi "\n\t"
+        I16_ASM_ROW(0, 0, 1)
+        I16_ASM_ROW(4, 2, 3)
+        I16_ASM_ROW(8, 4, 5)
+        I16_ASM_ROW(12, 6, 7)
+        I16_ASM_ROW(16, 8, 9)
+        I16_ASM_ROW(20, 10, 11)
+#undef I16_ASM_ROW
+        "add $24, %[a]\n\t"
+        "add $64, %[b]\n\t"
+        "dec %[np]\n\t"
+        "jnz 1b\n"
+        "2:\n\t"
+        "vmovdqa %%ymm0, (%[t])\n\t"
+        "vmovdqa %%ymm1, 32(%[t])\n\t"
+        "vmovdqa %%ymm2, 64(%[t])\n\t"
+        "vmovdqa %%ymm3, 96(%[t])\n\t"
+        "vmovdqa %%ymm4, 128(%[t])\n\t"
+        "vmovdqa %%ymm5, 160(%[t])\n\t"
+        "vmovdqa %%ymm6, 192(%[t])\n\t"
+        "vmovdqa %%ymm7, 224(%[t])\n\t"
+        "vmovdqa %%ymm8, 256(%[t])\n\t"
+        "vmovdqa %%ymm9, 288(%[t])\n\t"
+        "vmovdqa %%ymm10, 320(%[t])\n\t"
+        "vmovdqa %%ymm11, 352(%[t])\n\t"
+        "vzeroupper\n\t"
+        : [a] "+r"(a), [b] "+r"(b), [np] "+r"(np)
+        : [t] "r"(t)
+        : "memory", "cc", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10",
+          "xmm11", "xmm12", "xmm13", "xmm14", "xmm15");
+    for (int r = 0; r < I16_MR; r++)
+        i16_flush_avx2(_mm256_load_si256((const __m256i *)(t + 16 * r)),
+                       _mm256_load_si256((const __m256i *)(t + 16 * r + 8)), c + r * ldc);
+}
+#endif
+
+/* ---- the int16 engine's quantizer: the grid integers straight into the packed layout ----------
+ * One operand of one batch entry: line r (a row of A, a column of B) holds values l at
+ * x[r*sr + l*sl]; its maximum, exponent, inv = 2^(p - e) and scale 2^(e - p) are the int8
+ * engine's (line_constants, mode 1), q = RNE(f64(x) * inv) the same integer. Line r's pair t,
+ * (q[2t], q[2t + 1]) (0 past the end), becomes one int32 unit at
+ * dst[(r / group) * kp * ustride + t * ustride + r % group]; split operands (B) store the unit of
+ * their lB slices there and the unit of their hB slices `group` int32 further. Lines of a
+ * non-finite maximum are written as zeros and flagged. */
+
+typedef struct {
+    const float *x;
+    int64_t nr, nl, sr, sl, kp;
+    int split, group, ustride, p, isa;
+    int32_t *dst;
+    uint8_t *bad;
+    double *ulp;
+} i16q;
+
+#define I16_CHUNK 64 /* lines a job quantizes at once (a multiple of I16_MR and I16_NR's lcm, 24) */
+
+static inline int32_t *i16_unit(const i16q *j, int64_t r, int64_t t) {
+    return j->dst + (r / j->group) * j->kp * j->ustride + t * j->ustride + r % j->group;
+}
+
+static inline void i16_store_unit(const i16q *j, int64_t r, int64_t t, int32_t q0, int32_t q1) {
+    int32_t *u = i16_unit(j, r, t);
+    if (!j->split) {
+        *u = pack_pair(q0, q1);
+        return;
+    }
+    int8_t l0, h0, l1, h1;
+    split2(q0, &l0, &h0);
+    split2(q1, &l1, &h1);
+    u[0] = pack_pair(l0, l1);
+    u[j->group] = pack_pair(h0, h1);
+}
+
+/* Lines [r0, r1) (at most I16_CHUNK): maxima, constants, then every unit, scalar. */
+static void i16q_portable(const i16q *j, int64_t r0, int64_t r1, uint32_t *mb, double *cb) {
+    for (int64_t r = r0; r < r1; r++) {
+        uint32_t m = 0;
+        for (int64_t l = 0; l < j->nl; l++) {
+            uint32_t u = f32_bits(j->x[r * j->sr + l * j->sl]) & ABS_MASK;
+            m = u > m ? u : m;
+        }
+        mb[r - r0] = m;
+    }
+    for (int64_t r = r0; r < r1; r++) {
+        double inv;
+        int8_scales(mb[r - r0], j->p, &inv, &j->ulp[r]);
+        j->bad[r] = mb[r - r0] >= NONFINITE;
+        cb[r - r0] = inv;
+    }
+    for (int64_t r = r0; r < r1; r++) {
+        int ok = !j->bad[r];
+        for (int64_t t = 0; t < j->kp; t++) {
+            int64_t l = 2 * t;
+            int32_t q0 = ok ? quant_int(j->x[r * j->sr + l * j->sl], cb[r - r0]) : 0;
+            int32_t q1 = ok && l + 1 < j->nl ? quant_int(j->x[r * j->sr + (l + 1) * j->sl], cb[r - r0]) : 0;
+            i16_store_unit(j, r, t, q0, q1);
+        }
+    }
+}
+
+#if RT_X86
+/* 8 values to their grid integers: the int8 engine's arithmetic (avx2_store8, mode 1). */
+RT_AVX2 static inline __m256i i16_quant8(__m256 v, __m256d inv0, __m256d inv1) {
+    const __m256d magic = _mm256_set1_pd(RNE_MAGIC);
+    __m256d d0 = _mm256_cvtps_pd(_mm256_castps256_ps128(v)), d1 = _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1));
+    d0 = _mm256_sub_pd(_mm256_add_pd(_mm256_mul_pd(d0, inv0), magic), magic);
+    d1 = _mm256_sub_pd(_mm256_add_pd(_mm256_mul_pd(d1, inv1), magic), magic);
+    return _mm256_set_m128i(_mm256_cvtpd_epi32(d1), _mm256_cvtpd_epi32(d0));
+}
+
+RT_AVX2 static inline void i16_split8(__m256i q, __m256i *lo, __m256i *hi) {
+    const __m256i k128 = _mm256_set1_epi32(128), k255 = _mm256_set1_epi32(255);
+    *lo = _mm256_sub_epi32(_mm256_and_si256(_mm256_add_epi32(q, k128), k255), k128);
+    *hi = _mm256_srai_epi32(_mm256_sub_epi32(q, *lo), 8);
+}
+
+/* units of 8 lines from the integers of their even (q0) and odd (q1) values */
+RT_AVX2 static inline __m256i i16_units(__m256i q0, __m256i q1) {
+    return _mm256_or_si256(_mm256_and_si256(q0, _mm256_set1_epi32(0xffff)), _mm256_slli_epi32(q1, 16));
+}
+
+/* units of one line from 8 consecutive integers (values 2t..2t+7): 4 units */
+RT_AVX2 static inline __m128i i16_units_along(__m256i q) {
+    __m256i w = _mm256_packs_epi32(q, q); /* |q| <= 2^14: no saturation; [q0..3 q0..3 | q4..7 q4..7] */
+    return _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(w, _mm256_setr_epi32(0, 1, 4, 5, 0, 1, 4, 5)));
+}
+
+RT_AVX2 static void i16q_avx2(const i16q *j, int64_t r0, int64_t r1, uint32_t *mb, double *cb) {
+    int64_t n = r1 - r0;
+    if (j->sl == 1) { /* lines contiguous */
+        for (int64_t r = r0; r < r1; r++) {
+            const float *line = j->x + r * j->sr;
+            __m256i vm = _mm256_setzero_si256();
+            int64_t l = 0;
+            for (; l + 8 <= j->nl; l += 8) vm = _mm256_max_epi32(vm, avx2_absbits(line + l));
+            uint32_t m = hmax8(vm);
+            for (; l < j->nl; l++) {
+                uint32_t u = f32_bits(line[l]) & ABS_MASK;
+                m = u > m ? u : m;
+            }
+            mb[r - r0] = m;
+        }
+    } else { /* lines side by side (sr == 1) */
+        memset(mb, 0, (size_t)n * sizeof(uint32_t));
+        for (int64_t l = 0; l < j->nl; l++) {
+            const float *row = j->x + l * j->sl + r0;
+            int64_t r = 0;
+            for (; r + 8 <= n; r += 8)
+                _mm256_storeu_si256((__m256i *)(mb + r),
+                                    _mm256_max_epi32(_mm256_loadu_si256((const __m256i *)(mb + r)), avx2_absbits(row + r)));
+            for (; r < n; r++) {
+                uint32_t u = f32_bits(row[r]) & ABS_MASK;
+                mb[r] = u > mb[r] ? u : mb[r];
+            }
+        }
+    }
+    for (int64_t r = r0; r < r1; r++) {
+        double inv;
+        int8_scales(mb[r - r0], j->p, &inv, &j->ulp[r]);
+        j->bad[r] = mb[r - r0] >= NONFINITE;
+        cb[r - r0] = inv;
+    }
+    if (j->sl == 1) {
+        for (int64_t r = r0; r < r1; r++) {
+            const float *line = j->x + r * j->sr;
+            if (j->bad[r]) {
+                for (int64_t t = 0; t < j->kp; t++) i16_store_unit(j, r, t, 0, 0);
+                continue;
+            }
+            __m256d vi = _mm256_set1_pd(cb[r - r0]);
+            int64_t t = 0;
+            for (; 2 * t + 8 <= j->nl; t += 4) {
+                __m256i q = i16_quant8(_mm256_loadu_ps(line + 2 * t), vi, vi);
+                int32_t u[4], h[4];
+                if (!j->split) {
+                    _mm_storeu_si128((__m128i *)u, i16_units_along(q));
+                } else {
+                    __m256i lo, hi;
+                    i16_split8(q, &lo, &hi);
+                    _mm_storeu_si128((__m128i *)u, i16_units_along(lo));
+                    _mm_storeu_si128((__m128i *)h, i16_units_along(hi));
+                }
+                for (int k = 0; k < 4; k++) {
+                    int32_t *d = i16_unit(j, r, t + k);
+                    d[0] = u[k];
+                    if (j->split) d[j->group] = h[k];
+                }
+            }
+            for (; t < j->kp; t++) {
+                int64_t l = 2 * t;
+                i16_store_unit(j, r, t, quant_int(line[l], cb[r - r0]),
+                               l + 1 < j->nl ? quant_int(line[l + 1], cb[r - r0]) : 0);
+            }
+        }
+        return;
+    }
+    int any_bad = 0;
+    for (int64_t r = r0; r < r1; r++) any_bad |= j->bad[r];
+    for (int64_t t = 0; t < j->kp; t++) {
+        int64_t l = 2 * t;
+        const float *row0 = j->x + l * j->sl + r0, *row1 = row0 + j->sl;
+        int two = l + 1 < j->nl;
+        int64_t r = 0;
+        for (; r + 8 <= n; r += 8) {
+            __m256 v0 = _mm256_loadu_ps(row0 + r), v1 = two ? _mm256_loadu_ps(row1 + r) : _mm256_setzero_ps();
+            if (any_bad) { /* zero the values of non-finite lines */
+                __m256i ok = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)NONFINITE),
+                                                _mm256_loadu_si256((const __m256i *)(mb + r)));
+                v0 = _mm256_and_ps(v0, _mm256_castsi256_ps(ok));
+                v1 = _mm256_and_ps(v1, _mm256_castsi256_ps(ok));
+            }
+            __m256d i0 = _mm256_loadu_pd(cb + r), i1 = _mm256_loadu_pd(cb + r + 4);
+            __m256i q0 = i16_quant8(v0, i0, i1), q1 = i16_quant8(v1, i0, i1);
+            __m256i u = q0, h = q0;
+            if (!j->split) {
+                u = i16_units(q0, q1);
+            } else {
+                __m256i l0, h0, l1, h1;
+                i16_split8(q0, &l0, &h0);
+                i16_split8(q1, &l1, &h1);
+                u = i16_units(l0, l1);
+                h = i16_units(h0, h1);
+            }
+            int64_t rr = r0 + r;
+            if (j->group == 8 && rr % 8 == 0) { /* one panel's 8 columns: two 32-byte stores */
+                int32_t *d = i16_unit(j, rr, t);
+                _mm256_storeu_si256((__m256i *)d, u);
+                if (j->split) _mm256_storeu_si256((__m256i *)(d + 8), h);
+            } else {
+                int32_t us[8], hs[8];
+                _mm256_storeu_si256((__m256i *)us, u);
+                _mm256_storeu_si256((__m256i *)hs, h);
+                for (int k = 0; k < 8; k++) {
+                    int32_t *d = i16_unit(j, rr + k, t);
+                    d[0] = us[k];
+                    if (j->split) d[j->group] = hs[k];
+                }
+            }
+        }
+        for (; r < n; r++) {
+            int ok = !j->bad[r0 + r];
+            i16_store_unit(j, r0 + r, t, ok ? quant_int(row0[r], cb[r]) : 0, ok && two ? quant_int(row1[r], cb[r]) : 0);
+        }
+    }
+}
+#endif
+
+/* Lines [r0, r1) of one operand, and the zero units of the padding lines of its last group. */
+static void i16q_run(const i16q *j, int64_t r0, int64_t r1) {
+    uint32_t mb[I16_CHUNK];
+    double cb[I16_CHUNK];
+#if RT_X86
+    if (j->isa >= ISA_AVX2 && (j->sl == 1 || j->sr == 1)) i16q_avx2(j, r0, r1, mb, cb);
+    else
+#endif
+        i16q_portable(j, r0, r1, mb, cb);
+    if (r1 == j->nr)
+        for (int64_t r = j->nr; r % j->group; r++)
+            for (int64_t t = 0; t < j->kp; t++) i16_store_unit(j, r, t, 0, 0);
+}
+
+typedef struct {
+    const int32_t *pa, *pb; /* packed */
+    int64_t nb, m, k, n, kp, pm, pn; /* kp: pairs of K; pm, pn: panels of rows, columns */
+    const double *ua, *ub;
+    const uint8_t *bada, *badb;
+    int any_bad;
+    float *out; /* nb x m x n, contiguous */
+    int combine; /* 0: tile sums only (stage profile) */
+    int isa;
+} i16job;
+
+/* One output block: rows [i0, i0 + I16_MC), columns [c0, c0 + I16_NC) of batch entry b, through
+ * the thread's tile sum `acc` (I16_MC x I16_NC binary64). */
+static void i16_block(const i16job *j, int64_t b, int64_t i0, int64_t c0, double *acc) {
+    int64_t rows = j->m - i0 < I16_MC ? j->m - i0 : I16_MC, cols = j->n - c0 < I16_NC ? j->n - c0 : I16_NC;
+    int64_t pr = (rows + I16_MR - 1) / I16_MR, pc = (cols + I16_NR - 1) / I16_NR;
+    memset(acc, 0, sizeof(double) * I16_MC * I16_NC);
+    for (int64_t t0 = 0; t0 < j->kp; t0 += I16_KC / 2) {
+        int64_t np = j->kp - t0 < I16_KC / 2 ? j->kp - t0 : I16_KC / 2;
+        for (int64_t q = 0; q < pc; q++) {
+            const int32_t *bp = j->pb + ((b * j->pn + c0 / I16_NR + q) * j->kp + t0) * 2 * I16_NR;
+            for (int64_t r = 0; r < pr; r++) {
+                const int32_t *ap = j->pa + ((b * j->pm + i0 / I16_MR + r) * j->kp + t0) * I16_MR;
+                double *c = acc + r * I16_MR * I16_NC + q * I16_NR;
+#if RT_X86
+                if (j->isa >= ISA_AVX2) {
+                    i16_kernel_avx2(ap, bp, np, c, I16_NC);
+                    continue;
+                }
+#endif
+                i16_kernel_portable(ap, bp, np, c, I16_NC);
+            }
+        }
+    }
+    if (!j->combine) return;
+    const float nan = f32_from(CANON_NAN);
+    for (int64_t r = 0; r < rows; r++) {
+        int64_t i = i0 + r;
+        float *o = j->out + (b * j->m + i) * j->n + c0;
+        const double *s = acc + r * I16_NC;
+        if (j->any_bad && j->bada[b * j->m + i]) {
+            for (int64_t q = 0; q < cols; q++) o[q] = nan;
+            continue;
+        }
+        double ua = j->ua[b * j->m + i];
+        const double *ub = j->ub + b * j->n + c0;
+        int64_t q = 0;
+#if RT_X86
+        if (j->isa >= ISA_AVX2) q = i16_combine_avx2(s, ua, ub, o, cols);
+#endif
+        for (; q < cols; q++) o[q] = finish1(s[q] * ua * ub[q]);
+        if (j->any_bad) {
+            const uint8_t *bb = j->badb + b * j->n + c0;
+            for (q = 0; q < cols; q++)
+                if (bb[q]) o[q] = nan;
+        }
+    }
+}
+
+static int i16_team(int64_t nb, int64_t m, int64_t k, int64_t n, int threads) {
+    if (threads < 1) threads = 1;
+    if (threads > MAX_THREADS) threads = MAX_THREADS;
+    /* one thread below about 2^21 products (the whole product then takes well under a millisecond) */
+    return nb * m * n * k < (1LL << 21) ? 1 : threads;
+}
+
+/* The int16 engine's quantizer: A (nb x m x k: element (b, i, l) at a[b*asb + i*asr + l*asl]) and
+ * B (nb x k x n: element (b, l, j) at bm[b*bsb + l*bsr + j*bsc]) on their p = 14 grids, written
+ * into pa (nb * ceil(m/6) * ceil(k/2) * 6 int32) and pb (nb * ceil(n/8) * ceil(k/2) * 16 int32);
+ * ua, bada (nb*m) and ub, badb (nb*n) receive the scales and flags. Returns the number of flagged
+ * (non-finite) rows and columns, or -1 on bad arguments. */
+int64_t rt_i16_quantize(const float *a, int64_t nb, int64_t m, int64_t k, int64_t asb, int64_t asr, int64_t asl,
+                        const float *bm, int64_t n, int64_t bsb, int64_t bsr, int64_t bsc, int p, int32_t *pa,
+                        int32_t *pb, double *ua, double *ub, uint8_t *bada, uint8_t *badb, int isa, int threads) {
+    if (p != 14 || nb < 1 || m < 1 || k < 1 || n < 1 || k > I16_MAX_K) return -1;
+    if (isa < 0 || isa > 2 || !rt_linalg_isa_supported(isa)) return -1;
+    int64_t kp = (k + 1) / 2, pm = (m + I16_MR - 1) / I16_MR, pn = (n + I16_NR - 1) / I16_NR;
+    int64_t ca = (m + I16_CHUNK - 1) / I16_CHUNK, cbn = (n + I16_CHUNK - 1) / I16_CHUNK, chunks = nb * (ca + cbn);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(i16_team(nb, m, k, n, threads))
+    for (int64_t t = 0; t < chunks; t++) {
+        int64_t b = t / (ca + cbn), c = t % (ca + cbn);
+        i16q q;
+        memset(&q, 0, sizeof q);
+        q.kp = kp; q.p = p; q.isa = isa; q.nl = k;
+        if (c < ca) {
+            q.x = a + b * asb; q.nr = m; q.sr = asr; q.sl = asl; q.split = 0; q.group = I16_MR;
+            q.ustride = I16_MR; q.dst = pa + b * pm * kp * I16_MR; q.bad = bada + b * m; q.ulp = ua + b * m;
+        } else {
+            c -= ca;
+            q.x = bm + b * bsb; q.nr = n; q.sr = bsc; q.sl = bsr; q.split = 1; q.group = I16_NR;
+            q.ustride = 2 * I16_NR; q.dst = pb + b * pn * kp * 2 * I16_NR; q.bad = badb + b * n; q.ulp = ub + b * n;
+        }
+        int64_t r0 = c * I16_CHUNK, r1 = r0 + I16_CHUNK < q.nr ? r0 + I16_CHUNK : q.nr;
+        i16q_run(&q, r0, r1);
+    }
+    int64_t flagged = 0;
+    for (int64_t i = 0; i < nb * m; i++) flagged += bada[i];
+    for (int64_t i = 0; i < nb * n; i++) flagged += badb[i];
+    return flagged;
+}
+
+/* The int16 engine's products and combine on what rt_i16_quantize wrote: out (nb x m x n float,
+ * contiguous). combine = 0 computes the tile sums and writes nothing (the benchmark's stage
+ * profile). Returns 0, or -1 on bad arguments / no memory. */
+int rt_i16_products(const int32_t *pa, const int32_t *pb, int64_t nb, int64_t m, int64_t k, int64_t n,
+                    const double *ua, const double *ub, const uint8_t *bada, const uint8_t *badb, int any_bad,
+                    float *out, int combine, int isa, int threads) {
+    if (nb < 1 || m < 1 || k < 1 || n < 1 || k > I16_MAX_K) return -1;
+    if (isa < 0 || isa > 2 || !rt_linalg_isa_supported(isa)) return -1;
+    i16job j;
+    memset(&j, 0, sizeof j);
+    j.pa = pa; j.pb = pb;
+    j.nb = nb; j.m = m; j.k = k; j.n = n; j.kp = (k + 1) / 2;
+    j.pm = (m + I16_MR - 1) / I16_MR; j.pn = (n + I16_NR - 1) / I16_NR;
+    j.ua = ua; j.ub = ub; j.bada = bada; j.badb = badb; j.any_bad = any_bad; j.out = out; j.combine = combine;
+    j.isa = isa;
+    int64_t bm_ = (m + I16_MC - 1) / I16_MC, bn_ = (n + I16_NC - 1) / I16_NC, blocks = nb * bm_ * bn_;
+    int failed = 0;
+#pragma omp parallel num_threads(i16_team(nb, m, k, n, threads))
+    {
+        double *acc = malloc(sizeof(double) * I16_MC * I16_NC);
+        if (!acc) {
+#pragma omp atomic write
+            failed = 1;
+        }
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t t = 0; t < blocks; t++) {
+            if (!acc) continue;
+            /* row blocks fastest: the threads share one column block of packed B in cache */
+            int64_t b = t / (bm_ * bn_), r = t % (bm_ * bn_);
+            i16_block(&j, b, (r % bm_) * I16_MC, (r / bm_) * I16_NC, acc);
+        }
+        free(acc);
+    }
+    return failed ? -1 : 0;
+}
+
+/* The whole int16 engine: rt_i16_quantize then rt_i16_products (arguments as theirs). Returns
+ * the number of flagged rows and columns, or -1. */
+int64_t rt_mm_i16(const float *a, int64_t nb, int64_t m, int64_t k, int64_t asb, int64_t asr, int64_t asl,
+                  const float *bm, int64_t n, int64_t bsb, int64_t bsr, int64_t bsc, int p, int32_t *pa,
+                  int32_t *pb, double *ua, double *ub, uint8_t *bada, uint8_t *badb, float *out, int isa,
+                  int threads) {
+    int64_t flagged = rt_i16_quantize(a, nb, m, k, asb, asr, asl, bm, n, bsb, bsr, bsc, p, pa, pb, ua, ub, bada,
+                                      badb, isa, threads);
+    if (flagged < 0) return -1;
+    if (rt_i16_products(pa, pb, nb, m, k, n, ua, ub, bada, badb, flagged > 0, out, 1, isa, threads) < 0) return -1;
+    return flagged;
 }

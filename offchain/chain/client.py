@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 import time
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -43,6 +44,7 @@ from web3.exceptions import (
     TransactionNotFound,
     Web3RPCError,
 )
+from web3.middleware import Web3Middleware
 from web3.providers.rpc import HTTPProvider
 
 from offchain.chain._revert import ErrorRegistry, revert_data
@@ -104,6 +106,26 @@ class Deployed:
     contract: Contract
 
 
+_KNOWN_CHAIN: weakref.WeakKeyDictionary[Web3, int] = weakref.WeakKeyDictionary()  # each client's chain id, read once
+_CHAIN_ID_CHECKED: Final = frozenset({"eth_sendTransaction", "eth_estimateGas", "eth_call", "eth_createAccessList"})
+
+
+class _KnownChainId(Web3Middleware):
+    """web3's chain-id check of transaction parameters, against the chain id the client read when it connected
+    rather than one more `eth_chainId` request per call: a `chainId` in the parameters of a call, an estimate or
+    a node-signed transaction must be the client's, and is removed before the request is sent (as web3 does)."""
+
+    def request_processor(self, method: Any, params: Any) -> Any:
+        if method in _CHAIN_ID_CHECKED and params and isinstance(params[0], Mapping) and "chainId" in params[0]:
+            tx = dict(params[0])
+            declared, known = tx.pop("chainId"), _KNOWN_CHAIN.get(self._w3)
+            value = int(declared, 0) if isinstance(declared, str) else int(declared)
+            if known is not None and value != known:
+                raise ChainError(f"the transaction declares chain id {value}, but this client's node is on {known}")
+            params = (tx, *params[1:])
+        return method, params
+
+
 class ChainClient:
     """One connection to one JSON-RPC endpoint, with an optional local signing key."""
 
@@ -131,6 +153,12 @@ class ChainClient:
             rpc_url, request_kwargs={"timeout": request_timeout}, exception_retry_configuration=None
         )
         self.w3 = Web3(provider)
+        # web3's validation middleware asks the node for its chain id before every eth_call, eth_estimateGas
+        # and eth_sendTransaction (a third of an agent's requests); this client reads it once, below, signs with
+        # it, and checks against that value instead (a node restarted on another chain refuses our signed
+        # transactions, and the agents find it by its genesis hash).
+        self.w3.middleware_onion.remove("validation")
+        self.w3.middleware_onion.add(_KnownChainId, "known_chain_id")
         self.account: LocalAccount | None = _account(private_key) if private_key is not None else None
         self.errors = ErrorRegistry()
         # Called with a signed transaction's hash and its call ("Contract.function") just before it is broadcast.
@@ -139,6 +167,7 @@ class ChainClient:
         for artifact in artifacts:
             self.register(artifact)
         self.chain_id: int = self.read(lambda: self.w3.eth.chain_id, "eth_chainId")
+        _KNOWN_CHAIN[self.w3] = self.chain_id
 
     # -- identity and registry ----------------------------------------------------------
 

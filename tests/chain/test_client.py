@@ -3,15 +3,23 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import pytest
 import requests
 from eth_account import Account
+from web3.middleware import Web3Middleware
 
 from offchain.chain.anvil import Anvil
 from offchain.chain.build import Artifact
 from offchain.chain.client import ChainClient
-from offchain.chain.errors import ChainUnreachableError, ContractRevert, InsufficientFundsError, InvalidKeyError
+from offchain.chain.errors import (
+    ChainError,
+    ChainUnreachableError,
+    ContractRevert,
+    InsufficientFundsError,
+    InvalidKeyError,
+)
 
 pytestmark = pytest.mark.anvil
 
@@ -145,3 +153,30 @@ def test_bids_are_capped_per_client_per_block_and_per_call(anvil: Anvil, artifac
         client.deploy(art)
     assert (low.value.base_fee, low.value.cap) == (base, base - 1)
     assert client.w3.eth.get_transaction_count(client.address) == nonce, "nothing was sent"
+
+
+def test_calls_and_sends_ask_the_node_for_its_chain_id_once(
+    anvil: Anvil, client: ChainClient, artifacts: dict[str, Artifact]
+) -> None:
+    """web3's own validation asked `eth_chainId` before every call, estimate and send: a third of an agent's
+    requests. The client reads it at connection and checks declared chain ids against that value."""
+    deployed = client.deploy(artifacts["CommitmentVerifier"])
+    contract = client.contract(artifacts["CommitmentVerifier"], deployed.address)
+    sent: list[str] = []
+
+    class Counting(Web3Middleware):
+        def request_processor(self, method: Any, params: Any) -> Any:
+            sent.append(str(method))
+            return method, params
+
+    client.w3.middleware_onion.add(Counting, "counting")
+    for _ in range(3):
+        client.call(contract.functions.listRoot(0, b"\x00" * 32))
+    client.deploy(artifacts["CommitmentVerifier"])
+    assert sent.count("eth_call") == 3 and "eth_sendRawTransaction" in sent
+    assert "eth_chainId" not in sent, sent
+    # A declared chain id is still checked, against the one the client read, and removed from the request.
+    call = contract.functions.listRoot(0, b"\x00" * 32)
+    assert len(call.call({"chainId": anvil.chain_id})) == 32
+    with pytest.raises(ChainError, match="declares chain id 5, but this client's node is on 31337"):
+        call.call({"chainId": 5})

@@ -218,11 +218,12 @@ def _entries(layout: tuple[Any, ...], flat: Tensor) -> dict[str, Tensor]:
 class _StepPlan:
     """The fixed facts of a run's steps, for one layout of the post-state (its `_state_bytes` copy), the update
     and the batch (a run has one; built once, on the thread that commits): every entry's byte offset in the
-    copy, the native commitment plan of all a step's tensors (one call, only the addresses passed), the
-    probes' gather plan."""
+    copy, the native plan of a step's close (the commitments of all its tensors, the three roots, the batch's
+    rolling digest and the probes in one call, only the addresses passed), the probes' gather plan for the
+    Python path."""
 
     def __init__(self, post: tuple[Any, ...], update: tuple[Any, ...], batch: tuple[Any, ...],
-                 probes: ProbeSet) -> None:
+                 probes: ProbeSet, window: int) -> None:
         self.post_names = [n for n, _, _ in post]
         self.update_names = [n for n, _, _ in update]
         self.batch_names = [n for n, _, _ in batch]
@@ -231,11 +232,6 @@ class _StepPlan:
             self.offsets.append(off)
             off += dtype.itemsize * math.prod(shape)
         self.total = off
-        entries = (*post, *update, *batch)
-        self.commit = _commit_native.CommitPlan(
-            [dtype.itemsize * math.prod(shape) for _, dtype, shape in entries],
-            [header(dtype_code(dtype), shape) for _, dtype, shape in entries],
-        )
         self.probes = FlatProbes.plan(probes, post)
         self.groups = []  # per group (post, update, batch): names, its span in the row, canonical order, name hashes
         at = 0
@@ -243,24 +239,77 @@ class _StepPlan:
             canon, hashes = _order(tuple(names))
             self.groups.append((names, at, at + len(names), [names.index(n) for n in canon], hashes))
             at += len(names)
+        self.rows, self.width = _packed_shape(batch)
+        leaves = [] if self.rows is None else [
+            (dtype.itemsize * math.prod(shape[1:]), dtype.itemsize * math.prod(shape[1:]) if shape else 0)
+            for _, dtype, shape in batch
+        ]
+        native_probes = [] if self.probes is None else [
+            (self.offsets[self.post_names.index(n)] // 4, rows, probes.probes[n].d, probes.probes[n].k)
+            for n, rows in zip(probes.order, self.probes.counts, strict=True)
+        ]
+        self.probe_order = probes.order if native_probes else []
+        entries = (*post, *update, *batch)
+        self.close = _commit_native.ClosePlan(
+            [dtype.itemsize * math.prod(shape) for _, dtype, shape in entries],
+            [header(dtype_code(dtype), shape) for _, dtype, shape in entries],
+            [(perm, hashes) for _, _, _, perm, hashes in self.groups],
+            leaves, self.rows or 0, window if leaves else 0, native_probes,
+            np.concatenate([probes.probes[n].signs.numpy()[: probes.probes[n].d] for n in self.probe_order]
+                           or [np.zeros(0, np.float32)]),
+            np.concatenate([probes.probes[n].scale.numpy() for n in self.probe_order] or [np.zeros(0, np.float32)]),
+        )
+        self.probe_slices: list[tuple[str, int, int]] = []  # each probed leaf's bytes in the call's result
+        at = 32 * (len(entries) + len(self.groups) + (1 if leaves else 0))
+        for n, (_, rows, _, k) in zip(self.probe_order, native_probes, strict=True):
+            self.probe_slices.append((n, at, at + 4 * rows * k))
+            at += 4 * rows * k
+        self.probe_names = list(probes.probes)
 
-    def commitments(self, flat: Tensor, update: Sequence[Tensor], batch: Sequence[Tensor]
-                    ) -> list[tuple[dict[str, bytes], list[bytes], bytes]] | None:
-        """For the post-state, the update and the batch: (commitments by name, in canonical order, the root),
-        the commitments in one native call (None without the library); the update and batch tensors are
+    def commit(self, flat: Tensor, update: Sequence[Tensor], batch: Sequence[Tensor]) -> _Closed | None:
+        """The step's commitments, roots, rolling digest (with a batch of the planned layout) and probes (where
+        the plan has them) in one native call; None without the library. The update and batch tensors are
         contiguous and of the planned layouts (the caller checked)."""
         base = flat.data_ptr()
-        row = self.commit([base + o for o in self.offsets] + [t.data_ptr() for t in update]
-                          + [t.data_ptr() for t in batch])
+        leaves = [t.data_ptr() for t in batch]
+        row = self.close([base + o for o in self.offsets] + [t.data_ptr() for t in update] + leaves,
+                         leaves if self.close.nleaves else [], base)
         if row is None:
             return None
-        got = [row[i : i + 32] for i in range(0, len(row), 32)]
-        out = []
-        for names, a, b, perm, hashes in self.groups:
+        got = [row[i : i + 32] for i in range(0, 32 * self.close.n, 32)]
+        roots = 32 * self.close.n
+        groups = []
+        for g, (names, a, b, perm, _) in enumerate(self.groups):
             mine = got[a:b]
-            canon = [mine[i] for i in perm]
-            out.append((dict(zip(names, mine, strict=True)), canon, state_root_ordered(hashes, canon)))
-        return out
+            groups.append((dict(zip(names, mine, strict=True)), [mine[i] for i in perm],
+                           row[roots + 32 * g : roots + 32 * g + 32]))
+        at = roots + 32 * len(self.groups)
+        rolling = row[at : at + 32] if self.close.nleaves else None
+        probes = None
+        if self.probe_slices:
+            got_probes = {n: row[a:b] for n, a, b in self.probe_slices}
+            probes = {n: got_probes[n] for n in self.probe_names}
+        return _Closed(groups, rolling, probes)
+
+
+@dataclass(frozen=True, slots=True)
+class _Closed:
+    """What a step plan's native call gives: per group (post-state, update, batch) the commitments by name,
+    in canonical order and the root; the batch's rolling digest and the probes, where the plan has them."""
+
+    groups: list[tuple[dict[str, bytes], list[bytes], bytes]]
+    rolling: bytes | None
+    probes: dict[str, bytes] | None
+
+
+def _packed_shape(batch: tuple[Any, ...]) -> tuple[int | None, int]:
+    """(rows, width in bytes) of the packed rows of a batch of this layout (`packed_rows`); rows None where the
+    leaves disagree on their first dimension (`packed_rows` then refuses the batch)."""
+    firsts = {shape[0] for _, _, shape in batch if shape}
+    if len(firsts) > 1:
+        return None, 0
+    rows = firsts.pop() if firsts else 1
+    return rows, sum(dtype.itemsize * math.prod(shape[1:]) for _, dtype, shape in batch)
 
 
 class _ModesOff:
@@ -1051,25 +1100,37 @@ class ZKDV:
             assert work.flat is not None
             named = self._batch_named(work.batch) if work.batch is not None else {}
             plan = self._plan(work.layout, work.flat, work.update, named)
-            got = plan.commitments(work.flat, list(work.update.values()), list(named.values())) if plan else None
+            closed = plan.commit(work.flat, list(work.update.values()), list(named.values())) if plan else None
             post: dict[str, Tensor] = {}
-            if got is None:  # the generic path (another layout, or no native library): the same bits
+            if closed is None:  # the generic path (another layout, or no native library): the same bits
                 post = _entries(work.layout, work.flat)
-                got = [(c, ordered(c), root_of(c)) for c in commitments_of(post, work.update, named)]  # one call
-            (post_c, post_entries, post_root), (update_c, update_entries, update_root), (batch_c, _, batch_root) = got
+                closed = _Closed([(c, ordered(c), root_of(c)) for c in commitments_of(post, work.update, named)],
+                                 None, None)  # one call
+            (post_c, post_entries, post_root), (update_c, update_entries, update_root), (batch_c, _, batch_root) = (
+                closed.groups)
             commit = StepCommit(t, pre, post_c, update_c, work.loss, pre_root, post_root)
+            if work.batch is None:
+                batch_record = work.batch_record
+            elif closed.rolling is not None and plan is not None:
+                batch_record = {"root": batch_root, "rows": plan.rows, "width": plan.width, "rolling": closed.rolling}
+            else:
+                batch_record = self._batch_record(work.batch, batch_c, batch_root)
+            if closed.probes is not None:
+                probes = closed.probes
+            elif plan is not None and plan.probes is not None:
+                probes = plan.probes(work.flat)
+            else:
+                probes = self._probe_record(post or _entries(work.layout, work.flat))
             record: dict[str, Any] = {
                 **work.fields,
-                "batch": work.batch_record if work.batch is None
-                else self._batch_record(work.batch, batch_c, batch_root),
+                "batch": batch_record,
                 "pre": commit.pre_root,
                 "post": commit.post_root,
                 "post_entries": post_entries,
                 "update": update_root,
                 "update_entries": update_entries,
                 "loss": work.loss,
-                "probes": plan.probes(work.flat) if plan is not None and plan.probes is not None
-                else self._probe_record(post or _entries(work.layout, work.flat)),
+                "probes": probes,
             }
             if self._last_post is None or self._last_post_root != commit.pre_root:
                 record["pre_entries"] = ordered(pre)
@@ -1094,7 +1155,7 @@ class ZKDV:
         if plan is None:
             if len(self._plans) >= 8:  # a run has one layout; a bound all the same
                 self._plans.clear()
-            plan = self._plans[key] = _StepPlan(*key, self._probe_set)
+            plan = self._plans[key] = _StepPlan(*key, self._probe_set, self.rolling_window)
         return plan
 
     # -- pipeline -----------------------------------------------------------------------------

@@ -294,6 +294,7 @@ class FlatProbes:
             counts.append(rows)
         self.index = torch.cat(idx) if idx else torch.zeros(0, dtype=torch.int64)
         self.pad = torch.cat(pad) if any_pad else None
+        self.counts = counts  # rows of each leaf, in `probes.order`
         self.signs, self.scales = probes._constants(tuple(counts))
         self.groups: list[tuple[int, int, int]] = []  # (m, first value, end) of each group in the gathered row
         at, leaf = 0, 0

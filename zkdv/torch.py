@@ -156,9 +156,19 @@ def _layout(state: Mapping[str, Tensor]) -> tuple[Any, ...]:
     return tuple((n, t.dtype, tuple(t.shape)) for n, t in state.items())
 
 
-def _state_bytes(state: Mapping[str, Tensor]) -> Tensor:
-    """Every entry's bytes, in order, as one fresh uint8 tensor (a copy nothing else refers to)."""
+def _copy_plan(layout: tuple[Any, ...]) -> _commit_native.CopyPlan:
+    """The native copy and compare of a state of this layout (its entries' byte lengths, in order)."""
+    return _commit_native.CopyPlan([dtype.itemsize * math.prod(shape) for _, dtype, shape in layout])
+
+
+def _state_bytes(state: Mapping[str, Tensor], plan: _commit_native.CopyPlan | None = None) -> Tensor:
+    """Every entry's bytes, in order, as one fresh uint8 tensor (a copy nothing else refers to): one native
+    copy with `plan` (of the state's layout) where the library is there and every entry is contiguous."""
     values = list(state.values())
+    if plan is not None and all(t.is_contiguous() for t in values):
+        flat = torch.empty(plan.total, dtype=torch.uint8)
+        if plan.copy([t.data_ptr() for t in values], flat.data_ptr()):
+            return flat
     if values and all(t.dtype == values[0].dtype and not t.requires_grad for t in values):
         return torch.cat([t.reshape(-1) for t in values]).view(torch.uint8)  # one dtype: the same bytes, fewer calls
     parts = [t.detach().contiguous().reshape(-1).view(torch.uint8) for t in values]
@@ -187,10 +197,16 @@ def _same_bytes(a: Tensor, b: Tensor) -> bool:
     return bool(np.array_equal(a.numpy(), b.numpy()))
 
 
-def _same_state(flat: Tensor, state: Mapping[str, Tensor]) -> bool:
-    """Whether the state's bytes are those of `flat`, a `_state_bytes` copy of a state with the same layout:
-    a memcmp per entry against its part of the copy, without copying the state (else `_same_bytes`)."""
-    if _MEMCMP is None or not all(t.is_contiguous() for t in state.values()):
+def _same_state(flat: Tensor, state: Mapping[str, Tensor], plan: _commit_native.CopyPlan | None = None) -> bool:
+    """Whether the state's bytes are those of `flat`, a `_state_bytes` copy of a state with the same layout,
+    compared in place without copying the state: one native call with `plan` (of the state's layout), else a
+    memcmp per entry against its part of the copy, else `_same_bytes`."""
+    contiguous = all(t.is_contiguous() for t in state.values())
+    if plan is not None and contiguous and flat.numel() == plan.total:
+        same = plan.same([t.data_ptr() for t in state.values()], flat.data_ptr())
+        if same is not None:
+            return same
+    if _MEMCMP is None or not contiguous:
         return _same_bytes(flat, _state_bytes(state))
     base, off = flat.data_ptr(), 0
     for t in state.values():
@@ -216,22 +232,37 @@ def _entries(layout: tuple[Any, ...], flat: Tensor) -> dict[str, Tensor]:
 
 
 class _StepPlan:
-    """The fixed facts of a run's steps, for one layout of the post-state (its `_state_bytes` copy), the update
-    and the batch (a run has one; built once, on the thread that commits): every entry's byte offset in the
-    copy, the native plan of a step's close (the commitments of all its tensors, the three roots, the batch's
-    rolling digest and the probes in one call, only the addresses passed), the probes' gather plan for the
-    Python path."""
+    """The fixed facts of a run's steps, for one layout of the post-state (its `_state_bytes` copy) and of the
+    batch (a run has one; built once, on the thread that commits): every entry's byte offset in the copy; the
+    update's layout (the parameter entries) and, where those lie back to back in the copy as float32, their
+    span (the update is then computed inside the native call from the post- and the pre-state copies' spans,
+    into a buffer of the plan); the native plan of a step's close (the update, the commitments of all its
+    tensors, the three roots, the batch's rolling digest and the probes in one call, only the addresses
+    passed); the probes' gather plan for the Python path."""
 
-    def __init__(self, post: tuple[Any, ...], update: tuple[Any, ...], batch: tuple[Any, ...],
-                 probes: ProbeSet, window: int) -> None:
+    def __init__(self, post: tuple[Any, ...], batch: tuple[Any, ...], probes: ProbeSet, window: int) -> None:
+        self.layout = post
         self.post_names = [n for n, _, _ in post]
-        self.update_names = [n for n, _, _ in update]
         self.batch_names = [n for n, _, _ in batch]
+        sizes = [dtype.itemsize * math.prod(shape) for _, dtype, shape in post]
         self.offsets, off = [], 0
-        for _, dtype, shape in post:
+        for size in sizes:
             self.offsets.append(off)
-            off += dtype.itemsize * math.prod(shape)
+            off += size
         self.total = off
+        params = [i for i, (n, _, _) in enumerate(post) if n.startswith(PARAM)]
+        update = tuple(post[i] for i in params)
+        self.update_names = [n for n, _, _ in update]
+        self.span: tuple[int, int] | None = None  # the parameters' bytes in the copy, when the update is native
+        self._out: Tensor | None = None  # the native update's values (float32 bytes), reused under the lock
+        self._lock = threading.Lock()
+        if (params and params == list(range(params[0], params[-1] + 1))
+                and all(dtype is torch.float32 for _, dtype, _ in update) and self.offsets[params[0]] % 4 == 0):
+            a = self.offsets[params[0]]
+            self.span = (a, self.offsets[params[-1]] + sizes[params[-1]])
+            self._out = torch.empty(self.span[1] - a, dtype=torch.uint8)
+            out = self._out.data_ptr()
+            self._update_at: list[int] = [out + self.offsets[i] - a for i in params]
         self.probes = FlatProbes.plan(probes, post)
         self.groups = []  # per group (post, update, batch): names, its span in the row, canonical order, name hashes
         at = 0
@@ -266,14 +297,32 @@ class _StepPlan:
             at += 4 * rows * k
         self.probe_names = list(probes.probes)
 
-    def commit(self, flat: Tensor, update: Sequence[Tensor], batch: Sequence[Tensor]) -> _Closed | None:
-        """The step's commitments, roots, rolling digest (with a batch of the planned layout) and probes (where
-        the plan has them) in one native call; None without the library. The update and batch tensors are
-        contiguous and of the planned layouts (the caller checked)."""
+    def update(self, flat: Tensor, pre: Tensor, pre_layout: tuple[Any, ...]) -> dict[str, Tensor]:
+        """The update `new - old` of every parameter entry (docs/zkdv.md section 3) from the post-state's copy and
+        the pre-state's (of `pre_layout`) with the RepOps `sub`, entry by entry, as fresh tensors by name: the
+        Python path, and the native path's reference (tests compare their bytes)."""
+        post, old = _entries(self.layout, flat), _entries(pre_layout, pre)
+        return {n: _SUB(post[n], old[n]) for n in self.update_names}
+
+    def commit(self, flat: Tensor, pre: Tensor, pre_layout: tuple[Any, ...], batch: Sequence[Tensor]
+               ) -> _Closed | None:
+        """The step's update (from the post- and the pre-state's copies, `pre` of `pre_layout`), commitments,
+        roots, rolling digest (with a batch of the planned layout) and probes (where the plan has them) in one
+        native call; None without the library. The batch tensors are contiguous and of the planned layout (the
+        caller checked)."""
         base = flat.data_ptr()
         leaves = [t.data_ptr() for t in batch]
-        row = self.close([base + o for o in self.offsets] + [t.data_ptr() for t in update] + leaves,
-                         leaves if self.close.nleaves else [], base)
+        addresses = [base + o for o in self.offsets]
+        nleaves = leaves if self.close.nleaves else []
+        span = self.span
+        if span is not None and (pre_layout is self.layout or pre_layout == self.layout):
+            a, b = span
+            with self._lock:  # the update's buffer is the plan's
+                row = self.close(addresses + self._update_at + leaves, nleaves, base,
+                                 ((b - a) // 4, base + a, pre.data_ptr() + a, self._update_at[0]))
+        else:
+            update = self.update(flat, pre, pre_layout)
+            row = self.close(addresses + [update[n].data_ptr() for n in self.update_names] + leaves, nleaves, base)
         if row is None:
             return None
         got = [row[i : i + 32] for i in range(0, 32 * self.close.n, 32)]
@@ -367,13 +416,14 @@ class StepCommit:
 @dataclass(eq=False)
 class _StepWork:
     """A closed transaction's commitments and record, computed (on the commit worker, or at close) from
-    inputs nothing else refers to: the post-state's bytes (a copy), the update (fresh tensors), the batch
-    (a copy)."""
+    inputs nothing else writes: the post-state's bytes and the pre-state's (copies: the update is computed
+    from them), the batch (a copy)."""
 
     step: int
     layout: tuple[Any, ...]  # the post-state's (name, dtype, shape), in order
     flat: Tensor | None  # the post-state's bytes, a copy taken at close: nothing else writes it
-    update: dict[str, Tensor]
+    pre_layout: tuple[Any, ...]
+    pre_flat: Tensor | None  # the pre-state's bytes: the previous step's post-state copy, or a copy taken at open
     loss: bytes
     batch: list[Tensor] | None  # the rank-local batch leaves (copies), or None with `batch_record` given
     batch_record: dict[str, Any] | None
@@ -485,11 +535,14 @@ class Transaction:
     step: int = -1
     leaves: list[Tensor] = field(default_factory=list)
     mode: RepOpsMode | None = None
+    state: dict[str, Tensor] = field(default_factory=dict)  # the pre-state read at open (detached views)
+    params: dict[str, nn.Parameter] = field(default_factory=dict)  # the model's parameters by name, read at open
+    layout: tuple[Any, ...] = ()  # the pre-state's
+    pre_flat: Tensor | None = None  # the pre-state's bytes (a copy nothing else writes)
     pre: dict[str, bytes] | None = None  # None: unchanged since `pre_work`, whose post-state commitments it reuses
     pre_work: _StepWork | None = None
     loss: Tensor | None = None
     grads: dict[str, Tensor] | None = None
-    update: dict[str, Tensor] | None = None
     stepped: bool = False
     global_batch: bytes = b""
     pre_root: bytes = b""
@@ -571,7 +624,8 @@ class ZKDV:
         self._root_key = b""
         self._probes: dict[str, Probe] = {}
         self._probe_set = ProbeSet({})
-        self._plans: dict[tuple[Any, ...], _StepPlan] = {}  # per layout of (post-state, update, batch)
+        self._plans: dict[tuple[Any, ...], _StepPlan] = {}  # per layout of (post-state, batch)
+        self._copy_plan: tuple[tuple[Any, ...], _commit_native.CopyPlan] | None = None  # the state's (`_copies`)
         self._capture: _Capture | None = None
         self._batch_spec: Any = None
         self._names_of: tuple[Any, int, int, list[str]] | None = None  # (spec, leaves, world size, names)
@@ -820,10 +874,9 @@ class ZKDV:
             self._runner = Interpreter(program, self._kernels)  # the eager side's table, as the mode uses
             self._runner_kernels = self._kernels
         with _modes_off(), torch.no_grad():  # the mode would see every detach of reading the state
-            state, own = self._read_state_params()
+            state, own = txn.state, txn.params  # read at open (the update is post - pre of the copies, at close)
             batch = {n: t.detach() for n, t in zip(self._leaf_names(len(txn.leaves)), txn.leaves, strict=True)}
             new, loss = self._runner.run(state, batch)
-            txn.update = {k: _SUB(new[k], state[k]) for k, _ in self._prefixed}
             for k, n in self._prefixed:  # the user's Parameter objects keep their identity
                 p = own[n]
                 p.copy_(new[k])
@@ -931,7 +984,6 @@ class ZKDV:
         with torch.no_grad():
             new_params, new_state = form.update(params, txn.grads, self._opt_state)  # under the RepOps mode
         with _modes_off(), torch.no_grad():
-            txn.update = {PARAM + n: _SUB(new_params[n], params[n]) for n in self._param_names}
             for n in self._param_names:
                 own[n].copy_(new_params[n])
         self._opt_state = {k: new_state[k] for k in canonical_names(list(new_state))}
@@ -964,7 +1016,7 @@ class ZKDV:
         t = self._next_step
         self._admit(t)
         self._form = self._factories[type(self._optimizer)](self._optimizer)  # hyperparameters as they are now
-        state = self._read_state()
+        state, params = self._read_state_params()
         layout = _layout(state)
         described = encode(self._form.describe())
         fingerprint = (id(self._root), id(self._optimizer), spec, tuple((t.dtype, t.shape) for t in leaves), layout,
@@ -983,18 +1035,21 @@ class ZKDV:
             )
         self._fingerprint = (fingerprint, signature)
         txn.step, txn.leaves = t, leaves
+        txn.state, txn.params, txn.layout = state, params, layout
         self._batch_spec = spec
         kept = self._kept
         if (
             kept is not None
             and self._prev_work is not None
             and kept[0] == layout
-            and _same_state(kept[1], state)
+            and _same_state(kept[1], state, self._copies(layout))
         ):  # byte for byte the post-state of the previous step: its commitments (computed on the commit worker)
             txn.pre, txn.pre_work = None, self._prev_work
+            txn.pre_flat = kept[1]
         else:
             txn.pre = commitments(state)
             txn.pre_root = root_of(txn.pre)
+            txn.pre_flat = _state_bytes(state, self._copies(layout))
         if t % self.replay_snapshot_interval == 0 or self._base is None:
             self._snapshot(t, state, txn.pre_root, txn.pre_work)
         with _modes_off():
@@ -1036,17 +1091,18 @@ class ZKDV:
             if not failed:
                 raise ZKDVUsageError(f"the transaction of step {txn.step} closed without optimizer.step()")
             return
-        assert txn.loss is not None and txn.update is not None and self._optimizer is not None
+        assert txn.loss is not None and txn.pre_flat is not None and self._optimizer is not None
         t = txn.step
         post, own = self._read_state_params()
-        layout, flat = _layout(post), _state_bytes(post)  # the copy the commitments are computed from
+        layout = _layout(post)
+        flat = _state_bytes(post, self._copies(layout))  # the copy the commitments are computed from
         do_state, do_update = self.config.sampling_policy.draws(self._root_key, t)
         if self.world_size > 1:  # the rank-local leaves, as the user passed them (the window holds every rank's)
             batch, batch_record = None, self._batch_record(txn.leaves)
         else:
             batch, batch_record = list(self._window_batches[-1].values()), None
         work = _StepWork(
-            t, layout, flat, txn.update, txn.loss.to(torch.float32).reshape(1).numpy().tobytes(), batch,
+            t, layout, flat, txn.layout, txn.pre_flat, txn.loss.to(torch.float32).reshape(1).numpy().tobytes(), batch,
             batch_record, txn.pre, txn.pre_root, txn.pre_work,
             {
                 "type": "step",
@@ -1097,14 +1153,16 @@ class ZKDV:
                 pre, pre_root = before.post, before.post_root
             else:
                 pre, pre_root = work.pre, work.pre_root
-            assert work.flat is not None
+            assert work.flat is not None and work.pre_flat is not None
             named = self._batch_named(work.batch) if work.batch is not None else {}
-            plan = self._plan(work.layout, work.flat, work.update, named)
-            closed = plan.commit(work.flat, list(work.update.values()), list(named.values())) if plan else None
+            plan = self._plan(work.layout, work.flat, named)
+            closed = plan.commit(work.flat, work.pre_flat, work.pre_layout, list(named.values())) if plan else None
             post: dict[str, Tensor] = {}
             if closed is None:  # the generic path (another layout, or no native library): the same bits
                 post = _entries(work.layout, work.flat)
-                closed = _Closed([(c, ordered(c), root_of(c)) for c in commitments_of(post, work.update, named)],
+                old = _entries(work.pre_layout, work.pre_flat)
+                update = {k: _SUB(post[k], old[k]) for k in post if k.startswith(PARAM)}
+                closed = _Closed([(c, ordered(c), root_of(c)) for c in commitments_of(post, update, named)],
                                  None, None)  # one call
             (post_c, post_entries, post_root), (update_c, update_entries, update_root), (batch_c, _, batch_root) = (
                 closed.groups)
@@ -1139,24 +1197,29 @@ class ZKDV:
         except Exception as e:
             self._poison(work.step, f"the commitments of step {work.step} failed: {type(e).__name__}: {e}")
         finally:  # hashed: drop the copies (the next open compares with the training thread's reference)
-            work.flat, work.update, work.batch = None, {}, None
+            work.flat, work.pre_flat, work.batch = None, None, None
             work.done.set()
         self._drain()
 
-    def _plan(self, layout: tuple[Any, ...], flat: Tensor, update: Mapping[str, Tensor],
-              batch: Mapping[str, Tensor]) -> _StepPlan | None:
+    def _plan(self, layout: tuple[Any, ...], flat: Tensor, batch: Mapping[str, Tensor]) -> _StepPlan | None:
         """The step plan for these layouts (built on first use, kept per layout), or None where the tensors
         are not all contiguous (the generic path then commits them)."""
-        tensors = (*update.values(), *batch.values())
-        if not flat.is_contiguous() or not all(t.is_contiguous() for t in tensors):
+        if not flat.is_contiguous() or not all(t.is_contiguous() for t in batch.values()):
             return None
-        key = (layout, _layout(update), _layout(batch))
+        key = (layout, _layout(batch))
         plan = self._plans.get(key)
         if plan is None:
             if len(self._plans) >= 8:  # a run has one layout; a bound all the same
                 self._plans.clear()
             plan = self._plans[key] = _StepPlan(*key, self._probe_set, self.rolling_window)
         return plan
+
+    def _copies(self, layout: tuple[Any, ...]) -> _commit_native.CopyPlan:
+        """The native copy and compare of a state of this layout (the last one asked for is kept)."""
+        got = self._copy_plan
+        if got is None or (got[0] is not layout and got[0] != layout):
+            got = self._copy_plan = (layout, _copy_plan(layout))
+        return got[1]
 
     # -- pipeline -----------------------------------------------------------------------------
 

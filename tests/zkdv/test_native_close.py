@@ -1,8 +1,10 @@
 """A step's close in one native call (`trainer.commit._native.ClosePlan` through `zkdv.torch._StepPlan`)
-against the Python path, on both compression functions: the tensor commitments, the three state roots, the
-batch's rolling digest from its leaves and the probes, whose sums and products the C code computes as the
-RepOps kernels do (compared with `ProbeSet` and `Probe` on the RepOps kernels, with signed zeros, subnormals,
-infinities, NaNs and sums that overflow float32)."""
+against the Python path, on both compression functions: the update from the post- and the pre-state's copies
+(the C code subtracts as the RepOps `sub` does: compared with it byte for byte, with signed zeros, subnormals,
+infinities and NaN payloads), the tensor commitments, the three state roots, the batch's rolling digest from its
+leaves and the probes, whose sums and products the C code computes as the RepOps kernels do (compared with
+`ProbeSet` and `Probe` on the RepOps kernels, with signed zeros, subnormals, infinities, NaNs and sums that
+overflow float32)."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ import torch
 from trainer.commit import _native
 from trainer.commit.records import state_root_from_commitments
 from trainer.commit.tensor import commit_tensor
+from trainer.repops import KERNELS
 from zkdv.torch import _layout, _StepPlan
 from zkdv.transcript import Probe, ProbeSet, packed_rows, rolling_root
 
@@ -98,6 +101,27 @@ def _ties(ratio: float) -> torch.Tensor:
     return rows * signs  # s_i * s_i = 1: the signed values are the rows
 
 
+def _pre(values: dict[str, torch.Tensor], seed: int, special: bool) -> dict[str, torch.Tensor]:
+    """A pre-state's parameters for these post-state values: close to them (small and subnormal differences),
+    with, where `special`, the operands whose difference is a special value (inf - inf, NaN payloads of either
+    sign on either side, -0 - -0, 0 - -0, the largest finite values of opposite signs)."""
+    g = torch.Generator().manual_seed(300 + seed)
+    out = {}
+    for n, t in values.items():
+        old = t - torch.randn(t.shape, generator=g) * 10 ** torch.randint(-44, 8, t.shape, generator=g).float()
+        if special:
+            flat = old.reshape(-1)
+            flat[::5] = t.reshape(-1)[::5]  # the same values: +0 (or NaN for a NaN)
+            flat[2::11] = float("inf")
+            flat[4::13] = -0.0
+            flat[6::17] = torch.tensor([0x7FC12345, -0x0003ABCD], dtype=torch.int32).view(torch.float32).repeat(
+                flat[6::17].numel())[: flat[6::17].numel()]  # NaNs with payloads, positive and negative
+            flat[8::19] = -3.4028234663852886e38
+            flat[9::23] = 2.0**-149  # the smallest subnormal
+        out[n] = old
+    return out
+
+
 def _state(values: dict[str, torch.Tensor], seed: int) -> dict[str, torch.Tensor]:
     g = torch.Generator().manual_seed(100 + seed)
     state = {n: torch.randint(-9, 9, shape, generator=g).to(dtype) for n, (dtype, shape) in OTHERS.items()}
@@ -118,6 +142,12 @@ def _batch(seed: int, rows: int) -> dict[str, torch.Tensor]:
         "s": torch.randn((), generator=g),
         "b": torch.randint(0, 256, (rows, 2), generator=g).to(torch.uint8),
     }
+
+
+def _update(post: dict[str, torch.Tensor], pre: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """`new - old` of every parameter with the RepOps kernel (docs/zkdv.md section 3)."""
+    sub = KERNELS["aten.sub.Tensor"].fast
+    return {n: sub(t, pre[n]) for n, t in post.items() if n.startswith("param/")}
 
 
 def _python(state: dict[str, torch.Tensor], update: dict[str, torch.Tensor], batch: dict[str, torch.Tensor],
@@ -146,12 +176,15 @@ def test_step_close_matches_the_python_path(impl: str, monkeypatch: pytest.Monke
     for seed, (rows, window) in enumerate([(16, 8), (1, 1), (5, 40)]):
         values = _values(seed, special, ratio)
         state = _state(values, seed)
-        update = {n: t * 0.5 for n, t in values.items()}
+        pre = _state(_pre(values, seed, special), seed + 1)
+        update = _update(state, pre)
         batch = _batch(seed, rows)
-        plan = _StepPlan(_layout(state), _layout(update), _layout(batch), probes, window)
+        plan = _StepPlan(_layout(state), _layout(batch), probes, window)
         assert plan.probe_slices, "every probed leaf is float32 in the copy: the probes are native"
-        got = plan.commit(_copy(state), list(update.values()), list(batch.values()))
+        assert plan.span is not None and plan._out is not None, "the parameters are float32, back to back: native"
+        got = plan.commit(_copy(state), _copy(pre), _layout(pre), list(batch.values()))
         assert got is not None and got.rolling is not None and got.probes is not None
+        assert plan._out.numpy().tobytes() == _copy(update).numpy().tobytes()  # the RepOps sub's bytes
         assert list(got.probes) == list(probes.probes)
         parts = []
         for commits, _, root in got.groups:
@@ -169,25 +202,49 @@ def test_step_close_matches_the_python_path(impl: str, monkeypatch: pytest.Monke
         assert (plan.rows, plan.width) == packed_rows(list(batch.values())).shape
 
 
-def test_step_close_without_native_probes_or_rolling(impl: str) -> None:
-    """A probed leaf that is not float32 leaves the probes to the Python path, leaves that disagree on their
-    rows the batch record (which refuses them); the commitments and roots are native all the same."""
+def test_step_close_without_native_probes_rolling_or_update(impl: str) -> None:
+    """A probed leaf that is not float32 leaves the probes and the update to the Python path, leaves that
+    disagree on their rows the batch record (which refuses them); the commitments and roots are native all the
+    same."""
     probes = ProbeSet({"param/a": Probe("param/a", 8, 0.5), "param/b": Probe("param/b", 4, 0.5)})
     state = {"param/a": torch.randn(3, 8, dtype=torch.float64), "param/b": torch.randn(2, 4)}
+    pre = {n: t * 0.5 for n, t in state.items()}
     batch = {"x": torch.randn(4, 2), "y": torch.randn(5)}
-    plan = _StepPlan(_layout(state), _layout({}), _layout(batch), probes, 2)
-    got = plan.commit(_copy(state), [], list(batch.values()))
+    plan = _StepPlan(_layout(state), _layout(batch), probes, 2)
+    assert plan.span is None
+    got = plan.commit(_copy(state), _copy(pre), _layout(pre), list(batch.values()))
     assert got is not None and got.probes is None and got.rolling is None and plan.rows is None
     assert [c for c, _, _ in got.groups] == [
-        {n: commit_tensor(t, native=False) for n, t in part.items()} for part in (state, {}, batch)]
+        {n: commit_tensor(t, native=False) for n, t in part.items()} for part in (state, _update(state, pre), batch)]
+
+
+@pytest.mark.parametrize("case", ["interleaved", "other pre layout"])
+def test_step_close_with_the_update_in_python(impl: str, case: str) -> None:
+    """Parameters that do not lie back to back in the copy, or a pre-state of another layout (a state changed
+    between steps): the update is the RepOps sub's, entry by entry, and the rest native as before."""
+    probes = ProbeSet({"param/a": Probe("param/a", 8, 0.5)})
+    state = {"param/a": torch.randn(3, 8), "param/b": torch.randn(2, 4)}
+    if case == "interleaved":
+        state = {"param/a": state["param/a"], "param/a2": torch.randn(3), "param/b": state["param/b"]}
+        state["param/a2"] = state["param/a2"].to(torch.float64)
+        pre = {n: t * 0.5 for n, t in state.items()}
+    else:
+        pre = {"buffer/x": torch.ones(2), **{n: t * 0.5 for n, t in state.items()}}
+    batch = {"x": torch.randn(4, 2)}
+    plan = _StepPlan(_layout(state), _layout(batch), probes, 1)
+    assert (plan.span is None) == (case == "interleaved")
+    got = plan.commit(_copy(state), _copy(pre), _layout(pre), list(batch.values()))
+    assert got is not None
+    assert [c for c, _, _ in got.groups] == [
+        {n: commit_tensor(t, native=False) for n, t in part.items()} for part in (state, _update(state, pre), batch)]
 
 
 def test_step_close_falls_back_without_the_library(monkeypatch: pytest.MonkeyPatch) -> None:
     probes = ProbeSet({"param/a": Probe("param/a", 8, 0.5)})
     state = {"param/a": torch.randn(3, 8)}
-    plan = _StepPlan(_layout(state), _layout({}), _layout({}), probes, 1)
+    plan = _StepPlan(_layout(state), _layout({}), probes, 1)
     monkeypatch.setenv("REFEREED_NATIVE", "0")
-    assert plan.commit(_copy(state), [], []) is None
+    assert plan.commit(_copy(state), _copy(state), _layout(state), []) is None
     monkeypatch.delenv("REFEREED_NATIVE")
     monkeypatch.setattr(_native, "_closing", [False])  # a library built before rt_step_close
-    assert plan.commit(_copy(state), [], []) is None
+    assert plan.commit(_copy(state), _copy(state), _layout(state), []) is None

@@ -28,6 +28,7 @@ __all__ = [
     "SOURCE",
     "ClosePlan",
     "CommitPlan",
+    "CopyPlan",
     "available",
     "build",
     "chunk_leaves",
@@ -47,7 +48,7 @@ MAX_DEFAULT_THREADS = 8
 # The loaded library, filled on first use: [] not tried yet, [None] not available.
 _holder: list[ctypes.CDLL | None] = []
 _batched: list[bool] = []  # [True] when the loaded library has the batched calls (commit_buffers, ...)
-_closing: list[bool] = []  # [True] when it has zkdv's step close (rt_step_close)
+_closing: list[bool] = []  # [True] when it has zkdv's step calls (rt_step_close, rt_gather, rt_same)
 
 
 def _load() -> ctypes.CDLL | None:
@@ -84,8 +85,13 @@ def _load() -> ctypes.CDLL | None:
                 _batched.append(False)
             try:
                 lib.rt_step_close.argtypes = [size, ptr, ptr, ptr, ptr, cint, size, ptr, ptr, ptr, size, ptr, ptr, ptr,
-                                              size, size, ptr, size, ptr, ptr, ptr, ptr, ptr, ptr, ptr]
+                                              size, size, ptr, size, ptr, ptr, ptr, ptr, ptr, ptr, size, ptr, ptr, ptr,
+                                              ptr]
                 lib.rt_step_close.restype = cint
+                lib.rt_gather.argtypes = [size, ptr, ptr, ptr]
+                lib.rt_gather.restype = None
+                lib.rt_same.argtypes = [size, ptr, ptr, ptr]
+                lib.rt_same.restype = cint
                 _closing.append(True)
             except AttributeError:
                 _closing.append(False)
@@ -292,11 +298,15 @@ class ClosePlan:
         self._ptrs = ctypes.c_void_p * n
         self._leaf_ptrs = ctypes.c_void_p * nl
 
-    def __call__(self, addresses: Sequence[int], leaves: Sequence[int], probe_base: int) -> bytes | None:
+    def __call__(self, addresses: Sequence[int], leaves: Sequence[int], probe_base: int,
+                 update: tuple[int, int, int, int] | None = None) -> bytes | None:
         """The buffers' commitments, the groups' roots, the rolling digest (with leaves) and the probes' float32
         bytes, back to back; `addresses` of the buffers (each of its planned length), `leaves` of the batch
         leaves, `probe_base` of the float32 buffer the probes read, all kept alive by the caller during the call.
-        None when the library (or a build with this call) is not there."""
+        `update`: (count, post, old, out) to compute first, in the same call, the float32 update
+        `out[i] = post[i] - old[i]` of `count` values (the RepOps sub: IEEE binary32, NaN canonical) into `out`,
+        where the caller points buffers of `addresses` (the update's entries). None when the library (or a build
+        with this call) is not there."""
         lib = _lib()
         if lib is None or not _closing or not _closing[-1]:
             return None
@@ -308,9 +318,38 @@ class ClosePlan:
                              self.g, self._group_len, self._perm, self._names, self.nleaves,
                              self._leaf_ptrs(*leaves), self._row_bytes, self._stride, self.rows, self.window,
                              probe_base, self.nprobes, self._poff, self._prows, self._pd, self._pk, self._signs,
-                             self._scales, out) != 0:
+                             self._scales, *(update or (0, None, None, None)), out) != 0:
             raise MemoryError("the native close of a step ran out of memory")
         return out.raw
+
+
+class CopyPlan:
+    """A state's bytes, buffers of fixed lengths back to back: one call copies them into one buffer (zkdv's
+    post-state copy), one compares them with such a copy (its check that nothing changed between steps)."""
+
+    def __init__(self, lengths: Sequence[int]) -> None:
+        n = self.n = len(lengths)
+        self.lengths = tuple(lengths)
+        self.total = sum(lengths)
+        self._lens = (ctypes.c_size_t * n)(*lengths)
+        self._ptrs = ctypes.c_void_p * n
+
+    def copy(self, addresses: Sequence[int], dst: int) -> bool:
+        """Copy the buffers at `addresses` (each of its planned length) to `dst` (room for `total` bytes);
+        False, with nothing done, without the library."""
+        lib = _lib()
+        if lib is None or not _closing or not _closing[-1]:
+            return False
+        lib.rt_gather(self.n, self._ptrs(*addresses), self._lens, dst)
+        return True
+
+    def same(self, addresses: Sequence[int], ref: int) -> bool | None:
+        """Whether the buffers at `addresses` hold, back to back, the `total` bytes at `ref`; None without the
+        library."""
+        lib = _lib()
+        if lib is None or not _closing or not _closing[-1]:
+            return None
+        return bool(lib.rt_same(self.n, self._ptrs(*addresses), self._lens, ref))
 
 
 def state_root(name_hashes: bytes, commitments: bytes) -> bytes | None:

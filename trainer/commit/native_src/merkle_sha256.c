@@ -638,8 +638,21 @@ static void probes(const float *base, size_t n, const int64_t off[], const int64
     }
 }
 
-/* Everything a zkdv step's close hashes, in one call: the tensor commitments of n buffers (as
- * rt_commit_tensors) to out; for each of g groups (post-state, update, batch), whose commitments are the next
+/* The step's update in float32 (docs/zkdv.md section 3): out[i] = post[i] - old[i], IEEE binary32 subtraction
+ * rounded to nearest (the RepOps aten.sub.Tensor kernel on float32: torch.sub, then every NaN made the canonical
+ * quiet NaN 0x7FC00000), for i < n. */
+static void update_f32(size_t n, const float *post, const float *old, float *out) {
+    const uint32_t canonical_nan = 0x7FC00000u;
+    for (size_t i = 0; i < n; i++) {
+        float v = post[i] - old[i];
+        if ((f32_bits(v) & 0x7FFFFFFFu) > 0x7F800000u) memcpy(&v, &canonical_nan, 4);
+        out[i] = v;
+    }
+}
+
+/* Everything a zkdv step's close hashes, in one call: first, when nsub > 0, the update (update_f32) of the
+ * nsub float32 values at sub_post and sub_old into sub_out (the caller points the update's buffers there);
+ * then the tensor commitments of n buffers (as rt_commit_tensors) to out; for each of g groups (post-state, update, batch), whose commitments are the next
  * group_len[i] of those n, the state root over them taken in the order perm lists (indices into the group)
  * with their name hashes (32 bytes each, in that order, group after group), to out + 32 n + 32 i; when
  * nleaves > 0 the batch's rolling digest (rolling_leaves) to out + 32 (n + g); when np > 0 the probes
@@ -649,7 +662,9 @@ int rt_step_close(size_t n, const uint8_t *const data[], const size_t nbytes[], 
                   const uint8_t *name_hashes, size_t nleaves, const uint8_t *const leaf[], const size_t row_bytes[],
                   const size_t stride[], size_t rows, size_t w, const float *probe_base, size_t np,
                   const int64_t poff[], const int64_t prows[], const int64_t pd[], const int64_t pk[],
-                  const float *signs, const float *scales, uint8_t *out) {
+                  const float *signs, const float *scales, size_t nsub, const float *sub_post, const float *sub_old,
+                  float *sub_out, uint8_t *out) {
+    if (nsub) update_f32(nsub, sub_post, sub_old, sub_out);
     if (rt_commit_tensors(n, data, nbytes, headers, hlen, out, threads)) return -1;
     uint8_t *roots = out + 32 * n;
     size_t most = 1;
@@ -672,4 +687,16 @@ int rt_step_close(size_t n, const uint8_t *const data[], const size_t nbytes[], 
     }
     if (np) probes(probe_base, np, poff, prows, pd, pk, signs, scales, after);
     return 0;
+}
+
+/* A state's bytes: n buffers back to back into dst (zkdv's post-state copy), or compared with such a copy at
+ * ref (1: the same bytes; zkdv's check that nothing changed between steps). */
+void rt_gather(size_t n, const uint8_t *const src[], const size_t len[], uint8_t *dst) {
+    for (size_t k = 0; k < n; dst += len[k++]) memcpy(dst, src[k], len[k]);
+}
+
+int rt_same(size_t n, const uint8_t *const src[], const size_t len[], const uint8_t *ref) {
+    for (size_t k = 0; k < n; ref += len[k++])
+        if (memcmp(src[k], ref, len[k])) return 0;
+    return 1;
 }

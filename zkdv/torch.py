@@ -626,6 +626,7 @@ class ZKDV:
         self._probe_set = ProbeSet({})
         self._plans: dict[tuple[Any, ...], _StepPlan] = {}  # per layout of (post-state, batch)
         self._copy_plan: tuple[tuple[Any, ...], _commit_native.CopyPlan] | None = None  # the state's (`_copies`)
+        self._last_plan: tuple[tuple[Any, ...], tuple[Any, ...], _StepPlan] | None = None  # `_plan`'s last answer
         self._capture: _Capture | None = None
         self._batch_spec: Any = None
         self._names_of: tuple[Any, int, int, list[str]] | None = None  # (spec, leaves, world size, names)
@@ -1023,6 +1024,8 @@ class ZKDV:
                        described)
         if self._fingerprint is not None and fingerprint == self._fingerprint[0]:
             signature = self._fingerprint[1]  # equal parts: the signature those parts gave
+            fingerprint = self._fingerprint[0]
+            spec, layout = fingerprint[2], fingerprint[4]  # the equal objects kept: later checks compare identities
         else:
             signature = self._signature_of(leaves, spec, state, described)
         if self._program is None:
@@ -1095,14 +1098,17 @@ class ZKDV:
         t = txn.step
         post, own = self._read_state_params()
         layout = _layout(post)
+        if layout == txn.layout:
+            layout = txn.layout  # the object the plans were looked up with (an identity check next time)
         flat = _state_bytes(post, self._copies(layout))  # the copy the commitments are computed from
+        loss = txn.loss if txn.loss.dtype is torch.float32 else txn.loss.to(torch.float32)
         do_state, do_update = self.config.sampling_policy.draws(self._root_key, t)
         if self.world_size > 1:  # the rank-local leaves, as the user passed them (the window holds every rank's)
             batch, batch_record = None, self._batch_record(txn.leaves)
         else:
             batch, batch_record = list(self._window_batches[-1].values()), None
         work = _StepWork(
-            t, layout, flat, txn.layout, txn.pre_flat, txn.loss.to(torch.float32).reshape(1).numpy().tobytes(), batch,
+            t, layout, flat, txn.layout, txn.pre_flat, loss.reshape(1).numpy().tobytes(), batch,
             batch_record, txn.pre, txn.pre_root, txn.pre_work,
             {
                 "type": "step",
@@ -1154,7 +1160,7 @@ class ZKDV:
             else:
                 pre, pre_root = work.pre, work.pre_root
             assert work.flat is not None and work.pre_flat is not None
-            named = self._batch_named(work.batch) if work.batch is not None else {}
+            named = self._batch_named(work.batch, copies=True) if work.batch is not None else {}
             plan = self._plan(work.layout, work.flat, named)
             closed = plan.commit(work.flat, work.pre_flat, work.pre_layout, list(named.values())) if plan else None
             post: dict[str, Tensor] = {}
@@ -1207,11 +1213,15 @@ class ZKDV:
         if not flat.is_contiguous() or not all(t.is_contiguous() for t in batch.values()):
             return None
         key = (layout, _layout(batch))
+        last = self._last_plan
+        if last is not None and last[0] is layout and last[1] == key[1]:
+            return last[2]  # the step before's plan (the layout is kept as one object while it does not change)
         plan = self._plans.get(key)
         if plan is None:
             if len(self._plans) >= 8:  # a run has one layout; a bound all the same
                 self._plans.clear()
             plan = self._plans[key] = _StepPlan(*key, self._probe_set, self.rolling_window)
+        self._last_plan = (layout, key[1], plan)
         return plan
 
     def _copies(self, layout: tuple[Any, ...]) -> _commit_native.CopyPlan:
@@ -1549,6 +1559,7 @@ class ZKDV:
                 self._probes[PARAM + n] = Probe(PARAM + n, int(t.shape[-1]), self.probe_ratio)
         self._probe_set = ProbeSet(self._probes)
         self._plans = {}
+        self._last_plan = None
         rows = packed_rows(leaves)
         if self.rolling_window > rows.shape[1]:
             rolling_root(rows, self.rolling_window)  # raises with the message
@@ -1616,13 +1627,17 @@ class ZKDV:
         """`leaf_names(self._batch_spec, n, world_size)`, kept for the spec it was computed for."""
         key = (self._batch_spec, n, world_size)
         got = self._names_of
-        if got is None or got[1:3] != key[1:] or got[0] != key[0]:  # an equal spec names the leaves alike
+        if got is None or got[1:3] != key[1:] or (got[0] is not key[0] and got[0] != key[0]):  # an equal spec
+            # names the leaves alike
             got = self._names_of = (*key, leaf_names(*key))
         return got[3]
 
-    def _batch_named(self, leaves: Sequence[Tensor]) -> dict[str, Tensor]:
-        """The rank-local batch leaves, named as a single process names them."""
+    def _batch_named(self, leaves: Sequence[Tensor], *, copies: bool = False) -> dict[str, Tensor]:
+        """The rank-local batch leaves, named as a single process names them; `copies`: the leaves are the
+        window's copies (detached already), taken as they are where contiguous."""
         names = self._leaf_names(len(leaves))
+        if copies and all(t.is_contiguous() for t in leaves):
+            return dict(zip(names, leaves, strict=True))
         return {n: t.detach().contiguous() for n, t in zip(names, leaves, strict=True)}
 
     def _batch_record(self, leaves: Sequence[Tensor], commits: Mapping[str, bytes] | None = None,

@@ -29,6 +29,7 @@ import itertools
 import math
 import os
 import queue
+import struct
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -413,6 +414,31 @@ class StepCommit:
     post_root: bytes
 
 
+class _Done:
+    """`threading.Event`'s set, is_set and wait, for a flag set once: a lock held until it is set (one C call to
+    make, where an Event makes a Condition)."""
+
+    __slots__ = ("_flag", "_lock")
+
+    def __init__(self) -> None:
+        self._flag = False
+        self._lock = threading.Lock()
+        self._lock.acquire()
+
+    def set(self) -> None:
+        if not self._flag:  # one thread sets it (the one that computed the commitments)
+            self._flag = True
+            self._lock.release()
+
+    def is_set(self) -> bool:
+        return self._flag
+
+    def wait(self) -> None:
+        if not self._flag:
+            with self._lock:  # released by set(); the next waiter gets it in turn
+                pass
+
+
 @dataclass(eq=False)
 class _StepWork:
     """A closed transaction's commitments and record, computed (on the commit worker, or at close) from
@@ -433,7 +459,7 @@ class _StepWork:
     fields: dict[str, Any]  # the record's entries known at close
     commit: StepCommit | None = None
     record: dict[str, Any] | None = None
-    done: threading.Event = field(default_factory=threading.Event)
+    done: _Done = field(default_factory=lambda: _Done())
 
     def resolved(self) -> StepCommit:
         self.done.wait()
@@ -626,6 +652,7 @@ class ZKDV:
         self._probe_set = ProbeSet({})
         self._plans: dict[tuple[Any, ...], _StepPlan] = {}  # per layout of (post-state, batch)
         self._copy_plan: tuple[tuple[Any, ...], _commit_native.CopyPlan] | None = None  # the state's (`_copies`)
+        self._last_described: tuple[Any, bytes] | None = None  # `_described`'s last answer
         self._last_plan: tuple[tuple[Any, ...], tuple[Any, ...], _StepPlan] | None = None  # `_plan`'s last answer
         self._capture: _Capture | None = None
         self._batch_spec: Any = None
@@ -1019,7 +1046,7 @@ class ZKDV:
         self._form = self._factories[type(self._optimizer)](self._optimizer)  # hyperparameters as they are now
         state, params = self._read_state_params()
         layout = _layout(state)
-        described = encode(self._form.describe())
+        described = self._described(self._form.describe())
         fingerprint = (id(self._root), id(self._optimizer), spec, tuple((t.dtype, t.shape) for t in leaves), layout,
                        described)
         if self._fingerprint is not None and fingerprint == self._fingerprint[0]:
@@ -1224,6 +1251,15 @@ class ZKDV:
         self._last_plan = (layout, key[1], plan)
         return plan
 
+    def _described(self, description: dict[str, Any]) -> bytes:
+        """`encode(description)`, the optimizer's hyperparameters; the last one's bytes where it is the same
+        (compared value for value with the types and, for floats, the bits: 0.0 and -0.0 differ)."""
+        key = _exact(description)
+        got = self._last_described
+        if got is None or got[0] != key:
+            got = self._last_described = (key, encode(description))
+        return got[1]
+
     def _copies(self, layout: tuple[Any, ...]) -> _commit_native.CopyPlan:
         """The native copy and compare of a state of this layout (the last one asked for is kept)."""
         got = self._copy_plan
@@ -1234,6 +1270,10 @@ class ZKDV:
     # -- pipeline -----------------------------------------------------------------------------
 
     def _admit(self, t: int) -> None:
+        if not self._pending:  # no check in flight (only this thread adds to or prunes the pending checks)
+            self._events.append(("admit", t))
+            self._raise_if_poisoned()
+            return
         with self._cv:
             while True:
                 unresolved = [j for j in self._pending.values() if not j.done]
@@ -1726,6 +1766,18 @@ def commit_worker_default() -> bool:
 
 def _distributed() -> bool:
     return dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1
+
+
+def _exact(value: Any) -> Any:
+    """A key equal for two values exactly when their CBOR encodings are: types kept, floats by their bits."""
+    kind = type(value)
+    if isinstance(value, float):
+        return (kind, struct.pack("<d", value))
+    if kind is dict:
+        return (dict, tuple((_exact(k), _exact(v)) for k, v in value.items()))
+    if kind is list or kind is tuple:
+        return (kind, tuple(_exact(v) for v in value))
+    return (kind, value)
 
 
 def _signature_change(old: tuple[Any, ...] | None, new: tuple[Any, ...]) -> str:

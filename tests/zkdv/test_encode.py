@@ -58,3 +58,36 @@ def test_the_records_of_a_run() -> None:
     for record in (step, check, root, OrderedDict(reversed(list(step.items())))):
         assert encode(record) == cbor2.dumps(dict(record), canonical=True)
     assert _in_key_order(root) is _MIXED  # a float: the canonical encoder decides its width
+
+
+def test_the_optimizer_description_is_reencoded_exactly_when_its_bytes_would_differ() -> None:
+    """zkdv keeps the last description's bytes while the next one is the same value for value (`_exact`):
+    0.0 and -0.0, 1 and True, 1 and 1.0 are different descriptions, whose encodings differ."""
+    from zkdv.torch import _exact
+
+    base = {"kind": "sgd", "lr": 0.1, "momentum": 0.0, "nesterov": False, "betas": [0.9, 0.999]}
+    same = {"kind": "sgd", "lr": 0.1, "momentum": 0.0, "nesterov": False, "betas": [0.9, 0.999]}
+    assert _exact(base) == _exact(same) and encode(base) == encode(same)
+    for k, v in [("momentum", -0.0), ("nesterov", 0), ("lr", 0.1000000001), ("betas", (0.9, 0.999)),
+                 ("momentum", float("nan")), ("kind", "SGD"), ("betas", [0.9, 1])]:
+        other = {**base, k: v}
+        assert _exact(other) != _exact(base)  # re-encoded (a tuple for a list gives the same bytes: harmless)
+
+
+def test_the_done_flag_wakes_every_waiter() -> None:
+    import threading
+
+    from zkdv.torch import _Done
+
+    done = _Done()
+    woke: list[int] = []
+    threads = [threading.Thread(target=lambda i=i: (done.wait(), woke.append(i))) for i in range(4)]
+    for t in threads:
+        t.start()
+    assert not done.is_set() and not woke
+    done.set()
+    done.set()  # a second set changes nothing
+    for t in threads:
+        t.join(timeout=10)
+    assert done.is_set() and sorted(woke) == [0, 1, 2, 3]
+    done.wait()  # set: returns at once

@@ -29,6 +29,7 @@ import itertools
 import math
 import os
 import queue
+import struct
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -156,9 +157,19 @@ def _layout(state: Mapping[str, Tensor]) -> tuple[Any, ...]:
     return tuple((n, t.dtype, tuple(t.shape)) for n, t in state.items())
 
 
-def _state_bytes(state: Mapping[str, Tensor]) -> Tensor:
-    """Every entry's bytes, in order, as one fresh uint8 tensor (a copy nothing else refers to)."""
+def _copy_plan(layout: tuple[Any, ...]) -> _commit_native.CopyPlan:
+    """The native copy and compare of a state of this layout (its entries' byte lengths, in order)."""
+    return _commit_native.CopyPlan([dtype.itemsize * math.prod(shape) for _, dtype, shape in layout])
+
+
+def _state_bytes(state: Mapping[str, Tensor], plan: _commit_native.CopyPlan | None = None) -> Tensor:
+    """Every entry's bytes, in order, as one fresh uint8 tensor (a copy nothing else refers to): one native
+    copy with `plan` (of the state's layout) where the library is there and every entry is contiguous."""
     values = list(state.values())
+    if plan is not None and all(t.is_contiguous() for t in values):
+        flat = torch.empty(plan.total, dtype=torch.uint8)
+        if plan.copy([t.data_ptr() for t in values], flat.data_ptr()):
+            return flat
     if values and all(t.dtype == values[0].dtype and not t.requires_grad for t in values):
         return torch.cat([t.reshape(-1) for t in values]).view(torch.uint8)  # one dtype: the same bytes, fewer calls
     parts = [t.detach().contiguous().reshape(-1).view(torch.uint8) for t in values]
@@ -187,10 +198,16 @@ def _same_bytes(a: Tensor, b: Tensor) -> bool:
     return bool(np.array_equal(a.numpy(), b.numpy()))
 
 
-def _same_state(flat: Tensor, state: Mapping[str, Tensor]) -> bool:
-    """Whether the state's bytes are those of `flat`, a `_state_bytes` copy of a state with the same layout:
-    a memcmp per entry against its part of the copy, without copying the state (else `_same_bytes`)."""
-    if _MEMCMP is None or not all(t.is_contiguous() for t in state.values()):
+def _same_state(flat: Tensor, state: Mapping[str, Tensor], plan: _commit_native.CopyPlan | None = None) -> bool:
+    """Whether the state's bytes are those of `flat`, a `_state_bytes` copy of a state with the same layout,
+    compared in place without copying the state: one native call with `plan` (of the state's layout), else a
+    memcmp per entry against its part of the copy, else `_same_bytes`."""
+    contiguous = all(t.is_contiguous() for t in state.values())
+    if plan is not None and contiguous and flat.numel() == plan.total:
+        same = plan.same([t.data_ptr() for t in state.values()], flat.data_ptr())
+        if same is not None:
+            return same
+    if _MEMCMP is None or not contiguous:
         return _same_bytes(flat, _state_bytes(state))
     base, off = flat.data_ptr(), 0
     for t in state.values():
@@ -216,26 +233,37 @@ def _entries(layout: tuple[Any, ...], flat: Tensor) -> dict[str, Tensor]:
 
 
 class _StepPlan:
-    """The fixed facts of a run's steps, for one layout of the post-state (its `_state_bytes` copy), the update
-    and the batch (a run has one; built once, on the thread that commits): every entry's byte offset in the
-    copy, the native commitment plan of all a step's tensors (one call, only the addresses passed), the
-    probes' gather plan."""
+    """The fixed facts of a run's steps, for one layout of the post-state (its `_state_bytes` copy) and of the
+    batch (a run has one; built once, on the thread that commits): every entry's byte offset in the copy; the
+    update's layout (the parameter entries) and, where those lie back to back in the copy as float32, their
+    span (the update is then computed inside the native call from the post- and the pre-state copies' spans,
+    into a buffer of the plan); the native plan of a step's close (the update, the commitments of all its
+    tensors, the three roots, the batch's rolling digest and the probes in one call, only the addresses
+    passed); the probes' gather plan for the Python path."""
 
-    def __init__(self, post: tuple[Any, ...], update: tuple[Any, ...], batch: tuple[Any, ...],
-                 probes: ProbeSet) -> None:
+    def __init__(self, post: tuple[Any, ...], batch: tuple[Any, ...], probes: ProbeSet, window: int) -> None:
+        self.layout = post
         self.post_names = [n for n, _, _ in post]
-        self.update_names = [n for n, _, _ in update]
         self.batch_names = [n for n, _, _ in batch]
+        sizes = [dtype.itemsize * math.prod(shape) for _, dtype, shape in post]
         self.offsets, off = [], 0
-        for _, dtype, shape in post:
+        for size in sizes:
             self.offsets.append(off)
-            off += dtype.itemsize * math.prod(shape)
+            off += size
         self.total = off
-        entries = (*post, *update, *batch)
-        self.commit = _commit_native.CommitPlan(
-            [dtype.itemsize * math.prod(shape) for _, dtype, shape in entries],
-            [header(dtype_code(dtype), shape) for _, dtype, shape in entries],
-        )
+        params = [i for i, (n, _, _) in enumerate(post) if n.startswith(PARAM)]
+        update = tuple(post[i] for i in params)
+        self.update_names = [n for n, _, _ in update]
+        self.span: tuple[int, int] | None = None  # the parameters' bytes in the copy, when the update is native
+        self._out: Tensor | None = None  # the native update's values (float32 bytes), reused under the lock
+        self._lock = threading.Lock()
+        if (params and params == list(range(params[0], params[-1] + 1))
+                and all(dtype is torch.float32 for _, dtype, _ in update) and self.offsets[params[0]] % 4 == 0):
+            a = self.offsets[params[0]]
+            self.span = (a, self.offsets[params[-1]] + sizes[params[-1]])
+            self._out = torch.empty(self.span[1] - a, dtype=torch.uint8)
+            out = self._out.data_ptr()
+            self._update_at: list[int] = [out + self.offsets[i] - a for i in params]
         self.probes = FlatProbes.plan(probes, post)
         self.groups = []  # per group (post, update, batch): names, its span in the row, canonical order, name hashes
         at = 0
@@ -243,24 +271,95 @@ class _StepPlan:
             canon, hashes = _order(tuple(names))
             self.groups.append((names, at, at + len(names), [names.index(n) for n in canon], hashes))
             at += len(names)
+        self.rows, self.width = _packed_shape(batch)
+        leaves = [] if self.rows is None else [
+            (dtype.itemsize * math.prod(shape[1:]), dtype.itemsize * math.prod(shape[1:]) if shape else 0)
+            for _, dtype, shape in batch
+        ]
+        native_probes = [] if self.probes is None else [
+            (self.offsets[self.post_names.index(n)] // 4, rows, probes.probes[n].d, probes.probes[n].k)
+            for n, rows in zip(probes.order, self.probes.counts, strict=True)
+        ]
+        self.probe_order = probes.order if native_probes else []
+        entries = (*post, *update, *batch)
+        self.close = _commit_native.ClosePlan(
+            [dtype.itemsize * math.prod(shape) for _, dtype, shape in entries],
+            [header(dtype_code(dtype), shape) for _, dtype, shape in entries],
+            [(perm, hashes) for _, _, _, perm, hashes in self.groups],
+            leaves, self.rows or 0, window if leaves else 0, native_probes,
+            np.concatenate([probes.probes[n].signs.numpy()[: probes.probes[n].d] for n in self.probe_order]
+                           or [np.zeros(0, np.float32)]),
+            np.concatenate([probes.probes[n].scale.numpy() for n in self.probe_order] or [np.zeros(0, np.float32)]),
+        )
+        self.probe_slices: list[tuple[str, int, int]] = []  # each probed leaf's bytes in the call's result
+        at = 32 * (len(entries) + len(self.groups) + (1 if leaves else 0))
+        for n, (_, rows, _, k) in zip(self.probe_order, native_probes, strict=True):
+            self.probe_slices.append((n, at, at + 4 * rows * k))
+            at += 4 * rows * k
+        self.probe_names = list(probes.probes)
 
-    def commitments(self, flat: Tensor, update: Sequence[Tensor], batch: Sequence[Tensor]
-                    ) -> list[tuple[dict[str, bytes], list[bytes], bytes]] | None:
-        """For the post-state, the update and the batch: (commitments by name, in canonical order, the root),
-        the commitments in one native call (None without the library); the update and batch tensors are
-        contiguous and of the planned layouts (the caller checked)."""
+    def update(self, flat: Tensor, pre: Tensor, pre_layout: tuple[Any, ...]) -> dict[str, Tensor]:
+        """The update `new - old` of every parameter entry (docs/zkdv.md section 3) from the post-state's copy and
+        the pre-state's (of `pre_layout`) with the RepOps `sub`, entry by entry, as fresh tensors by name: the
+        Python path, and the native path's reference (tests compare their bytes)."""
+        post, old = _entries(self.layout, flat), _entries(pre_layout, pre)
+        return {n: _SUB(post[n], old[n]) for n in self.update_names}
+
+    def commit(self, flat: Tensor, pre: Tensor, pre_layout: tuple[Any, ...], batch: Sequence[Tensor]
+               ) -> _Closed | None:
+        """The step's update (from the post- and the pre-state's copies, `pre` of `pre_layout`), commitments,
+        roots, rolling digest (with a batch of the planned layout) and probes (where the plan has them) in one
+        native call; None without the library. The batch tensors are contiguous and of the planned layout (the
+        caller checked)."""
         base = flat.data_ptr()
-        row = self.commit([base + o for o in self.offsets] + [t.data_ptr() for t in update]
-                          + [t.data_ptr() for t in batch])
+        leaves = [t.data_ptr() for t in batch]
+        addresses = [base + o for o in self.offsets]
+        nleaves = leaves if self.close.nleaves else []
+        span = self.span
+        if span is not None and (pre_layout is self.layout or pre_layout == self.layout):
+            a, b = span
+            with self._lock:  # the update's buffer is the plan's
+                row = self.close(addresses + self._update_at + leaves, nleaves, base,
+                                 ((b - a) // 4, base + a, pre.data_ptr() + a, self._update_at[0]))
+        else:
+            update = self.update(flat, pre, pre_layout)
+            row = self.close(addresses + [update[n].data_ptr() for n in self.update_names] + leaves, nleaves, base)
         if row is None:
             return None
-        got = [row[i : i + 32] for i in range(0, len(row), 32)]
-        out = []
-        for names, a, b, perm, hashes in self.groups:
+        got = [row[i : i + 32] for i in range(0, 32 * self.close.n, 32)]
+        roots = 32 * self.close.n
+        groups = []
+        for g, (names, a, b, perm, _) in enumerate(self.groups):
             mine = got[a:b]
-            canon = [mine[i] for i in perm]
-            out.append((dict(zip(names, mine, strict=True)), canon, state_root_ordered(hashes, canon)))
-        return out
+            groups.append((dict(zip(names, mine, strict=True)), [mine[i] for i in perm],
+                           row[roots + 32 * g : roots + 32 * g + 32]))
+        at = roots + 32 * len(self.groups)
+        rolling = row[at : at + 32] if self.close.nleaves else None
+        probes = None
+        if self.probe_slices:
+            got_probes = {n: row[a:b] for n, a, b in self.probe_slices}
+            probes = {n: got_probes[n] for n in self.probe_names}
+        return _Closed(groups, rolling, probes)
+
+
+@dataclass(frozen=True, slots=True)
+class _Closed:
+    """What a step plan's native call gives: per group (post-state, update, batch) the commitments by name,
+    in canonical order and the root; the batch's rolling digest and the probes, where the plan has them."""
+
+    groups: list[tuple[dict[str, bytes], list[bytes], bytes]]
+    rolling: bytes | None
+    probes: dict[str, bytes] | None
+
+
+def _packed_shape(batch: tuple[Any, ...]) -> tuple[int | None, int]:
+    """(rows, width in bytes) of the packed rows of a batch of this layout (`packed_rows`); rows None where the
+    leaves disagree on their first dimension (`packed_rows` then refuses the batch)."""
+    firsts = {shape[0] for _, _, shape in batch if shape}
+    if len(firsts) > 1:
+        return None, 0
+    rows = firsts.pop() if firsts else 1
+    return rows, sum(dtype.itemsize * math.prod(shape[1:]) for _, dtype, shape in batch)
 
 
 class _ModesOff:
@@ -315,16 +414,42 @@ class StepCommit:
     post_root: bytes
 
 
+class _Done:
+    """`threading.Event`'s set, is_set and wait, for a flag set once: a lock held until it is set (one C call to
+    make, where an Event makes a Condition)."""
+
+    __slots__ = ("_flag", "_lock")
+
+    def __init__(self) -> None:
+        self._flag = False
+        self._lock = threading.Lock()
+        self._lock.acquire()
+
+    def set(self) -> None:
+        if not self._flag:  # one thread sets it (the one that computed the commitments)
+            self._flag = True
+            self._lock.release()
+
+    def is_set(self) -> bool:
+        return self._flag
+
+    def wait(self) -> None:
+        if not self._flag:
+            with self._lock:  # released by set(); the next waiter gets it in turn
+                pass
+
+
 @dataclass(eq=False)
 class _StepWork:
     """A closed transaction's commitments and record, computed (on the commit worker, or at close) from
-    inputs nothing else refers to: the post-state's bytes (a copy), the update (fresh tensors), the batch
-    (a copy)."""
+    inputs nothing else writes: the post-state's bytes and the pre-state's (copies: the update is computed
+    from them), the batch (a copy)."""
 
     step: int
     layout: tuple[Any, ...]  # the post-state's (name, dtype, shape), in order
     flat: Tensor | None  # the post-state's bytes, a copy taken at close: nothing else writes it
-    update: dict[str, Tensor]
+    pre_layout: tuple[Any, ...]
+    pre_flat: Tensor | None  # the pre-state's bytes: the previous step's post-state copy, or a copy taken at open
     loss: bytes
     batch: list[Tensor] | None  # the rank-local batch leaves (copies), or None with `batch_record` given
     batch_record: dict[str, Any] | None
@@ -334,7 +459,7 @@ class _StepWork:
     fields: dict[str, Any]  # the record's entries known at close
     commit: StepCommit | None = None
     record: dict[str, Any] | None = None
-    done: threading.Event = field(default_factory=threading.Event)
+    done: _Done = field(default_factory=lambda: _Done())
 
     def resolved(self) -> StepCommit:
         self.done.wait()
@@ -436,11 +561,14 @@ class Transaction:
     step: int = -1
     leaves: list[Tensor] = field(default_factory=list)
     mode: RepOpsMode | None = None
+    state: dict[str, Tensor] = field(default_factory=dict)  # the pre-state read at open (detached views)
+    params: dict[str, nn.Parameter] = field(default_factory=dict)  # the model's parameters by name, read at open
+    layout: tuple[Any, ...] = ()  # the pre-state's
+    pre_flat: Tensor | None = None  # the pre-state's bytes (a copy nothing else writes)
     pre: dict[str, bytes] | None = None  # None: unchanged since `pre_work`, whose post-state commitments it reuses
     pre_work: _StepWork | None = None
     loss: Tensor | None = None
     grads: dict[str, Tensor] | None = None
-    update: dict[str, Tensor] | None = None
     stepped: bool = False
     global_batch: bytes = b""
     pre_root: bytes = b""
@@ -522,7 +650,10 @@ class ZKDV:
         self._root_key = b""
         self._probes: dict[str, Probe] = {}
         self._probe_set = ProbeSet({})
-        self._plans: dict[tuple[Any, ...], _StepPlan] = {}  # per layout of (post-state, update, batch)
+        self._plans: dict[tuple[Any, ...], _StepPlan] = {}  # per layout of (post-state, batch)
+        self._copy_plan: tuple[tuple[Any, ...], _commit_native.CopyPlan] | None = None  # the state's (`_copies`)
+        self._last_described: tuple[Any, bytes] | None = None  # `_described`'s last answer
+        self._last_plan: tuple[tuple[Any, ...], tuple[Any, ...], _StepPlan] | None = None  # `_plan`'s last answer
         self._capture: _Capture | None = None
         self._batch_spec: Any = None
         self._names_of: tuple[Any, int, int, list[str]] | None = None  # (spec, leaves, world size, names)
@@ -771,10 +902,9 @@ class ZKDV:
             self._runner = Interpreter(program, self._kernels)  # the eager side's table, as the mode uses
             self._runner_kernels = self._kernels
         with _modes_off(), torch.no_grad():  # the mode would see every detach of reading the state
-            state, own = self._read_state_params()
+            state, own = txn.state, txn.params  # read at open (the update is post - pre of the copies, at close)
             batch = {n: t.detach() for n, t in zip(self._leaf_names(len(txn.leaves)), txn.leaves, strict=True)}
             new, loss = self._runner.run(state, batch)
-            txn.update = {k: _SUB(new[k], state[k]) for k, _ in self._prefixed}
             for k, n in self._prefixed:  # the user's Parameter objects keep their identity
                 p = own[n]
                 p.copy_(new[k])
@@ -882,7 +1012,6 @@ class ZKDV:
         with torch.no_grad():
             new_params, new_state = form.update(params, txn.grads, self._opt_state)  # under the RepOps mode
         with _modes_off(), torch.no_grad():
-            txn.update = {PARAM + n: _SUB(new_params[n], params[n]) for n in self._param_names}
             for n in self._param_names:
                 own[n].copy_(new_params[n])
         self._opt_state = {k: new_state[k] for k in canonical_names(list(new_state))}
@@ -915,13 +1044,15 @@ class ZKDV:
         t = self._next_step
         self._admit(t)
         self._form = self._factories[type(self._optimizer)](self._optimizer)  # hyperparameters as they are now
-        state = self._read_state()
+        state, params = self._read_state_params()
         layout = _layout(state)
-        described = encode(self._form.describe())
+        described = self._described(self._form.describe())
         fingerprint = (id(self._root), id(self._optimizer), spec, tuple((t.dtype, t.shape) for t in leaves), layout,
                        described)
         if self._fingerprint is not None and fingerprint == self._fingerprint[0]:
             signature = self._fingerprint[1]  # equal parts: the signature those parts gave
+            fingerprint = self._fingerprint[0]
+            spec, layout = fingerprint[2], fingerprint[4]  # the equal objects kept: later checks compare identities
         else:
             signature = self._signature_of(leaves, spec, state, described)
         if self._program is None:
@@ -934,18 +1065,21 @@ class ZKDV:
             )
         self._fingerprint = (fingerprint, signature)
         txn.step, txn.leaves = t, leaves
+        txn.state, txn.params, txn.layout = state, params, layout
         self._batch_spec = spec
         kept = self._kept
         if (
             kept is not None
             and self._prev_work is not None
             and kept[0] == layout
-            and _same_state(kept[1], state)
+            and _same_state(kept[1], state, self._copies(layout))
         ):  # byte for byte the post-state of the previous step: its commitments (computed on the commit worker)
             txn.pre, txn.pre_work = None, self._prev_work
+            txn.pre_flat = kept[1]
         else:
             txn.pre = commitments(state)
             txn.pre_root = root_of(txn.pre)
+            txn.pre_flat = _state_bytes(state, self._copies(layout))
         if t % self.replay_snapshot_interval == 0 or self._base is None:
             self._snapshot(t, state, txn.pre_root, txn.pre_work)
         with _modes_off():
@@ -987,17 +1121,21 @@ class ZKDV:
             if not failed:
                 raise ZKDVUsageError(f"the transaction of step {txn.step} closed without optimizer.step()")
             return
-        assert txn.loss is not None and txn.update is not None and self._optimizer is not None
+        assert txn.loss is not None and txn.pre_flat is not None and self._optimizer is not None
         t = txn.step
         post, own = self._read_state_params()
-        layout, flat = _layout(post), _state_bytes(post)  # the copy the commitments are computed from
+        layout = _layout(post)
+        if layout == txn.layout:
+            layout = txn.layout  # the object the plans were looked up with (an identity check next time)
+        flat = _state_bytes(post, self._copies(layout))  # the copy the commitments are computed from
+        loss = txn.loss if txn.loss.dtype is torch.float32 else txn.loss.to(torch.float32)
         do_state, do_update = self.config.sampling_policy.draws(self._root_key, t)
         if self.world_size > 1:  # the rank-local leaves, as the user passed them (the window holds every rank's)
             batch, batch_record = None, self._batch_record(txn.leaves)
         else:
             batch, batch_record = list(self._window_batches[-1].values()), None
         work = _StepWork(
-            t, layout, flat, txn.update, txn.loss.to(torch.float32).reshape(1).numpy().tobytes(), batch,
+            t, layout, flat, txn.layout, txn.pre_flat, loss.reshape(1).numpy().tobytes(), batch,
             batch_record, txn.pre, txn.pre_root, txn.pre_work,
             {
                 "type": "step",
@@ -1048,28 +1186,42 @@ class ZKDV:
                 pre, pre_root = before.post, before.post_root
             else:
                 pre, pre_root = work.pre, work.pre_root
-            assert work.flat is not None
-            named = self._batch_named(work.batch) if work.batch is not None else {}
-            plan = self._plan(work.layout, work.flat, work.update, named)
-            got = plan.commitments(work.flat, list(work.update.values()), list(named.values())) if plan else None
+            assert work.flat is not None and work.pre_flat is not None
+            named = self._batch_named(work.batch, copies=True) if work.batch is not None else {}
+            plan = self._plan(work.layout, work.flat, named)
+            closed = plan.commit(work.flat, work.pre_flat, work.pre_layout, list(named.values())) if plan else None
             post: dict[str, Tensor] = {}
-            if got is None:  # the generic path (another layout, or no native library): the same bits
+            if closed is None:  # the generic path (another layout, or no native library): the same bits
                 post = _entries(work.layout, work.flat)
-                got = [(c, ordered(c), root_of(c)) for c in commitments_of(post, work.update, named)]  # one call
-            (post_c, post_entries, post_root), (update_c, update_entries, update_root), (batch_c, _, batch_root) = got
+                old = _entries(work.pre_layout, work.pre_flat)
+                update = {k: _SUB(post[k], old[k]) for k in post if k.startswith(PARAM)}
+                closed = _Closed([(c, ordered(c), root_of(c)) for c in commitments_of(post, update, named)],
+                                 None, None)  # one call
+            (post_c, post_entries, post_root), (update_c, update_entries, update_root), (batch_c, _, batch_root) = (
+                closed.groups)
             commit = StepCommit(t, pre, post_c, update_c, work.loss, pre_root, post_root)
+            if work.batch is None:
+                batch_record = work.batch_record
+            elif closed.rolling is not None and plan is not None:
+                batch_record = {"root": batch_root, "rows": plan.rows, "width": plan.width, "rolling": closed.rolling}
+            else:
+                batch_record = self._batch_record(work.batch, batch_c, batch_root)
+            if closed.probes is not None:
+                probes = closed.probes
+            elif plan is not None and plan.probes is not None:
+                probes = plan.probes(work.flat)
+            else:
+                probes = self._probe_record(post or _entries(work.layout, work.flat))
             record: dict[str, Any] = {
                 **work.fields,
-                "batch": work.batch_record if work.batch is None
-                else self._batch_record(work.batch, batch_c, batch_root),
+                "batch": batch_record,
                 "pre": commit.pre_root,
                 "post": commit.post_root,
                 "post_entries": post_entries,
                 "update": update_root,
                 "update_entries": update_entries,
                 "loss": work.loss,
-                "probes": plan.probes(work.flat) if plan is not None and plan.probes is not None
-                else self._probe_record(post or _entries(work.layout, work.flat)),
+                "probes": probes,
             }
             if self._last_post is None or self._last_post_root != commit.pre_root:
                 record["pre_entries"] = ordered(pre)
@@ -1078,28 +1230,50 @@ class ZKDV:
         except Exception as e:
             self._poison(work.step, f"the commitments of step {work.step} failed: {type(e).__name__}: {e}")
         finally:  # hashed: drop the copies (the next open compares with the training thread's reference)
-            work.flat, work.update, work.batch = None, {}, None
+            work.flat, work.pre_flat, work.batch = None, None, None
             work.done.set()
         self._drain()
 
-    def _plan(self, layout: tuple[Any, ...], flat: Tensor, update: Mapping[str, Tensor],
-              batch: Mapping[str, Tensor]) -> _StepPlan | None:
+    def _plan(self, layout: tuple[Any, ...], flat: Tensor, batch: Mapping[str, Tensor]) -> _StepPlan | None:
         """The step plan for these layouts (built on first use, kept per layout), or None where the tensors
         are not all contiguous (the generic path then commits them)."""
-        tensors = (*update.values(), *batch.values())
-        if not flat.is_contiguous() or not all(t.is_contiguous() for t in tensors):
+        if not flat.is_contiguous() or not all(t.is_contiguous() for t in batch.values()):
             return None
-        key = (layout, _layout(update), _layout(batch))
+        key = (layout, _layout(batch))
+        last = self._last_plan
+        if last is not None and last[0] is layout and last[1] == key[1]:
+            return last[2]  # the step before's plan (the layout is kept as one object while it does not change)
         plan = self._plans.get(key)
         if plan is None:
             if len(self._plans) >= 8:  # a run has one layout; a bound all the same
                 self._plans.clear()
-            plan = self._plans[key] = _StepPlan(*key, self._probe_set)
+            plan = self._plans[key] = _StepPlan(*key, self._probe_set, self.rolling_window)
+        self._last_plan = (layout, key[1], plan)
         return plan
+
+    def _described(self, description: dict[str, Any]) -> bytes:
+        """`encode(description)`, the optimizer's hyperparameters; the last one's bytes where it is the same
+        (compared value for value with the types and, for floats, the bits: 0.0 and -0.0 differ)."""
+        key = _exact(description)
+        got = self._last_described
+        if got is None or got[0] != key:
+            got = self._last_described = (key, encode(description))
+        return got[1]
+
+    def _copies(self, layout: tuple[Any, ...]) -> _commit_native.CopyPlan:
+        """The native copy and compare of a state of this layout (the last one asked for is kept)."""
+        got = self._copy_plan
+        if got is None or (got[0] is not layout and got[0] != layout):
+            got = self._copy_plan = (layout, _copy_plan(layout))
+        return got[1]
 
     # -- pipeline -----------------------------------------------------------------------------
 
     def _admit(self, t: int) -> None:
+        if not self._pending:  # no check in flight (only this thread adds to or prunes the pending checks)
+            self._events.append(("admit", t))
+            self._raise_if_poisoned()
+            return
         with self._cv:
             while True:
                 unresolved = [j for j in self._pending.values() if not j.done]
@@ -1425,6 +1599,7 @@ class ZKDV:
                 self._probes[PARAM + n] = Probe(PARAM + n, int(t.shape[-1]), self.probe_ratio)
         self._probe_set = ProbeSet(self._probes)
         self._plans = {}
+        self._last_plan = None
         rows = packed_rows(leaves)
         if self.rolling_window > rows.shape[1]:
             rolling_root(rows, self.rolling_window)  # raises with the message
@@ -1492,13 +1667,17 @@ class ZKDV:
         """`leaf_names(self._batch_spec, n, world_size)`, kept for the spec it was computed for."""
         key = (self._batch_spec, n, world_size)
         got = self._names_of
-        if got is None or got[1:3] != key[1:] or got[0] != key[0]:  # an equal spec names the leaves alike
+        if got is None or got[1:3] != key[1:] or (got[0] is not key[0] and got[0] != key[0]):  # an equal spec
+            # names the leaves alike
             got = self._names_of = (*key, leaf_names(*key))
         return got[3]
 
-    def _batch_named(self, leaves: Sequence[Tensor]) -> dict[str, Tensor]:
-        """The rank-local batch leaves, named as a single process names them."""
+    def _batch_named(self, leaves: Sequence[Tensor], *, copies: bool = False) -> dict[str, Tensor]:
+        """The rank-local batch leaves, named as a single process names them; `copies`: the leaves are the
+        window's copies (detached already), taken as they are where contiguous."""
         names = self._leaf_names(len(leaves))
+        if copies and all(t.is_contiguous() for t in leaves):
+            return dict(zip(names, leaves, strict=True))
         return {n: t.detach().contiguous() for n, t in zip(names, leaves, strict=True)}
 
     def _batch_record(self, leaves: Sequence[Tensor], commits: Mapping[str, bytes] | None = None,
@@ -1587,6 +1766,18 @@ def commit_worker_default() -> bool:
 
 def _distributed() -> bool:
     return dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1
+
+
+def _exact(value: Any) -> Any:
+    """A key equal for two values exactly when their CBOR encodings are: types kept, floats by their bits."""
+    kind = type(value)
+    if isinstance(value, float):
+        return (kind, struct.pack("<d", value))
+    if kind is dict:
+        return (dict, tuple((_exact(k), _exact(v)) for k, v in value.items()))
+    if kind is list or kind is tuple:
+        return (kind, tuple(_exact(v) for v in value))
+    return (kind, value)
 
 
 def _signature_change(old: tuple[Any, ...] | None, new: tuple[Any, ...]) -> str:

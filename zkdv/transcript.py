@@ -12,6 +12,7 @@ record's CBOR bytes (32 zero bytes for the root record), so the file is a hash c
 from __future__ import annotations
 
 import base64
+import binascii
 import hashlib
 import math
 import os
@@ -34,7 +35,61 @@ ROLLING_MODULUS = 2**31 - 1
 
 
 def encode(record: Mapping[str, Any]) -> bytes:
-    return cbor2.dumps(dict(record), canonical=True)
+    """The record's canonical CBOR (`cbor2.dumps(record, canonical=True)`): where it holds only maps with text
+    keys, lists, text, bytes, integers, booleans and None (a step record), the plain encoding of a copy whose
+    maps are in canonical key order, the same bytes at a fraction of the cost (tests/zkdv/test_encode.py
+    compares them); anything else (a float, whose canonical form is its shortest exact width) canonically."""
+    ordered = _in_key_order(record)
+    if ordered is _MIXED:
+        return cbor2.dumps(dict(record), canonical=True)
+    return cbor2.dumps(ordered)
+
+
+_PLAIN = frozenset({bytes, str, int, bool, type(None)})  # encoded the same, canonical or not
+_MIXED = object()  # what `_in_key_order` gives for a value that must be encoded canonically
+_KEY_ORDERS: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+
+def _key_order(keys: tuple[str, ...]) -> tuple[str, ...]:
+    """Text keys in canonical order: bytewise by their CBOR encodings (RFC 8949 section 4.2.1), cached."""
+    got = _KEY_ORDERS.get(keys)
+    if got is None:
+        got = tuple(sorted(keys, key=cbor2.dumps))
+        if len(_KEY_ORDERS) < 1024:
+            _KEY_ORDERS[keys] = got
+    return got
+
+
+def _in_key_order(value: Any) -> Any:
+    """`value` with every map's keys in canonical order, or `_MIXED` where it holds anything whose plain and
+    canonical encodings may differ (a float, a key that is not text, another type)."""
+    kind = type(value)
+    if kind in _PLAIN:
+        return value
+    if kind is dict or (kind is not list and kind is not tuple and isinstance(value, Mapping)):
+        keys = tuple(value)
+        if not all(type(k) is str for k in keys):
+            return _MIXED
+        out = {}
+        for k in _key_order(keys):
+            v = value[k]
+            if type(v) not in _PLAIN:
+                v = _in_key_order(v)
+                if v is _MIXED:
+                    return _MIXED
+            out[k] = v
+        return out
+    if kind is list or kind is tuple:
+        if all(type(x) in _PLAIN for x in value):
+            return value
+        items = []
+        for x in value:
+            v = _in_key_order(x)
+            if v is _MIXED:
+                return _MIXED
+            items.append(v)
+        return items
+    return _MIXED
 
 
 def record_hash(cbor_bytes: bytes) -> bytes:
@@ -42,7 +97,7 @@ def record_hash(cbor_bytes: bytes) -> bytes:
 
 
 def frame(cbor_bytes: bytes) -> bytes:
-    return base64.b64encode(cbor_bytes) + b"\n"
+    return binascii.b2a_base64(cbor_bytes, newline=True)  # base64.b64encode's bytes, then b"\n", in one call
 
 
 def read_records(path: Path, *, allow_torn_tail: bool = False) -> list[tuple[dict[str, Any], bytes]]:
@@ -79,15 +134,17 @@ class TranscriptWriter:
         self.path = Path(path)
         self.prev = prev
         self.bytes_written = 0
-        self._file = open(self.path, "ab")  # noqa: SIM115 - closed in close()
+        # unbuffered: each record reaches the file in one write, as a buffered write and a flush did
+        self._file = open(self.path, "ab", buffering=0)  # noqa: SIM115 - closed in close()
 
     def append(self, record: Mapping[str, Any]) -> bytes:
         rec = dict(record)
         rec["prev"] = self.prev
         raw = encode(rec)
         line = frame(raw)
-        self._file.write(line)
-        self._file.flush()
+        done = self._file.write(line) or 0
+        while done < len(line):  # a short write (a regular file gives one only when it cannot take more)
+            done += self._file.write(memoryview(line)[done:]) or 0
         self.bytes_written += len(line)
         self.prev = record_hash(raw)
         return self.prev
@@ -294,6 +351,7 @@ class FlatProbes:
             counts.append(rows)
         self.index = torch.cat(idx) if idx else torch.zeros(0, dtype=torch.int64)
         self.pad = torch.cat(pad) if any_pad else None
+        self.counts = counts  # rows of each leaf, in `probes.order`
         self.signs, self.scales = probes._constants(tuple(counts))
         self.groups: list[tuple[int, int, int]] = []  # (m, first value, end) of each group in the gathered row
         at, leaf = 0, 0

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from trainer.commit import _native
 from trainer.runner.attested import AttestedRun
 from trainer.workloads import char_transformer, mlp_digits
 
@@ -24,6 +25,7 @@ PINNED = {
 }
 
 
+@pytest.mark.parametrize("close", ["native", "python"])
 @pytest.mark.parametrize(
     ("case", "make", "kwargs"),
     [
@@ -31,7 +33,14 @@ PINNED = {
         ("transformer", char_transformer, {"steps": 3, "checkpoint_interval": 3, "batch_size": 2, "context": 8}),
     ],
 )
-def test_a_fixed_runs_transcript_bytes_are_pinned(tmp_path: Path, case: str, make, kwargs) -> None:  # type: ignore[no-untyped-def]
+def test_a_fixed_runs_transcript_bytes_are_pinned(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str, make,  # type: ignore[no-untyped-def]
+                                                  kwargs, close: str) -> None:
+    """`close`: "python" takes a library without zkdv's step calls (rt_step_close, rt_gather, rt_same), so the
+    close's update, commitments, rolling digest and probes, its copy and open's compare run their Python
+    paths (with the library's other calls where it is built): the same bytes."""
+    if close == "python":
+        _native._load()  # loaded first: it records which calls it has
+        monkeypatch.setattr(_native, "_closing", [False])
     w = make(**kwargs)
     run = AttestedRun(w.step, w.dataset, w.config, w.initial_state(), tmp_path, check_every=2)
     run.advance(w.config.steps)

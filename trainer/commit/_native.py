@@ -26,7 +26,9 @@ from trainer import _cbuild
 __all__ = [
     "LIBRARY",
     "SOURCE",
+    "ClosePlan",
     "CommitPlan",
+    "CopyPlan",
     "available",
     "build",
     "chunk_leaves",
@@ -46,6 +48,7 @@ MAX_DEFAULT_THREADS = 8
 # The loaded library, filled on first use: [] not tried yet, [None] not available.
 _holder: list[ctypes.CDLL | None] = []
 _batched: list[bool] = []  # [True] when the loaded library has the batched calls (commit_buffers, ...)
+_closing: list[bool] = []  # [True] when it has zkdv's step calls (rt_step_close, rt_gather, rt_same)
 
 
 def _load() -> ctypes.CDLL | None:
@@ -80,6 +83,18 @@ def _load() -> ctypes.CDLL | None:
                 _batched.append(True)
             except AttributeError:
                 _batched.append(False)
+            try:
+                lib.rt_step_close.argtypes = [size, ptr, ptr, ptr, ptr, cint, size, ptr, ptr, ptr, size, ptr, ptr, ptr,
+                                              size, size, ptr, size, ptr, ptr, ptr, ptr, ptr, ptr, size, ptr, ptr, ptr,
+                                              ptr]
+                lib.rt_step_close.restype = cint
+                lib.rt_gather.argtypes = [size, ptr, ptr, ptr]
+                lib.rt_gather.restype = None
+                lib.rt_same.argtypes = [size, ptr, ptr, ptr]
+                lib.rt_same.restype = cint
+                _closing.append(True)
+            except AttributeError:
+                _closing.append(False)
         _holder.append(lib)
     return _holder[0]
 
@@ -243,6 +258,100 @@ class CommitPlan:
         return out.raw
 
 
+class ClosePlan:
+    """Everything a zkdv step's close computes natively, in one call (`rt_step_close`), for fixed layouts: the
+    tensor commitments of the step's buffers, the state roots of their groups (post-state, update, batch), the
+    batch's rolling digest from its leaves and the probes of float32 leaves of one buffer (docs/zkdv.md
+    sections 3 and 7). Everything but the addresses is built once; each call passes only those."""
+
+    def __init__(self, lengths: Sequence[int], headers: Sequence[bytes],
+                 groups: Sequence[tuple[Sequence[int], bytes]], leaves: Sequence[tuple[int, int]], rows: int,
+                 window: int, probes: Sequence[tuple[int, int, int, int]], signs: np.ndarray, scales: np.ndarray
+                 ) -> None:
+        """`groups`: per group, in order, the indices (within the group) of its commitments in canonical order
+        and their name hashes in that order; the groups take the buffers in turn. `leaves`: per batch leaf, (its
+        bytes in a row, its row stride: 0 for a 0-d leaf), `rows` rows, the rolling `window` (no digest without
+        leaves). `probes`: per probed leaf, (offset in float32 elements, rows, last dimension d, columns k);
+        `signs` (float32) holds d values per leaf and `scales` k, leaf after leaf."""
+        if len(lengths) != len(headers) or sum(len(p) for p, _ in groups) != len(lengths):
+            raise ValueError("a close plan needs one header per buffer, and groups that cover the buffers")
+        if any(len(h) != 32 * len(p) for p, h in groups):
+            raise ValueError("a close plan needs a name hash per entry of each group")
+        if leaves and not 1 <= window <= sum(b for b, _ in leaves):
+            raise ValueError(f"rolling window {window} is outside 1 .. the row width")
+        size, i64, f32 = ctypes.c_size_t, ctypes.c_int64, ctypes.c_float
+        n, g, nl, np_ = self.n, self.g, self.nleaves, self.nprobes = len(lengths), len(groups), len(leaves), len(probes)
+        self._lens = (size * n)(*lengths)
+        self._hlens = (size * n)(*map(len, headers))
+        self._headers = b"".join(headers)
+        self._group_len = (size * g)(*(len(p) for p, _ in groups))
+        self._perm = (size * n)(*(i for p, _ in groups for i in p))
+        self._names = b"".join(h for _, h in groups)
+        self._row_bytes = (size * nl)(*(b for b, _ in leaves))
+        self._stride = (size * nl)(*(s for _, s in leaves))
+        self.rows, self.window = rows, window
+        self._poff, self._prows, self._pd, self._pk = ((i64 * np_)(*(p[j] for p in probes)) for j in range(4))
+        self._signs = (f32 * len(signs)).from_buffer_copy(np.ascontiguousarray(signs, dtype=np.float32))
+        self._scales = (f32 * len(scales)).from_buffer_copy(np.ascontiguousarray(scales, dtype=np.float32))
+        self.probe_bytes = 4 * sum(r * k for _, r, _, k in probes)
+        self.size = 32 * (n + g + (1 if nl else 0)) + self.probe_bytes
+        self._ptrs = ctypes.c_void_p * n
+        self._leaf_ptrs = ctypes.c_void_p * nl
+
+    def __call__(self, addresses: Sequence[int], leaves: Sequence[int], probe_base: int,
+                 update: tuple[int, int, int, int] | None = None) -> bytes | None:
+        """The buffers' commitments, the groups' roots, the rolling digest (with leaves) and the probes' float32
+        bytes, back to back; `addresses` of the buffers (each of its planned length), `leaves` of the batch
+        leaves, `probe_base` of the float32 buffer the probes read, all kept alive by the caller during the call.
+        `update`: (count, post, old, out) to compute first, in the same call, the float32 update
+        `out[i] = post[i] - old[i]` of `count` values (the RepOps sub: IEEE binary32, NaN canonical) into `out`,
+        where the caller points buffers of `addresses` (the update's entries). None when the library (or a build
+        with this call) is not there."""
+        lib = _lib()
+        if lib is None or not _closing or not _closing[-1]:
+            return None
+        if len(addresses) != self.n or len(leaves) != self.nleaves:
+            raise ValueError(f"the plan closes {self.n} buffers and {self.nleaves} leaves, got {len(addresses)} "
+                             f"and {len(leaves)}")
+        out = ctypes.create_string_buffer(self.size)
+        if lib.rt_step_close(self.n, self._ptrs(*addresses), self._lens, self._headers, self._hlens, threads(),
+                             self.g, self._group_len, self._perm, self._names, self.nleaves,
+                             self._leaf_ptrs(*leaves), self._row_bytes, self._stride, self.rows, self.window,
+                             probe_base, self.nprobes, self._poff, self._prows, self._pd, self._pk, self._signs,
+                             self._scales, *(update or (0, None, None, None)), out) != 0:
+            raise MemoryError("the native close of a step ran out of memory")
+        return out.raw
+
+
+class CopyPlan:
+    """A state's bytes, buffers of fixed lengths back to back: one call copies them into one buffer (zkdv's
+    post-state copy), one compares them with such a copy (its check that nothing changed between steps)."""
+
+    def __init__(self, lengths: Sequence[int]) -> None:
+        n = self.n = len(lengths)
+        self.lengths = tuple(lengths)
+        self.total = sum(lengths)
+        self._lens = (ctypes.c_size_t * n)(*lengths)
+        self._ptrs = ctypes.c_void_p * n
+
+    def copy(self, addresses: Sequence[int], dst: int) -> bool:
+        """Copy the buffers at `addresses` (each of its planned length) to `dst` (room for `total` bytes);
+        False, with nothing done, without the library."""
+        lib = _lib()
+        if lib is None or not _closing or not _closing[-1]:
+            return False
+        lib.rt_gather(self.n, self._ptrs(*addresses), self._lens, dst)
+        return True
+
+    def same(self, addresses: Sequence[int], ref: int) -> bool | None:
+        """Whether the buffers at `addresses` hold, back to back, the `total` bytes at `ref`; None without the
+        library."""
+        lib = _lib()
+        if lib is None or not _closing or not _closing[-1]:
+            return None
+        return bool(lib.rt_same(self.n, self._ptrs(*addresses), self._lens, ref))
+
+
 def state_root(name_hashes: bytes, commitments: bytes) -> bytes | None:
     """The state root over entries in canonical order, given their name hashes and commitments as rows."""
     lib = _batched_lib()
@@ -285,6 +394,7 @@ def build(force: bool = False) -> Path | None:
     if _holder and _holder[0] is None:
         _holder.clear()  # an earlier failed load is forgotten: the next use loads the new library
         _batched.clear()
+        _closing.clear()
     return LIBRARY
 
 

@@ -551,3 +551,152 @@ int rt_tree_top(const uint8_t *data, size_t nbytes, size_t chunk, uint8_t *top, 
     free(b);
     return 0;
 }
+
+/* ---- a zkdv step's close in one call (docs/zkdv.md sections 3 and 7) -------------------- */
+
+/* The batch's rolling digest from its leaves, without a packed copy made by the caller: row r is, leaf by
+ * leaf, the row_bytes[l] bytes at data[l] + r * stride[l] (stride 0: a 0-d leaf, its value in every row;
+ * a bool leaf's bytes are 0 or 1 already). Needs 1 <= w <= the row width. Returns 0, or -1. */
+static int rolling_leaves(size_t nleaves, const uint8_t *const data[], const size_t row_bytes[], const size_t stride[],
+                          size_t rows, size_t w, uint8_t *out) {
+    size_t width = 0;
+    for (size_t l = 0; l < nleaves; l++) width += row_bytes[l];
+    if (w == 0 || w > width) return -1;
+    uint8_t *packed = malloc(rows && width ? rows * width : 1);
+    if (packed == NULL) return -1;
+    for (size_t r = 0; r < rows; r++) {
+        uint8_t *dst = packed + r * width;
+        for (size_t l = 0; l < nleaves; dst += row_bytes[l++]) memcpy(dst, data[l] + r * stride[l], row_bytes[l]);
+    }
+    int rc = rt_rolling_root(packed, rows, width, w, out);
+    free(packed);
+    return rc;
+}
+
+/* float32 bits and back (the probes' special values are decided on bits, never by a library call) */
+static inline uint32_t f32_bits(float v) { uint32_t u; memcpy(&u, &v, 4); return u; }
+static inline uint64_t f64_bits(double v) { uint64_t u; memcpy(&u, &v, 8); return u; }
+static inline double f64_of(uint64_t u) { double v; memcpy(&v, &u, 8); return v; }
+
+/* One probe value (docs/zkdv.md section 3): the slice x[j], x[j + k], ... (< d) of a row, times its signs,
+ * padded with +0 to m values, summed as the RepOps kernel aten.sum.dim_IntList sums (docs/repops.md: each
+ * value rounded to the slice's grid, 2^(e-p) with 2^(e-1) <= max |v| < 2^e and p = min(50, 53 - ceil(log2 m)),
+ * the grid integers added exactly in float64, the sum rounded once to float32; a slice holding a NaN, or both
+ * infinities, sums to the canonical NaN, one holding one infinity to it), then times the column's scale (the
+ * RepOps aten.mul.Tensor: IEEE float32, NaN canonical). The bits of the kernels, as zkdv.transcript.ProbeSet
+ * computes them (tests/zkdv/test_native_probes.py compares them). */
+static float probe_value(const float *x, const float *signs, size_t j, size_t d, size_t k, int p, float scale) {
+    const uint32_t canonical_nan = 0x7FC00000u;
+    uint32_t max_abs = 0;  /* the largest |v| of the finite values, as float32 bits (monotone for >= 0) */
+    int nan = 0, pos_inf = 0, neg_inf = 0;
+    for (size_t i = j; i < d; i += k) {
+        uint32_t u = f32_bits(signs[i] * x[i]), a = u & 0x7FFFFFFFu;
+        if (a > 0x7F800000u) nan = 1;
+        else if (a == 0x7F800000u) *(u >> 31 ? &neg_inf : &pos_inf) = 1;
+        else if (a > max_abs) max_abs = a;
+    }
+    float out;
+    if (nan || (pos_inf && neg_inf)) {
+        memcpy(&out, &canonical_nan, 4);
+        return out;
+    }
+    if (pos_inf || neg_inf) {
+        uint32_t inf = pos_inf ? 0x7F800000u : 0xFF800000u;
+        memcpy(&out, &inf, 4);
+        return out * scale;  /* scale is finite and positive */
+    }
+    float m;
+    memcpy(&m, &max_abs, 4);
+    /* c = 1.5 * 2^(e - p + 52) from the exponent field of float64(m): float64(v) + c rounds v to the grid
+     * (ties to even) and subtracting c is exact (_fixed.grid_magic; an all-zero slice gets a harmless tiny c) */
+    double c = f64_of((f64_bits((double)m) & 0x7FF0000000000000ull) + ((uint64_t)(53 - p) << 52) + (1ull << 51));
+    double s = 0.0;
+    for (size_t i = j; i < d; i += k) s += ((double)(signs[i] * x[i]) + c) - c;  /* exact: |sum| <= 2^53 grid units */
+    out = (float)s * scale;
+    if ((f32_bits(out) & 0x7FFFFFFFu) > 0x7F800000u) memcpy(&out, &canonical_nan, 4);
+    return out;
+}
+
+/* The probes of n float32 leaves of one buffer: leaf q is rows[q] x d[q] values from base + off[q] (in
+ * elements), its k[q] columns written rows[q] x k[q], row-major, as float32 bytes (out need not be aligned)
+ * after the leaves before it; signs holds d[q] values per leaf and scales k[q], leaf after leaf. */
+static void probes(const float *base, size_t n, const int64_t off[], const int64_t rows[], const int64_t d[],
+                   const int64_t k[], const float *signs, const float *scales, uint8_t *out) {
+    for (size_t q = 0; q < n; q++) {
+        size_t dq = (size_t)d[q], kq = (size_t)k[q], m = (dq + kq - 1) / kq;
+        int lg = m <= 1 ? 0 : 64 - __builtin_clzll((unsigned long long)(m - 1));  /* ceil(log2 m) */
+        int p = 53 - lg < 50 ? 53 - lg : 50;
+        for (int64_t r = 0; r < rows[q]; r++) {
+            const float *x = base + off[q] + r * (int64_t)dq;
+            for (size_t j = 0; j < kq; j++, out += 4) {
+                float v = probe_value(x, signs, j, dq, kq, p, scales[j]);
+                memcpy(out, &v, 4);
+            }
+        }
+        signs += dq;
+        scales += kq;
+    }
+}
+
+/* The step's update in float32 (docs/zkdv.md section 3): out[i] = post[i] - old[i], IEEE binary32 subtraction
+ * rounded to nearest (the RepOps aten.sub.Tensor kernel on float32: torch.sub, then every NaN made the canonical
+ * quiet NaN 0x7FC00000), for i < n. */
+static void update_f32(size_t n, const float *post, const float *old, float *out) {
+    const uint32_t canonical_nan = 0x7FC00000u;
+    for (size_t i = 0; i < n; i++) {
+        float v = post[i] - old[i];
+        if ((f32_bits(v) & 0x7FFFFFFFu) > 0x7F800000u) memcpy(&v, &canonical_nan, 4);
+        out[i] = v;
+    }
+}
+
+/* Everything a zkdv step's close hashes, in one call: first, when nsub > 0, the update (update_f32) of the
+ * nsub float32 values at sub_post and sub_old into sub_out (the caller points the update's buffers there);
+ * then the tensor commitments of n buffers (as rt_commit_tensors) to out; for each of g groups (post-state, update, batch), whose commitments are the next
+ * group_len[i] of those n, the state root over them taken in the order perm lists (indices into the group)
+ * with their name hashes (32 bytes each, in that order, group after group), to out + 32 n + 32 i; when
+ * nleaves > 0 the batch's rolling digest (rolling_leaves) to out + 32 (n + g); when np > 0 the probes
+ * (probes) from probe_base as float32 values after that. Returns 0, or -1 (no memory, a bad window). */
+int rt_step_close(size_t n, const uint8_t *const data[], const size_t nbytes[], const uint8_t *headers,
+                  const size_t hlen[], int threads, size_t g, const size_t group_len[], const size_t perm[],
+                  const uint8_t *name_hashes, size_t nleaves, const uint8_t *const leaf[], const size_t row_bytes[],
+                  const size_t stride[], size_t rows, size_t w, const float *probe_base, size_t np,
+                  const int64_t poff[], const int64_t prows[], const int64_t pd[], const int64_t pk[],
+                  const float *signs, const float *scales, size_t nsub, const float *sub_post, const float *sub_old,
+                  float *sub_out, uint8_t *out) {
+    if (nsub) update_f32(nsub, sub_post, sub_old, sub_out);
+    if (rt_commit_tensors(n, data, nbytes, headers, hlen, out, threads)) return -1;
+    uint8_t *roots = out + 32 * n;
+    size_t most = 1;
+    for (size_t i = 0; i < g; i++) most = group_len[i] > most ? group_len[i] : most;
+    uint8_t *ordered = malloc(32 * most);
+    if (ordered == NULL) return -1;
+    for (size_t i = 0, first = 0; i < g; first += group_len[i], perm += group_len[i], i++) {
+        for (size_t e = 0; e < group_len[i]; e++) memcpy(ordered + 32 * e, out + 32 * (first + perm[e]), 32);
+        if (rt_state_root(group_len[i], name_hashes, ordered, roots + 32 * i)) {
+            free(ordered);
+            return -1;
+        }
+        name_hashes += 32 * group_len[i];
+    }
+    free(ordered);
+    uint8_t *after = roots + 32 * g;
+    if (nleaves) {
+        if (rolling_leaves(nleaves, leaf, row_bytes, stride, rows, w, after)) return -1;
+        after += 32;
+    }
+    if (np) probes(probe_base, np, poff, prows, pd, pk, signs, scales, after);
+    return 0;
+}
+
+/* A state's bytes: n buffers back to back into dst (zkdv's post-state copy), or compared with such a copy at
+ * ref (1: the same bytes; zkdv's check that nothing changed between steps). */
+void rt_gather(size_t n, const uint8_t *const src[], const size_t len[], uint8_t *dst) {
+    for (size_t k = 0; k < n; dst += len[k++]) memcpy(dst, src[k], len[k]);
+}
+
+int rt_same(size_t n, const uint8_t *const src[], const size_t len[], const uint8_t *ref) {
+    for (size_t k = 0; k < n; ref += len[k++])
+        if (memcmp(src[k], ref, len[k])) return 0;
+    return 1;
+}

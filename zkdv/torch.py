@@ -91,6 +91,7 @@ BATCH = "batch/"
 RECORDS = "records.cborl"
 ARTIFACT = "program.onnx"
 SNAPSHOTS = "snapshots"
+EVENTS_KEPT = 1024  # the scheduling events a run keeps for inspection (tests of the overlap policies read them)
 
 _SUB = KERNELS["aten.sub.Tensor"].fast
 
@@ -687,7 +688,8 @@ class ZKDV:
         self._committer: threading.Thread | None = None
         self._failure: ZKDVPoisonedError | None = None
         self._counts = {"checks": 0, "failed": 0}
-        self._events: list[tuple[str, int]] = []  # ("admit" | "check_start" | "check_done", step), in order
+        # ("admit" | "check_start" | "check_done", step), in order: the latest EVENTS_KEPT only (a run is long)
+        self._events: collections.deque[tuple[str, int]] = collections.deque(maxlen=EVENTS_KEPT)
         self._commit_delay = 0.0  # seconds the commit worker sleeps before hashing a step (tests)
         self._check_delay = 0.0  # seconds a check sleeps before replaying (tests of the overlap policies)
         self._hook: Any = None

@@ -68,3 +68,16 @@ def test_join_waits_for_every_check(tmp_path: Path) -> None:
     assert sum(1 for kind, _ in proof._events if kind == "check_done") == 3
     train_step(proof, model, opt, 3)  # join does not close
     proof.close()
+
+
+def test_the_scheduling_log_keeps_only_the_latest_events(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run of many steps does not grow memory with a record of its scheduling: the latest events only."""
+    import zkdv.torch as zt
+
+    monkeypatch.setattr(zt, "EVENTS_KEPT", 5)
+    proof, model, opt = make_proof(tmp_path / "p", policy=zkdv.SamplingPolicy.DEBUGCheckEvery(1))
+    for t in range(4):
+        train_step(proof, model, opt, t, NEVER)
+    proof.close()
+    assert list(proof._events) == [("check_done", 1), ("admit", 2), ("check_start", 2), ("check_done", 2),
+                                   ("admit", 3), ("check_start", 3), ("check_done", 3)][-5:]

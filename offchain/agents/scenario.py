@@ -263,7 +263,7 @@ class Scenario:
 
     def protocol(self) -> Protocol:
         """A read-only view of the deployment, made once: `finished` asks it every round, and a fresh client
-        each time cost a tenth of a scenario's wall time (its ABIs parsed again, its chain id asked again)."""
+        each time took a tenth of the samples of a profiled scenario (its ABIs parsed again, its chain id asked)."""
         if self._protocol is None:
             self._protocol = Protocol.from_deployment(ChainClient(self.rpc_url), self.deployment, self.artifacts)
         return self._protocol

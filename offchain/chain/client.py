@@ -118,7 +118,7 @@ class _KnownChainId(Web3Middleware):
     def request_processor(self, method: Any, params: Any) -> Any:
         if method in _CHAIN_ID_CHECKED and params and isinstance(params[0], Mapping) and "chainId" in params[0]:
             tx = dict(params[0])
-            declared, known = tx.pop("chainId"), _KNOWN_CHAIN.get(self._w3)
+            declared, known = tx.pop("chainId"), _KNOWN_CHAIN.get(cast(Web3, self._w3))
             value = int(declared, 0) if isinstance(declared, str) else int(declared)
             if known is not None and value != known:
                 raise ChainError(f"the transaction declares chain id {value}, but this client's node is on {known}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import os
 import socket
 from collections.abc import Iterator
@@ -77,3 +78,33 @@ def unused_port() -> int:
 def closed_rpc_url(unused_port: int) -> str:
     """An RPC URL on a port where nothing listens."""
     return f"http://127.0.0.1:{unused_port}"
+
+
+# -- the native SHA-256 library (trainer/commit), on each of its two paths -----------------------
+
+
+@pytest.fixture(scope="module")
+def sha256_lib() -> Iterator[ctypes.CDLL]:
+    """The loaded native hashing library (skips where it cannot be built or loaded)."""
+    from trainer.commit import _native
+
+    built = _native.build()
+    if built is None:
+        pytest.skip("no C compiler: the native hashing library cannot be built")
+    loaded = _native._load()
+    if loaded is None:
+        pytest.skip(f"the native hashing library at {built} does not load")
+    yield loaded
+    loaded.rt_set_portable(0)
+
+
+@pytest.fixture(params=["shani", "portable"])
+def sha256_impl(request: pytest.FixtureRequest, sha256_lib: ctypes.CDLL, monkeypatch: pytest.MonkeyPatch
+                ) -> Iterator[str]:
+    """Each compression path of the library in turn: SHA-NI (where the CPU has it), then the portable C."""
+    monkeypatch.delenv("REFEREED_NATIVE", raising=False)
+    if request.param == "shani" and not sha256_lib.rt_has_shani():
+        pytest.skip("this CPU has no SHA extensions")
+    sha256_lib.rt_set_portable(request.param == "portable")
+    yield request.param
+    sha256_lib.rt_set_portable(0)

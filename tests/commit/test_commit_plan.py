@@ -4,9 +4,6 @@ answers None where the library lacks the batched calls, so its callers take the 
 
 from __future__ import annotations
 
-import ctypes
-from collections.abc import Iterator
-
 import pytest
 import torch
 
@@ -15,19 +12,6 @@ from trainer.commit.tensor import commit_tensor, dtype_code, header
 
 SHAPES = [(0,), (1,), (55,), (1024,), (1025,), (3, 1024 + 7), (17, 1024), (2, 3, 4), ()]
 DTYPES = [torch.float32, torch.int64, torch.uint8, torch.float16]
-
-
-@pytest.fixture(params=["shani", "portable"])
-def impl(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    if _native.build() is None or _native._load() is None:
-        pytest.skip("the native hashing library cannot be built or loaded")
-    lib: ctypes.CDLL = _native._load()  # type: ignore[assignment]
-    monkeypatch.delenv("REFEREED_NATIVE", raising=False)
-    if request.param == "shani" and not lib.rt_has_shani():
-        pytest.skip("this CPU has no SHA extensions")
-    lib.rt_set_portable(request.param == "portable")
-    yield request.param
-    lib.rt_set_portable(0)
 
 
 def _tensors(seed: int) -> list[torch.Tensor]:
@@ -39,7 +23,7 @@ def _tensors(seed: int) -> list[torch.Tensor]:
     return out
 
 
-def test_commit_plan_matches_commit_tensor(impl: str) -> None:
+def test_commit_plan_matches_commit_tensor(sha256_impl: str) -> None:
     first = _tensors(0)
     plan = _native.CommitPlan([t.numel() * t.element_size() for t in first],
                               [header(dtype_code(t.dtype), tuple(t.shape)) for t in first])
@@ -47,7 +31,8 @@ def test_commit_plan_matches_commit_tensor(impl: str) -> None:
         ts = _tensors(seed)
         row = plan([t.data_ptr() for t in ts])
         assert row is not None
-        assert [row[i : i + 32] for i in range(0, len(row), 32)] == [commit_tensor(t, native=False) for t in ts], impl
+        want = [commit_tensor(t, native=False) for t in ts]
+        assert [row[i : i + 32] for i in range(0, len(row), 32)] == want, sha256_impl
 
 
 def test_commit_plan_refuses_a_wrong_count_and_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:

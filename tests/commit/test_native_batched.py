@@ -3,9 +3,7 @@ against the pure-Python reference: the same bits, compared as hashes, on both co
 
 from __future__ import annotations
 
-import ctypes
 import hashlib
-from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -19,28 +17,6 @@ from zkdv.transcript import rolling_root
 SIZES = [0, 1, 55, 56, 63, 64, 65, 1023, 1024, 1025, 3 * 1024 + 7, 9 * 1024, 17 * 1024 + 1]  # float32 elements
 
 
-@pytest.fixture(scope="module")
-def lib() -> Iterator[ctypes.CDLL]:
-    built = _native.build()
-    if built is None:
-        pytest.skip("no C compiler: the native hashing library cannot be built")
-    loaded = _native._load()
-    if loaded is None:
-        pytest.skip(f"the native hashing library at {built} does not load")
-    yield loaded
-    loaded.rt_set_portable(0)
-
-
-@pytest.fixture(params=["shani", "portable"])
-def impl(request: pytest.FixtureRequest, lib: ctypes.CDLL, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    monkeypatch.delenv("REFEREED_NATIVE", raising=False)
-    if request.param == "shani" and not lib.rt_has_shani():
-        pytest.skip("this CPU has no SHA extensions")
-    lib.rt_set_portable(request.param == "portable")
-    yield request.param
-    lib.rt_set_portable(0)
-
-
 def _tensors(seed: int) -> list[torch.Tensor]:
     g = torch.Generator().manual_seed(seed)
     out = [torch.randn(n, generator=g) for n in SIZES]
@@ -51,26 +27,26 @@ def _tensors(seed: int) -> list[torch.Tensor]:
 
 
 @pytest.mark.parametrize("seed", [0, 1])
-def test_commit_tensors_match_reference(impl: str, seed: int) -> None:
+def test_commit_tensors_match_reference(sha256_impl: str, seed: int) -> None:
     ts = _tensors(seed)
     got = commit_tensors(ts)
     want = [commit_tensor(t, native=False) for t in ts]
-    assert hashlib.sha256(b"".join(got)).digest() == hashlib.sha256(b"".join(want)).digest(), impl
+    assert hashlib.sha256(b"".join(got)).digest() == hashlib.sha256(b"".join(want)).digest(), sha256_impl
 
 
-def test_commit_tensors_threads_large(impl: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_commit_tensors_threads_large(sha256_impl: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("REFEREED_HASH_THREADS", "2")
-    n = (3 << 20) // 4 + 5 if impl == "shani" else 70_000  # a threaded row (>= 2 MiB) on SHA-NI
+    n = (3 << 20) // 4 + 5 if sha256_impl == "shani" else 70_000  # a threaded row (>= 2 MiB) on SHA-NI
     ts = [torch.randn(n, generator=torch.Generator().manual_seed(3)), torch.randn(17)]
     assert commit_tensors(ts) == [commit_tensor(t, native=False) for t in ts]
 
 
 @pytest.mark.parametrize("threads", ["1", "2", "3"])
-def test_commit_tensors_shared_by_threads(impl: str, monkeypatch: pytest.MonkeyPatch, threads: str) -> None:
+def test_commit_tensors_shared_by_threads(sha256_impl: str, monkeypatch: pytest.MonkeyPatch, threads: str) -> None:
     """Tensors of 1 MiB and more in all, none of 2 MiB: threads take whole tensors in turn."""
     monkeypatch.setenv("REFEREED_HASH_THREADS", threads)
     g = torch.Generator().manual_seed(4)
-    sizes = [70_000, 5, 0, 200_003, 1, 65_536] if impl == "shani" else [70_000, 5, 0, 200_003]
+    sizes = [70_000, 5, 0, 200_003, 1, 65_536] if sha256_impl == "shani" else [70_000, 5, 0, 200_003]
     ts = [torch.randn(n, generator=g) for n in sizes] + _tensors(5)
     got = commit_tensors(ts)
     assert hashlib.sha256(b"".join(got)).digest() == hashlib.sha256(
@@ -92,13 +68,13 @@ def test_commit_tensors_refuse_what_commit_tensor_refuses() -> None:
 
 
 @pytest.mark.parametrize("n", [0, 1, 2, 3, 7, 8, 9, 100])
-def test_state_root_ordered_matches_reference(impl: str, monkeypatch: pytest.MonkeyPatch, n: int) -> None:
+def test_state_root_ordered_matches_reference(sha256_impl: str, monkeypatch: pytest.MonkeyPatch, n: int) -> None:
     rng = np.random.default_rng(n)
     names = sorted(f"param/w{i:03d}" for i in range(n))
     commits = {name: rng.integers(0, 256, 32, dtype=np.uint8).tobytes() for name in names}
     hashes = b"".join(name_hash(x) for x in names)
     want = state_root_from_commitments(commits)
-    assert state_root_ordered(hashes, [commits[x] for x in names]) == want, impl
+    assert state_root_ordered(hashes, [commits[x] for x in names]) == want, sha256_impl
     monkeypatch.setenv("REFEREED_NATIVE", "0")
     assert state_root_ordered(hashes, [commits[x] for x in names]) == want
 
@@ -112,13 +88,13 @@ def _rolling_py(rows: np.ndarray, window: int, monkeypatch: pytest.MonkeyPatch) 
 @pytest.mark.parametrize(("rows", "width", "window"), [(1, 1, 1), (64, 72, 8), (16, 520, 32), (3, 40, 40),
                                                        (5, 300, 1), (0, 9, 3), (7, 4096 + 3, 255),
                                                        (13, 100, 8), (17, 2, 2)])
-def test_rolling_root_matches_reference(impl: str, monkeypatch: pytest.MonkeyPatch, rows: int, width: int,
+def test_rolling_root_matches_reference(sha256_impl: str, monkeypatch: pytest.MonkeyPatch, rows: int, width: int,
                                         window: int) -> None:
     data = np.random.default_rng(width).integers(0, 256, (rows, width), dtype=np.uint8)
     data[0:1, :5] = 255 if rows else data[0:1, :5]
     want = _rolling_py(data, window, monkeypatch)
     got = _native.rolling_root(data, window)
-    assert got == want, impl
+    assert got == want, sha256_impl
     assert rolling_root(data, window) == want
 
 

@@ -8,9 +8,7 @@ overflow float32)."""
 
 from __future__ import annotations
 
-import ctypes
 import hashlib
-from collections.abc import Iterator
 
 import pytest
 import torch
@@ -41,28 +39,6 @@ OTHERS = {  # entries that are not probed, between and around the probed ones
     "optim/flag": (torch.int32, (5,)),
     "param/z": (torch.float32, ()),
 }
-
-
-@pytest.fixture(scope="module")
-def lib() -> Iterator[ctypes.CDLL]:
-    built = _native.build()
-    if built is None:
-        pytest.skip("no C compiler: the native hashing library cannot be built")
-    loaded = _native._load()
-    if loaded is None:
-        pytest.skip(f"the native hashing library at {built} does not load")
-    yield loaded
-    loaded.rt_set_portable(0)
-
-
-@pytest.fixture(params=["shani", "portable"])
-def impl(request: pytest.FixtureRequest, lib: ctypes.CDLL, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    monkeypatch.delenv("REFEREED_NATIVE", raising=False)
-    if request.param == "shani" and not lib.rt_has_shani():
-        pytest.skip("this CPU has no SHA extensions")
-    lib.rt_set_portable(request.param == "portable")
-    yield request.param
-    lib.rt_set_portable(0)
 
 
 def _values(seed: int, special: bool, ratio: float) -> dict[str, torch.Tensor]:
@@ -170,7 +146,7 @@ def _digest(parts: list[bytes], rolling: bytes | None, probes: dict[str, bytes])
 
 @pytest.mark.parametrize("ratio", [0.01, 0.05, 0.3, 1.0])
 @pytest.mark.parametrize("special", [False, True])
-def test_step_close_matches_the_python_path(impl: str, monkeypatch: pytest.MonkeyPatch, ratio: float,
+def test_step_close_matches_the_python_path(sha256_impl: str, monkeypatch: pytest.MonkeyPatch, ratio: float,
                                             special: bool) -> None:
     probes = ProbeSet({n: Probe(n, shape[-1], ratio) for n, shape in SHAPES.items()})
     for seed, (rows, window) in enumerate([(16, 8), (1, 1), (5, 40)]):
@@ -192,7 +168,7 @@ def test_step_close_matches_the_python_path(impl: str, monkeypatch: pytest.Monke
             parts.extend(commits.values())
         want_parts, want_rolling, want_probes = _python(state, update, batch, probes, window, monkeypatch)
         assert _digest(parts, got.rolling, got.probes) == _digest(want_parts, want_rolling, want_probes), (
-            impl, ratio, special, seed)
+            sha256_impl, ratio, special, seed)
         per_leaf = {n: p(values[n]).numpy().tobytes() for n, p in probes.probes.items()}  # the spec, leaf by leaf
         assert _digest([], None, got.probes) == _digest([], None, per_leaf)
         tie = probes.probes["param/t"]
@@ -202,7 +178,7 @@ def test_step_close_matches_the_python_path(impl: str, monkeypatch: pytest.Monke
         assert (plan.rows, plan.width) == packed_rows(list(batch.values())).shape
 
 
-def test_step_close_without_native_probes_rolling_or_update(impl: str) -> None:
+def test_step_close_without_native_probes_rolling_or_update(sha256_impl: str) -> None:
     """A probed leaf that is not float32 leaves the probes and the update to the Python path, leaves that
     disagree on their rows the batch record (which refuses them); the commitments and roots are native all the
     same."""
@@ -219,7 +195,7 @@ def test_step_close_without_native_probes_rolling_or_update(impl: str) -> None:
 
 
 @pytest.mark.parametrize("case", ["interleaved", "other pre layout"])
-def test_step_close_with_the_update_in_python(impl: str, case: str) -> None:
+def test_step_close_with_the_update_in_python(sha256_impl: str, case: str) -> None:
     """Parameters that do not lie back to back in the copy, or a pre-state of another layout (a state changed
     between steps): the update is the RepOps sub's, entry by entry, and the rest native as before."""
     probes = ProbeSet({"param/a": Probe("param/a", 8, 0.5)})

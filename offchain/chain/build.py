@@ -239,7 +239,7 @@ def load_forge_artifact(name: str, source: str | None = None, root: Path | None 
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise BuildError(f"no forge artifact at {path}; run `node_modules/.bin/forge build` from {root}") from None
+        raise BuildError(f"no forge artifact at {path}; run `scripts/forge build` from {root}") from None
     except (OSError, ValueError) as e:
         raise BuildError(f"cannot read forge artifact {path}: {e}") from e
     target = data.get("metadata", {}).get("settings", {}).get("compilationTarget", {})

@@ -27,7 +27,7 @@ ROOT = repo_root()
 @pytest.fixture(scope="module")
 def forge_artifacts() -> dict[str, Artifact]:
     proc = subprocess.run(
-        ["node_modules/.bin/forge", "build"], cwd=ROOT, capture_output=True, text=True, timeout=600, check=False
+        ["scripts/forge", "build"], cwd=ROOT, capture_output=True, text=True, timeout=600, check=False
     )
     assert proc.returncode == 0, f"forge build failed:\n{proc.stdout}\n{proc.stderr}"
     return load_forge_artifacts(ROOT)
@@ -114,3 +114,31 @@ def test_compile_error_is_a_build_error(tmp_path: Path) -> None:
     (root / "contracts" / "src" / "Broken.sol").write_text("pragma solidity ^0.8.28; contract Broken { oops }\n")
     with pytest.raises(BuildError, match=r"Broken\.sol"):
         compile_contracts(root)
+
+
+def test_a_failing_forge_run_fails_the_scripts_that_run_it(tmp_path: Path) -> None:
+    """`./scripts/test` must fail when a forge test fails. The npm wrapper node_modules/.bin/forge exits 0
+    whatever forge returned (it spawns the binary and drops its status), so the scripts run scripts/forge."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "test").mkdir()
+    (tmp_path / "foundry.toml").write_text(
+        f'[profile.default]\nsrc = "src"\ntest = "test"\nout = "out"\nsolc = "{ROOT / "scripts" / "solc"}"\n'
+        "offline = true\nauto_detect_solc = false\n"
+    )
+    (tmp_path / "test" / "Fails.t.sol").write_text(
+        "// SPDX-License-Identifier: MIT\npragma solidity ^0.8.0;\n"
+        'contract FailsTest { function test_fails() public pure { revert("fails"); } }\n'
+    )
+
+    def forge(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(ROOT / "scripts" / "forge"), *args, "--root", str(tmp_path)], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
+
+    run = forge("test")
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "test_fails" in run.stdout and "FAIL" in run.stdout
+    (tmp_path / "src" / "Broken.sol").write_text("contract Broken { function f( }\n")
+    assert forge("build").returncode == 1
+    for script in ("test", "setup", "slither"):
+        text = (ROOT / "scripts" / script).read_text()
+        assert "scripts/forge" in text and ".bin/forge" not in text, f"scripts/{script} runs npm's forge wrapper"

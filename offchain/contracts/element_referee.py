@@ -31,10 +31,10 @@ from offchain.contracts._base import (
     error_table,
     words,
 )
-from offchain.game.element import InputOpening, TensorHeader
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # annotations only: offchain.game.element needs torch, a chain client does not
     from offchain.contracts.dot_referee import DotRefereeClient
+    from offchain.game.element import InputOpening, TensorHeader
 
 CONTRACT_NAME: Final = "ElementReferee"
 

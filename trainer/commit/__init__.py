@@ -4,29 +4,66 @@ The format is specified in docs/commitments.md; this package is its Python side 
 functions, no chain code) and contracts/src/lib/ its Solidity side.
 """
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from trainer.commit.errors import CommitError, ProofError, StateError, UnsupportedTensorError
 from trainer.commit.merkle import PAD, MerkleTree, Opening, depth, fold, leaf_hash, list_root, node_hash, root, verify
-from trainer.commit.records import (
-    encode_record,
-    name_hash,
-    record_leaf,
-    state_commitments,
-    state_entry,
-    state_root,
-    state_root_from_commitments,
-    state_root_ordered,
-    state_tree_from_commitments,
-)
-from trainer.commit.tensor import (
-    CHUNK,
-    ElementOpening,
-    commit_tensor,
-    commit_tensors,
-    dtype_code,
-    element_commitment,
-    open_element,
-    verify_element,
-)
+
+# records and tensor need torch; they load on first use, so that code needing only Merkle lists (the
+# chain clients, the CLI's chain commands) does not pay torch's import (about 3 s).
+_LAZY = {
+    "encode_record": "records",
+    "name_hash": "records",
+    "record_leaf": "records",
+    "state_commitments": "records",
+    "state_entry": "records",
+    "state_root": "records",
+    "state_root_from_commitments": "records",
+    "state_root_ordered": "records",
+    "state_tree_from_commitments": "records",
+    "CHUNK": "tensor",
+    "ElementOpening": "tensor",
+    "commit_tensor": "tensor",
+    "commit_tensors": "tensor",
+    "dtype_code": "tensor",
+    "element_commitment": "tensor",
+    "open_element": "tensor",
+    "verify_element": "tensor",
+}
+
+if TYPE_CHECKING:
+    from trainer.commit.records import (
+        encode_record,
+        name_hash,
+        record_leaf,
+        state_commitments,
+        state_entry,
+        state_root,
+        state_root_from_commitments,
+        state_root_ordered,
+        state_tree_from_commitments,
+    )
+    from trainer.commit.tensor import (
+        CHUNK,
+        ElementOpening,
+        commit_tensor,
+        commit_tensors,
+        dtype_code,
+        element_commitment,
+        open_element,
+        verify_element,
+    )
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'trainer.commit' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"trainer.commit.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "CHUNK",

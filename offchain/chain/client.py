@@ -20,20 +20,27 @@ before anything is signed.
 
 from __future__ import annotations
 
+import json
 import re
 import time
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Final, NewType, TypeVar, cast
 
 import requests
+from eth_abi.exceptions import DecodingError, EncodingError
 from eth_account import Account
 from eth_account.signers.local import LocalAccount
 from eth_typing import ChecksumAddress
+from eth_utils.abi import get_abi_input_types, get_abi_output_types
 from hexbytes import HexBytes
 from web3 import Web3
+from web3._utils.abi import map_abi_data
+from web3._utils.error_formatters_utils import raise_contract_logic_error_on_revert
+from web3._utils.normalizers import BASE_RETURN_NORMALIZERS
 from web3.contract import Contract
 from web3.contract.contract import ContractConstructor, ContractFunction
 from web3.exceptions import (
@@ -45,9 +52,10 @@ from web3.exceptions import (
     Web3RPCError,
 )
 from web3.middleware import Web3Middleware
-from web3.providers.rpc import HTTPProvider
+from web3.types import RPCEndpoint
 
 from offchain.chain._revert import ErrorRegistry, revert_data
+from offchain.chain._transport import KeepAliveHTTPProvider
 from offchain.chain.build import Artifact
 from offchain.chain.errors import (
     ChainError,
@@ -149,10 +157,7 @@ class ChainClient:
         self.gas_margin = gas_margin
         self.fee_cap = fee_cap  # wei per gas: no transaction of this client bids more (None: no cap)
         self._caps: list[int] = []  # caps of the `capped` blocks we are in
-        provider = HTTPProvider(
-            rpc_url, request_kwargs={"timeout": request_timeout}, exception_retry_configuration=None
-        )
-        self.w3 = Web3(provider)
+        self.w3 = Web3(KeepAliveHTTPProvider(rpc_url, timeout=request_timeout))
         # web3's validation middleware asks the node for its chain id before every eth_call, eth_estimateGas
         # and eth_sendTransaction (a third of an agent's requests); this client reads it once, below, signs with
         # it, and checks against that value instead (a node restarted on another chain refuses our signed
@@ -225,12 +230,38 @@ class ChainClient:
         """`eth_call` of a contract function; reverts raise `ContractRevert`."""
         params: dict[str, Any] = {"from": self.account.address} if self.account else {}
         name = self.name_of(fn_call.address)
+        shape = _call_shape(fn_call)
+        if shape is not None:
+            try:
+                data = shape.selector + self.w3.codec.encode(shape.inputs, fn_call.args)
+            except (EncodingError, TypeError, ValueError):
+                shape = None  # arguments eth_abi does not take as they are (web3 normalizes them): web3's path
+        if shape is None:
+            try:
+                call = partial(fn_call.call, cast(Any, params), block_identifier=cast(Any, block))
+                return self._guard(call, "eth_call", contract=name)
+            except BadFunctionCallOutput:
+                raise NoContractCode(self.rpc_url, str(fn_call.address), name) from None
+        tx = {**params, "to": fn_call.address, "data": "0x" + data.hex()}
+        at = hex(block) if isinstance(block, int) else block
+        raw = self._guard(lambda: self._eth_call(tx, at), "eth_call", contract=name)
         try:
-            return self._guard(
-                lambda: fn_call.call(cast(Any, params), block_identifier=cast(Any, block)), "eth_call", contract=name
-            )
-        except BadFunctionCallOutput:
+            out = self.w3.codec.decode(shape.outputs, raw)
+        except DecodingError:
             raise NoContractCode(self.rpc_url, str(fn_call.address), name) from None
+        if shape.normalize:  # as web3 gives them: addresses checksummed, arrays as lists
+            out = map_abi_data(BASE_RETURN_NORMALIZERS, shape.outputs, out)
+        return out[0] if len(out) == 1 else list(out)
+
+    def _eth_call(self, tx: dict[str, Any], block: str) -> bytes:
+        """One `eth_call` straight to the provider: web3's contract-call path spends about 3 ms of Python a call
+        finding and validating the ABI element and formatting the request, four times the request itself.
+        Errors are raised as web3 raises them: a revert as ContractLogicError, anything else Web3RPCError."""
+        response = self.w3.provider.make_request(RPCEndpoint("eth_call"), [tx, block])
+        if "error" in response:
+            raise_contract_logic_error_on_revert(response)
+            raise Web3RPCError(repr(response["error"]), rpc_response=response)
+        return HexBytes(response["result"])
 
     # -- writes ---------------------------------------------------------------------------
 
@@ -521,3 +552,32 @@ def _short(e: BaseException) -> str:
         return "timed out"
     first = text.splitlines()[0] if text else ""
     return f"{type(e).__name__}: {first[:160]}" if first else type(e).__name__
+
+
+@dataclass(frozen=True, slots=True)
+class _CallShape:
+    selector: bytes
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    normalize: bool  # whether web3's return normalizers change anything (addresses, arrays, tuples)
+
+
+_SHAPES: dict[str, _CallShape | None] = {}
+
+
+def _call_shape(fn_call: ContractFunction) -> _CallShape | None:
+    """The selector and the ABI types of a resolved contract function, once per signature; None for what the
+    direct eth_call does not serve (keyword arguments, anything but a function)."""
+    abi = getattr(fn_call, "abi", None)  # the element the call resolved (its selector is computed from it)
+    if fn_call.kwargs or not isinstance(abi, dict) or abi.get("type") != "function":
+        return None
+    key = f"{fn_call.selector}{json.dumps(abi.get('outputs', []), sort_keys=True)}"
+    if key not in _SHAPES:
+        outputs = tuple(get_abi_output_types(cast(Any, abi)))
+        _SHAPES[key] = _CallShape(
+            selector=bytes.fromhex(str(fn_call.selector).removeprefix("0x")),
+            inputs=tuple(get_abi_input_types(cast(Any, abi))),
+            outputs=outputs,
+            normalize=any(c in "".join(outputs) for c in ("address", "[", "(")),
+        )
+    return _SHAPES[key]

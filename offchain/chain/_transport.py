@@ -1,0 +1,98 @@
+"""web3's HTTPProvider over one kept-alive `http.client` connection per thread.
+
+web3 posts every JSON-RPC request through `requests`, which costs about 1.3 ms of Python a request on our
+machines (1.5 ms against 0.2 ms for the same post through `http.client`; `requests` re-reads the proxy
+environment each time). An agent makes thousands of reads per task, so the chain client sends them this way
+instead. What stays as it was: the request bytes and headers, the timeout, and the errors, raised as the
+`requests` exceptions web3 raises (a refused or dropped connection is `requests.ConnectionError`, a timeout
+`requests.Timeout`, an HTTP error status `requests.HTTPError`), which the chain client retries or reports.
+
+A URL with a user name or password, or one that the environment's proxy settings cover, goes through
+`requests` as before: it knows how to authenticate and to use the proxy.
+"""
+
+from __future__ import annotations
+
+import http.client
+import select
+import ssl
+import threading
+import urllib.request
+from typing import Any, Final
+from urllib.parse import urlsplit
+
+import requests
+from web3.providers.rpc import HTTPProvider
+from web3.types import RPCEndpoint
+
+_HEADERS: Final = {"Content-Type": "application/json", "Connection": "keep-alive"}
+
+
+def _direct(url: str) -> bool:
+    """Whether `url` can be posted to without `requests`: plain http(s), no credentials, no proxy."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or parts.username or parts.password or not parts.hostname:
+        return False
+    proxies = urllib.request.getproxies()
+    return parts.scheme not in proxies or bool(urllib.request.proxy_bypass(parts.hostname))
+
+
+class KeepAliveHTTPProvider(HTTPProvider):
+    """An HTTPProvider whose posts reuse one `http.client` connection per thread (see the module's docstring)."""
+
+    def __init__(self, endpoint_uri: str, *, timeout: float) -> None:
+        super().__init__(endpoint_uri, request_kwargs={"timeout": timeout}, exception_retry_configuration=None)
+        parts = urlsplit(endpoint_uri)
+        self._direct = _direct(endpoint_uri)
+        self._https = parts.scheme == "https"
+        self._host = parts.hostname or ""
+        self._port = parts.port
+        self._path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        self._timeout = timeout
+        self._local = threading.local()
+
+    def _connection(self) -> http.client.HTTPConnection:
+        conn: http.client.HTTPConnection | None = getattr(self._local, "conn", None)
+        # A kept-alive connection the server has closed reads as ready (end of file) while we have asked
+        # nothing: open a new one before sending, rather than send into a dead socket.
+        if conn is not None and (conn.sock is None or select.select([conn.sock], [], [], 0)[0]):
+            conn.close()
+            conn = None
+        if conn is None:
+            if self._https:
+                conn = http.client.HTTPSConnection(
+                    self._host, self._port, timeout=self._timeout, context=ssl.create_default_context()
+                )
+            else:
+                conn = http.client.HTTPConnection(self._host, self._port, timeout=self._timeout)
+            self._local.conn = conn
+        return conn
+
+    def _drop(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+        self._local.conn = None
+
+    def _make_request(self, method: RPCEndpoint, request_data: bytes) -> Any:
+        if not self._direct:
+            return super()._make_request(method, request_data)
+        conn = self._connection()
+        try:
+            conn.request("POST", self._path, body=request_data, headers=_HEADERS)
+            response = conn.getresponse()
+            body = response.read()
+        except TimeoutError as e:
+            self._drop()
+            raise requests.exceptions.Timeout(f"{method} to {self.endpoint_uri} timed out: {e}") from e
+        except (OSError, http.client.HTTPException) as e:
+            self._drop()
+            why = f"{type(e).__name__}: {e}"
+            raise requests.exceptions.ConnectionError(f"{method} to {self.endpoint_uri}: {why}") from e
+        if response.will_close:
+            self._drop()
+        if response.status >= 400:
+            raise requests.exceptions.HTTPError(
+                f"{response.status} {response.reason} for url: {self.endpoint_uri}", response=None
+            )
+        return body

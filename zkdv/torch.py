@@ -1109,7 +1109,8 @@ class ZKDV:
         with _modes_off():
             every = self._gather(leaves) if self.world_size > 1 else list(leaves)
             names = self._leaf_names(len(leaves), self.world_size)
-            self._window_batches.append({n: x.detach().clone() for n, x in zip(names, every, strict=True)})
+            self._window_batches.append({n: x.detach().clone() if x.requires_grad else x.clone()  # one op, not two
+                                         for n, x in zip(names, every, strict=True)})
             if self.world_size > 1:
                 txn.global_batch = root_of(commitments(dict(zip(names, every, strict=True))))
         if self._ddp is not None:  # zkdv reduces the gradients itself (deterministically, in rank order)
@@ -1172,8 +1173,9 @@ class ZKDV:
             batch, batch_record = None, self._batch_record(txn.leaves)
         else:
             batch, batch_record = list(self._window_batches[-1].values()), None
+        bits = (loss.numpy() if loss.numel() == 1 else loss.reshape(1).numpy()).tobytes()  # no reshape op for a scalar
         work = _StepWork(
-            t, layout, flat, txn.layout, txn.pre_flat, loss.reshape(1).numpy().tobytes(), batch,
+            t, layout, flat, txn.layout, txn.pre_flat, bits, batch,
             batch_record, txn.pre, txn.pre_root, txn.pre_work,
             {
                 "type": "step",

@@ -27,6 +27,7 @@ import functools
 import hashlib
 import itertools
 import math
+import operator
 import os
 import queue
 import struct
@@ -163,12 +164,21 @@ def _copy_plan(layout: tuple[Any, ...]) -> _commit_native.CopyPlan:
     return _commit_native.CopyPlan([dtype.itemsize * math.prod(shape) for _, dtype, shape in layout])
 
 
-def _state_bytes(state: Mapping[str, Tensor], plan: _commit_native.CopyPlan | None = None) -> Tensor:
-    """Every entry's bytes, in order, as one fresh uint8 tensor (a copy nothing else refers to): one native
-    copy with `plan` (of the state's layout) where the library is there and every entry is contiguous."""
+def _state_bytes(state: Mapping[str, Tensor], plan: _commit_native.CopyPlan | None = None,
+                 spare: collections.deque[Tensor] | None = None) -> Tensor:
+    """Every entry's bytes, in order, as one uint8 tensor (a copy nothing else refers to): one native copy with
+    `plan` (of the state's layout) where the library is there and every entry is contiguous, into a buffer of
+    `spare` (copies nothing refers to any more) of the plan's size where there is one, else a fresh one."""
     values = list(state.values())
     if plan is not None and all(t.is_contiguous() for t in values):
-        flat = torch.empty(plan.total, dtype=torch.uint8)
+        flat = None
+        while spare:
+            flat = spare.pop()
+            if flat.numel() == plan.total:
+                break
+            flat = None
+        if flat is None:
+            flat = torch.empty(plan.total, dtype=torch.uint8)
         if plan.copy([t.data_ptr() for t in values], flat.data_ptr()):
             return flat
     if values and all(t.dtype == values[0].dtype and not t.requires_grad for t in values):
@@ -694,6 +704,11 @@ class ZKDV:
         self._check_delay = 0.0  # seconds a check sleeps before replaying (tests of the overlap policies)
         self._hook: Any = None
         self.bytes_per_step: list[int] = []
+        # `_named_parameters`' last walk: (root, per module its dicts, their names and values, the parameters)
+        self._walk: tuple[nn.Module, list[tuple[Any, ...]], dict[str, nn.Parameter]] | None = None
+        self._flat_keys: tuple[tuple[Any, ...], Any] | None = None  # `_flatten`'s last dict of tensors: keys, spec
+        # state copies whose step is committed (nothing refers to them): the next `_state_bytes` copies into one
+        self._spare: collections.deque[Tensor] = collections.deque(maxlen=2)
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -891,7 +906,7 @@ class ZKDV:
             return False  # the transaction's body already did part of the step eagerly
         if model is not self._model or optimizer is not self._optimizer:
             return False
-        leaves, spec = pytree.tree_flatten(batch)
+        leaves, spec = self._flatten(batch)
         return (spec == self._batch_spec and len(leaves) == len(txn.leaves)
                 and all(a is b for a, b in zip(leaves, txn.leaves, strict=True)))
 
@@ -903,17 +918,24 @@ class ZKDV:
         if self._runner is None or self._runner_kernels is not self._kernels:
             self._runner = Interpreter(program, self._kernels)  # the eager side's table, as the mode uses
             self._runner_kernels = self._kernels
-        with _modes_off(), torch.no_grad():  # the mode would see every detach of reading the state
-            state, own = txn.state, txn.params  # read at open (the update is post - pre of the copies, at close)
-            batch = {n: t.detach() for n, t in zip(self._leaf_names(len(txn.leaves)), txn.leaves, strict=True)}
-            new, loss = self._runner.run(state, batch)
-            for k, n in self._prefixed:  # the user's Parameter objects keep their identity
-                p = own[n]
-                p.copy_(new[k])
-                p.grad = None  # as the step's own optimizer.zero_grad() leaves it
-            # buffers: the program passes them through (section 11: buffers must not change in the step)
-            self._opt_state = {n: t for n, t in new.items() if not n.startswith((PARAM, BUFFER))}
-            loss = loss.detach()  # here, not under the mode (its Python dispatch costs more than the detach)
+        grad = torch.is_grad_enabled()
+        # the mode would see every detach of reading the state; grad mode off as torch.no_grad() sets it (one C call
+        # each way, not no_grad's context manager objects)
+        with _modes_off():
+            torch._C._set_grad_enabled(False)
+            try:
+                state, own = txn.state, txn.params  # read at open (the update is post - pre of the copies, at close)
+                batch = {n: t.detach() for n, t in zip(self._leaf_names(len(txn.leaves)), txn.leaves, strict=True)}
+                new, loss = self._runner.run(state, batch)
+                for k, n in self._prefixed:  # the user's Parameter objects keep their identity
+                    p = own[n]
+                    p.copy_(new[k])
+                    p.grad = None  # as the step's own optimizer.zero_grad() leaves it
+                # buffers: the program passes them through (section 11: buffers must not change in the step)
+                self._opt_state = {n: t for n, t in new.items() if not n.startswith((PARAM, BUFFER))}
+                loss = loss.detach()  # here, not under the mode (its Python dispatch costs more than the detach)
+            finally:
+                torch._C._set_grad_enabled(grad)
         txn.loss, txn.grads, txn.stepped = loss, {}, True
         self.program_steps += 1
         return txn.loss if self._program_returns == "loss" else None
@@ -1038,10 +1060,10 @@ class ZKDV:
             raise ZKDVUsageError("prepare the model and the optimizer with proof.prepare(model, optimizer) first")
         if self._attested is None:
             raise ZKDVUsageError("mark the attested step with @proof.attest before the first transaction")
-        leaves, spec = pytree.tree_flatten(txn.batch)
+        leaves, spec = self._flatten(txn.batch)
         if not leaves or not all(isinstance(t, Tensor) for t in leaves):
             raise ZKDVUsageError("the batch must be a tensor or a pytree (tuple, list, dict) of tensors only")
-        if any(t.device.type != "cpu" for t in leaves):
+        if not all(t.is_cpu for t in leaves):
             raise ZKDVUsageError("zkdv's RepOps kernels run on the CPU; move the batch to the CPU")
         t = self._next_step
         self._admit(t)
@@ -1081,13 +1103,14 @@ class ZKDV:
         else:
             txn.pre = commitments(state)
             txn.pre_root = root_of(txn.pre)
-            txn.pre_flat = _state_bytes(state, self._copies(layout))
+            txn.pre_flat = _state_bytes(state, self._copies(layout), self._spare)
         if t % self.replay_snapshot_interval == 0 or self._base is None:
             self._snapshot(t, state, txn.pre_root, txn.pre_work)
         with _modes_off():
             every = self._gather(leaves) if self.world_size > 1 else list(leaves)
             names = self._leaf_names(len(leaves), self.world_size)
-            self._window_batches.append({n: x.detach().clone() for n, x in zip(names, every, strict=True)})
+            self._window_batches.append({n: x.detach().clone() if x.requires_grad else x.clone()  # one op, not two
+                                         for n, x in zip(names, every, strict=True)})
             if self.world_size > 1:
                 txn.global_batch = root_of(commitments(dict(zip(names, every, strict=True))))
         if self._ddp is not None:  # zkdv reduces the gradients itself (deterministically, in rank order)
@@ -1098,6 +1121,20 @@ class ZKDV:
         txn.mode = self._mode
         self._active = txn
         txn.mode.__enter__()
+
+    def _flatten(self, batch: Any) -> tuple[list[Tensor], Any]:
+        """`pytree.tree_flatten(batch)`. A dict whose values are all plain tensors and whose keys are, in order, those
+        of the last such dict flattened here: its values and that dict's spec (what tree_flatten gives: a dict's
+        leaves are its values in key order, its spec its keys), without pytree's walk."""
+        last = self._flat_keys
+        if type(batch) is dict and last is not None and tuple(batch) == last[0]:
+            leaves = list(batch.values())
+            if all(type(t) is Tensor for t in leaves):
+                return leaves, last[1]
+        leaves, spec = pytree.tree_flatten(batch)
+        if type(batch) is dict and all(type(t) is Tensor for t in batch.values()):  # each value a leaf
+            self._flat_keys = (tuple(batch), spec)
+        return leaves, spec
 
     def _gather(self, leaves: Sequence[Tensor]) -> list[Tensor]:
         """Every rank's batch leaves, rank by rank (all ranks must use the same batch layout)."""
@@ -1129,15 +1166,16 @@ class ZKDV:
         layout = _layout(post)
         if layout == txn.layout:
             layout = txn.layout  # the object the plans were looked up with (an identity check next time)
-        flat = _state_bytes(post, self._copies(layout))  # the copy the commitments are computed from
+        flat = _state_bytes(post, self._copies(layout), self._spare)  # the copy the commitments are computed from
         loss = txn.loss if txn.loss.dtype is torch.float32 else txn.loss.to(torch.float32)
         do_state, do_update = self.config.sampling_policy.draws(self._root_key, t)
         if self.world_size > 1:  # the rank-local leaves, as the user passed them (the window holds every rank's)
             batch, batch_record = None, self._batch_record(txn.leaves)
         else:
             batch, batch_record = list(self._window_batches[-1].values()), None
+        bits = (loss.numpy() if loss.numel() == 1 else loss.reshape(1).numpy()).tobytes()  # no reshape op for a scalar
         work = _StepWork(
-            t, layout, flat, txn.layout, txn.pre_flat, loss.reshape(1).numpy().tobytes(), batch,
+            t, layout, flat, txn.layout, txn.pre_flat, bits, batch,
             batch_record, txn.pre, txn.pre_root, txn.pre_work,
             {
                 "type": "step",
@@ -1148,6 +1186,7 @@ class ZKDV:
                 "snapshot": t % self.replay_snapshot_interval == 0,
             },
         )
+        txn.pre_flat = None  # the work holds it now (and hands it to `_spare` once committed)
         self._window.append(work)
         self._kept = (layout, flat)
         self._prev_work = work
@@ -1232,7 +1271,10 @@ class ZKDV:
         except Exception as e:
             self._poison(work.step, f"the commitments of step {work.step} failed: {type(e).__name__}: {e}")
         finally:  # hashed: drop the copies (the next open compares with the training thread's reference)
+            spare = work.pre_flat  # the post-state copy of the step before (or open's): nothing else refers to it
             work.flat, work.pre_flat, work.batch = None, None, None
+            if spare is not None and spare.dtype is torch.uint8 and spare.is_contiguous():
+                self._spare.append(spare)  # a deque: safe from the commit worker
             work.done.set()
         self._drain()
 
@@ -1449,7 +1491,7 @@ class ZKDV:
         model's parameters by name (one walk of the module tree for both)."""
         root, opt, form = self._root, self._optimizer, self._form
         assert root is not None and opt is not None and form is not None
-        params = dict(root.named_parameters())
+        params = self._named_parameters(root)
         if not self._param_names:
             self._bind(root, opt, params)
             self._opt_state = {k: v for k, v in form.init_state(
@@ -1461,6 +1503,24 @@ class ZKDV:
             state.update({BUFFER + n: buffers[n].detach() for n in self._buffer_names})
         state.update(self._opt_state)
         return {n: state[n] for n in _order(tuple(state))[0]}, params
+
+    def _named_parameters(self, root: nn.Module) -> dict[str, nn.Parameter]:
+        """`dict(root.named_parameters())`: the last walk's dict while every module of the tree holds the same
+        parameter and submodule dicts with the same names and the same objects (checked by identity, a few C calls
+        per module), else a new walk. The dict returned is shared: callers only read it."""
+        walk = self._walk
+        if walk is not None and walk[0] is root:
+            for m, ps, pk, pv, ms, mk, mv in walk[1]:
+                if (m._parameters is not ps or m._modules is not ms or tuple(ps) != pk or tuple(ms) != mk
+                        or not all(map(operator.is_, ps.values(), pv)) or not all(map(operator.is_, ms.values(), mv))):
+                    break
+            else:
+                return walk[2]
+        params = dict(root.named_parameters())
+        mods = [(m, m._parameters, tuple(m._parameters), tuple(m._parameters.values()), m._modules,
+                 tuple(m._modules), tuple(m._modules.values())) for _, m in root.named_modules()]
+        self._walk = (root, mods, params)
+        return params
 
     def _bind(self, root: nn.Module, opt: torch.optim.Optimizer, params: dict[str, nn.Parameter]) -> None:
         by_id = {id(p): n for n, p in params.items()}

@@ -240,6 +240,7 @@ class CommitPlan:
         self._hlens = (ctypes.c_size_t * n)(*map(len, headers))
         self._headers = b"".join(headers)
         self._ptrs = ctypes.c_void_p * n
+        self._out = ctypes.c_char * (32 * n)  # the result's buffer type (create_string_buffer makes one a call)
 
     def __call__(self, addresses: Sequence[int]) -> bytes | None:
         """The commitments (32 bytes each, in order) of the buffers at `addresses`, each of its planned length
@@ -251,7 +252,7 @@ class CommitPlan:
             raise ValueError(f"the plan commits {self.n} buffers, got {len(addresses)} addresses")
         if not self.n:
             return b""
-        out = ctypes.create_string_buffer(32 * self.n)
+        out = self._out()
         if lib.rt_commit_tensors(self.n, self._ptrs(*addresses), self._lens, self._headers, self._hlens, out,
                                  threads()) != 0:
             raise MemoryError("the native commitment of a state ran out of memory")
@@ -297,6 +298,7 @@ class ClosePlan:
         self.size = 32 * (n + g + (1 if nl else 0)) + self.probe_bytes
         self._ptrs = ctypes.c_void_p * n
         self._leaf_ptrs = ctypes.c_void_p * nl
+        self._out = ctypes.c_char * self.size  # the result's buffer type (create_string_buffer makes one a call)
 
     def __call__(self, addresses: Sequence[int], leaves: Sequence[int], probe_base: int,
                  update: tuple[int, int, int, int] | None = None) -> bytes | None:
@@ -313,7 +315,7 @@ class ClosePlan:
         if len(addresses) != self.n or len(leaves) != self.nleaves:
             raise ValueError(f"the plan closes {self.n} buffers and {self.nleaves} leaves, got {len(addresses)} "
                              f"and {len(leaves)}")
-        out = ctypes.create_string_buffer(self.size)
+        out = self._out()
         if lib.rt_step_close(self.n, self._ptrs(*addresses), self._lens, self._headers, self._hlens, threads(),
                              self.g, self._group_len, self._perm, self._names, self.nleaves,
                              self._leaf_ptrs(*leaves), self._row_bytes, self._stride, self.rows, self.window,

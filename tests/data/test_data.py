@@ -74,3 +74,28 @@ def test_mismatched_examples_are_refused() -> None:
         Dataset("bad", [{"x": torch.zeros(2)}, {"x": torch.zeros(3)}])
     with pytest.raises(ValueError, match="no examples"):
         Dataset("empty", [])
+
+
+def test_digits_are_scikit_learns_bit_for_bit_without_importing_sklearn_datasets() -> None:
+    """`digits` reads scikit-learn's file itself (importing sklearn.datasets costs each process about 2 s): the
+    tensors must hash equal to those built from `sklearn.datasets.load_digits`, for both splits."""
+    import subprocess
+    import sys
+
+    from sklearn.datasets import load_digits
+
+    data = load_digits()
+    x = torch.tensor(data.data, dtype=torch.float32) / 16.0
+    y = torch.tensor(data.target, dtype=torch.int64)
+    cut = round(len(x) * 0.8)
+
+    def digest(xs: torch.Tensor, ys: torch.Tensor) -> str:
+        return hashlib.sha256(xs.contiguous().numpy().tobytes() + ys.contiguous().numpy().tobytes()).hexdigest()
+
+    for split, rows in (("train", slice(0, cut)), ("test", slice(cut, None))):
+        d = digits(split)
+        ours = digest(torch.stack([e["x"] for e in d.examples]), torch.stack([e["y"] for e in d.examples]))
+        assert ours == digest(x[rows], y[rows]), split
+    code = "import sys; from trainer.data.dataset import digits; digits(); print('sklearn.datasets' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
+    assert out.stdout.strip() == "False"

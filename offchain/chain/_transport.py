@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import http.client
 import select
+import socket
 import ssl
 import threading
 import urllib.request
@@ -37,6 +38,13 @@ def _direct(url: str) -> bool:
     return parts.scheme not in proxies or bool(urllib.request.proxy_bypass(parts.hostname))
 
 
+def _readable(sock: socket.socket) -> bool:
+    """Whether `sock` has something to read now (poll, not select: select fails on descriptors above 1023)."""
+    poller = select.poll()
+    poller.register(sock, select.POLLIN)
+    return bool(poller.poll(0))
+
+
 class KeepAliveHTTPProvider(HTTPProvider):
     """An HTTPProvider whose posts reuse one `http.client` connection per thread (see the module's docstring)."""
 
@@ -55,7 +63,7 @@ class KeepAliveHTTPProvider(HTTPProvider):
         conn: http.client.HTTPConnection | None = getattr(self._local, "conn", None)
         # A kept-alive connection the server has closed reads as ready (end of file) while we have asked
         # nothing: open a new one before sending, rather than send into a dead socket.
-        if conn is not None and (conn.sock is None or select.select([conn.sock], [], [], 0)[0]):
+        if conn is not None and (conn.sock is None or _readable(conn.sock)):
             conn.close()
             conn = None
         if conn is None:

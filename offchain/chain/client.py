@@ -261,7 +261,10 @@ class ChainClient:
         if "error" in response:
             raise_contract_logic_error_on_revert(response)
             raise Web3RPCError(repr(response["error"]), rpc_response=response)
-        return HexBytes(response["result"])
+        result = response.get("result")
+        if not isinstance(result, str):  # what web3 refuses too: retried as a connection failure, then reported
+            raise BadResponseFormat(f"eth_call answered without a hex result: {str(response)[:200]}")
+        return HexBytes(result)
 
     # -- writes ---------------------------------------------------------------------------
 

@@ -247,46 +247,74 @@ def test_the_direct_eth_call_answers_exactly_as_web3s_contract_call(
         client.call(nowhere)
 
 
-def test_a_connection_the_server_closed_while_idle_is_replaced_not_failed() -> None:
-    """The client keeps its HTTP connection open between requests. A server may close it while idle (this one
-    closes after every answer without saying so); the next request must go out on a new connection."""
-    import json
-    import socket
-    import threading
+class OneShotServer:
+    """A JSON-RPC server on a local port that answers one request per connection and then closes it without
+    saying so (no `Connection: close`); `answer(request)` gives the response's JSON-RPC fields."""
 
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen()
-    accepted: list[int] = []
+    def __init__(self, answer: Any) -> None:
+        import socket
+        import threading
 
-    def serve() -> None:
+        self.answer, self.accepted = answer, 0
+        self.listener = socket.socket()
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen()
+        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        import json
+
         while True:
             try:
-                conn, _ = listener.accept()
+                conn, _ = self.listener.accept()
             except OSError:
                 return
-            accepted.append(1)
+            self.accepted += 1
             with conn:
                 data = b""
                 while b"\r\n\r\n" not in data:
                     data += conn.recv(65536)
                 head, _, body = data.partition(b"\r\n\r\n")
-                length = int(
-                    next(h.split(b":")[1] for h in head.split(b"\r\n") if h.lower().startswith(b"content-length"))
-                )
-                while len(body) < length:
+                sizes = [h.split(b":")[1] for h in head.split(b"\r\n") if h.lower().startswith(b"content-length")]
+                while len(body) < int(sizes[0]):
                     body += conn.recv(65536)
                 ask = json.loads(body)
-                result = "0x7a69" if ask["method"] == "eth_chainId" else "0x2a"
-                answer = json.dumps({"jsonrpc": "2.0", "id": ask["id"], "result": result}).encode()
+                reply = {"jsonrpc": "2.0", "id": ask["id"], **self.answer(ask)}
+                out = json.dumps(reply).encode()
                 conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
-                             + str(len(answer)).encode() + b"\r\n\r\n" + answer)  # fmt: skip
+                             + str(len(out)).encode() + b"\r\n\r\n" + out)  # fmt: skip
 
-    threading.Thread(target=serve, daemon=True).start()
+    def close(self) -> None:
+        self.listener.close()
+
+
+def _chain_id_or(result: Any) -> Any:
+    return lambda ask: {"result": "0x7a69" if ask["method"] == "eth_chainId" else result}
+
+
+def test_a_connection_the_server_closed_while_idle_is_replaced_not_failed() -> None:
+    """The client keeps its HTTP connection open between requests. A server may close it while idle (this one
+    closes after every answer without saying so); the next request must go out on a new connection."""
+    server = OneShotServer(_chain_id_or("0x2a"))
     try:
-        client = ChainClient(f"http://127.0.0.1:{listener.getsockname()[1]}", read_retries=0)
+        client = ChainClient(server.url, read_retries=0)
         time.sleep(0.05)  # the server has closed the first connection by now
         assert [client.block_number() for _ in range(3)] == [42, 42, 42]
-        assert len(accepted) == 4  # eth_chainId at connection, then one connection a read
+        assert server.accepted == 4  # eth_chainId at connection, then one connection a read
     finally:
-        listener.close()
+        server.close()
+
+
+def test_an_eth_call_answered_without_a_result_is_a_chain_error_not_a_crash(artifacts: dict[str, Artifact]) -> None:
+    """A node (or something posing as one) that answers eth_call with no hex result: the client retries it as
+    a bad answer and then raises ChainUnreachableError, as for any node it cannot use (not a KeyError)."""
+    server = OneShotServer(_chain_id_or(None))
+    try:
+        client = ChainClient(server.url, read_retries=1, retry_backoff=0.01)
+        contract = client.contract(artifacts["TaskMarket"], "0x" + "11" * 20)
+        with pytest.raises(ChainUnreachableError, match="without a hex result"):
+            client.call(contract.functions.taskCount())
+        assert server.accepted == 3  # eth_chainId, then the call and its one retry
+    finally:
+        server.close()

@@ -27,6 +27,12 @@ from web3.providers.rpc import HTTPProvider
 from web3.types import RPCEndpoint
 
 _HEADERS: Final = {"Content-Type": "application/json", "Connection": "keep-alive"}
+_SENDS: Final = frozenset({"eth_sendRawTransaction", "eth_sendTransaction"})
+
+
+def _dropped(e: BaseException) -> bool:
+    """Whether `e` says the server dropped the connection before answering anything."""
+    return isinstance(e, ConnectionResetError | BrokenPipeError | http.client.RemoteDisconnected)
 
 
 def _direct(url: str) -> bool:
@@ -59,22 +65,24 @@ class KeepAliveHTTPProvider(HTTPProvider):
         self._timeout = timeout
         self._local = threading.local()
 
-    def _connection(self) -> http.client.HTTPConnection:
+    def _connection(self) -> tuple[http.client.HTTPConnection, bool]:
+        """This thread's connection, and whether it has carried a request before."""
         conn: http.client.HTTPConnection | None = getattr(self._local, "conn", None)
         # A kept-alive connection the server has closed reads as ready (end of file) while we have asked
         # nothing: open a new one before sending, rather than send into a dead socket.
         if conn is not None and (conn.sock is None or _readable(conn.sock)):
             conn.close()
             conn = None
-        if conn is None:
-            if self._https:
-                conn = http.client.HTTPSConnection(
-                    self._host, self._port, timeout=self._timeout, context=ssl.create_default_context()
-                )
-            else:
-                conn = http.client.HTTPConnection(self._host, self._port, timeout=self._timeout)
-            self._local.conn = conn
-        return conn
+        if conn is not None:
+            return conn, True
+        if self._https:
+            conn = http.client.HTTPSConnection(
+                self._host, self._port, timeout=self._timeout, context=ssl.create_default_context()
+            )
+        else:
+            conn = http.client.HTTPConnection(self._host, self._port, timeout=self._timeout)
+        self._local.conn = conn
+        return conn, False
 
     def _drop(self) -> None:
         conn = getattr(self._local, "conn", None)
@@ -85,18 +93,25 @@ class KeepAliveHTTPProvider(HTTPProvider):
     def _make_request(self, method: RPCEndpoint, request_data: bytes) -> Any:
         if not self._direct:
             return super()._make_request(method, request_data)
-        conn = self._connection()
-        try:
-            conn.request("POST", self._path, body=request_data, headers=_HEADERS)
-            response = conn.getresponse()
-            body = response.read()
-        except TimeoutError as e:
-            self._drop()
-            raise requests.exceptions.Timeout(f"{method} to {self.endpoint_uri} timed out: {e}") from e
-        except (OSError, http.client.HTTPException) as e:
-            self._drop()
-            why = f"{type(e).__name__}: {e}"
-            raise requests.exceptions.ConnectionError(f"{method} to {self.endpoint_uri}: {why}") from e
+        for attempt in (1, 2):
+            conn, reused = self._connection()
+            try:
+                conn.request("POST", self._path, body=request_data, headers=_HEADERS)
+                response = conn.getresponse()
+                body = response.read()
+                break
+            except TimeoutError as e:
+                self._drop()
+                raise requests.exceptions.Timeout(f"{method} to {self.endpoint_uri} timed out: {e}") from e
+            except (OSError, http.client.HTTPException) as e:
+                self._drop()
+                # The server closed a kept-alive connection just as we sent on it (it closes idle ones when it
+                # likes; the check before sending cannot see a close that crosses the request): nothing came
+                # back, so a read goes again on a new connection. A transaction is never sent twice here.
+                if attempt == 1 and reused and _dropped(e) and method not in _SENDS:
+                    continue
+                why = f"{type(e).__name__}: {e}"
+                raise requests.exceptions.ConnectionError(f"{method} to {self.endpoint_uri}: {why}") from e
         if response.will_close:
             self._drop()
         if response.status >= 400:

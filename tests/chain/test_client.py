@@ -248,19 +248,35 @@ def test_the_direct_eth_call_answers_exactly_as_web3s_contract_call(
 
 
 class OneShotServer:
-    """A JSON-RPC server on a local port that answers one request per connection and then closes it without
-    saying so (no `Connection: close`); `answer(request)` gives the response's JSON-RPC fields."""
+    """A JSON-RPC server on a local port that never says `Connection: close`. With `keep=False` it answers one
+    request per connection and closes it (`closed` is released after each close); with `keep=True` it answers
+    a connection's first request, keeps the connection open, and closes it on reading the next request,
+    without answering (`dropped` lists those requests' methods). `answer(request)` gives the JSON-RPC fields."""
 
-    def __init__(self, answer: Any) -> None:
+    def __init__(self, answer: Any, *, keep: bool = False) -> None:
         import socket
         import threading
 
-        self.answer, self.accepted = answer, 0
+        self.answer, self.keep, self.accepted, self.dropped = answer, keep, 0, []
+        self.closed = threading.Semaphore(0)
         self.listener = socket.socket()
         self.listener.bind(("127.0.0.1", 0))
         self.listener.listen()
         self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
         threading.Thread(target=self._serve, daemon=True).start()
+
+    @staticmethod
+    def _read(conn: Any) -> Any:
+        import json
+
+        data = b""
+        while b"\r\n\r\n" not in data:
+            data += conn.recv(65536)
+        head, _, body = data.partition(b"\r\n\r\n")
+        sizes = [h.split(b":")[1] for h in head.split(b"\r\n") if h.lower().startswith(b"content-length")]
+        while len(body) < int(sizes[0]):
+            body += conn.recv(65536)
+        return json.loads(body)
 
     def _serve(self) -> None:
         import json
@@ -272,18 +288,13 @@ class OneShotServer:
                 return
             self.accepted += 1
             with conn:
-                data = b""
-                while b"\r\n\r\n" not in data:
-                    data += conn.recv(65536)
-                head, _, body = data.partition(b"\r\n\r\n")
-                sizes = [h.split(b":")[1] for h in head.split(b"\r\n") if h.lower().startswith(b"content-length")]
-                while len(body) < int(sizes[0]):
-                    body += conn.recv(65536)
-                ask = json.loads(body)
-                reply = {"jsonrpc": "2.0", "id": ask["id"], **self.answer(ask)}
-                out = json.dumps(reply).encode()
+                ask = self._read(conn)
+                out = json.dumps({"jsonrpc": "2.0", "id": ask["id"], **self.answer(ask)}).encode()
                 conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
                              + str(len(out)).encode() + b"\r\n\r\n" + out)  # fmt: skip
+                if self.keep:
+                    self.dropped.append(self._read(conn)["method"])
+            self.closed.release()
 
     def close(self) -> None:
         self.listener.close()
@@ -299,9 +310,33 @@ def test_a_connection_the_server_closed_while_idle_is_replaced_not_failed() -> N
     server = OneShotServer(_chain_id_or("0x2a"))
     try:
         client = ChainClient(server.url, read_retries=0)
-        time.sleep(0.05)  # the server has closed the first connection by now
-        assert [client.block_number() for _ in range(3)] == [42, 42, 42]
+        for _ in range(3):
+            assert server.closed.acquire(timeout=10)  # the server has closed the connection of the last request
+            assert client.block_number() == 42
         assert server.accepted == 4  # eth_chainId at connection, then one connection a read
+    finally:
+        server.close()
+
+
+def test_a_connection_closed_as_a_request_crosses_it_is_retried_for_a_read_never_for_a_transaction() -> None:
+    """The close a server makes can cross our next request on the wire: it reads the request and closes without
+    an answer. A read goes again on a new connection (nothing came back, and reads are idempotent); a signed
+    transaction is not sent twice by the transport: the caller hears of the failure (an agent journals each
+    transaction's hash before broadcasting it and reconciles pending ones by hash, offchain/agents/base.py)."""
+    import json
+
+    import requests as rq
+
+    server = OneShotServer(_chain_id_or("0x2a"), keep=True)
+    try:
+        client = ChainClient(server.url, read_retries=0)
+        assert client.block_number() == 42  # its first connection was dropped on this request; the retry answered
+        assert server.dropped == ["eth_blockNumber"] and server.accepted == 2
+        provider: Any = client.w3.provider
+        body = json.dumps({"jsonrpc": "2.0", "id": 9, "method": "eth_sendRawTransaction", "params": ["0x01"]})
+        with pytest.raises(rq.exceptions.ConnectionError, match="eth_sendRawTransaction"):
+            provider._make_request("eth_sendRawTransaction", body.encode())
+        assert server.dropped == ["eth_blockNumber", "eth_sendRawTransaction"] and server.accepted == 2
     finally:
         server.close()
 

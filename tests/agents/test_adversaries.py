@@ -177,7 +177,7 @@ def draws_not_chosen(played: Played) -> None:
         assert rec is not None and rec["challenge_and_draw"] == "RecomputeOracleRandomnessPending", (qid, rec)
     assert all(e["challenger"] != helper["address"] for e in oracle._logs("AnswerChallenged"))
 
-    several = 0
+    several, at_once = 0, 0
     ran = {False: 0, True: 0}  # draws the grinder ran itself, answering oracle / committee
     for qid in questions.values():
         draws = drawn(oracle, qid)
@@ -201,13 +201,18 @@ def draws_not_chosen(played: Played) -> None:
             blocks = [r["block"] for r in runs]
             assert len(set(blocks)) == len(blocks) and max(blocks) < d.block
             several += len(blocks) > 1
+            # A draw that seats its ally at the first block tried leaves it nothing to grind for.
+            at_once += len(blocks) == 1 and bool(runs[0].get("favourable"))
     # The grinder challenges only an honest answer. When its ally was drawn to answer every question (the grinder
     # draws only then; a clean-clone run drew it for both), honest oracles challenge the lie and one of them draws
     # the committee in its own tick, before the grinder's: no committee draw of its own to check in that run. A
     # question it challenged itself it probes in the same tick, before anyone else can draw.
     own = [qid for qid in questions.values() if (grinder.db.get("grind", qid) or {}).get("challenged")]
     assert ran[False] and (ran[True] or not own), f"the grinder ran too few draws itself (answering, committee): {ran}"
-    assert several, "the grinder never ran a draw at more than one block"
+    # It grinds (tries later blocks) whenever the first block does not seat its ally. Two clean-clone runs seated
+    # the ally at the first block of both answering draws, and honest oracles drew both committees: nothing to
+    # grind for. Any draw it ran that did not seat its ally at once must have been tried at several blocks.
+    assert several or at_once == ran[False] + ran[True], f"the grinder never tried a second block: {ran}, {at_once}"
 
     lied = False
     for qid in questions.values():

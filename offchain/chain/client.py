@@ -20,7 +20,6 @@ before anything is signed.
 
 from __future__ import annotations
 
-import json
 import re
 import time
 import weakref
@@ -565,7 +564,7 @@ class _CallShape:
     normalize: bool  # whether web3's return normalizers change anything (addresses, arrays, tuples)
 
 
-_SHAPES: dict[str, _CallShape | None] = {}
+_SHAPES: dict[tuple[str, str], _CallShape] = {}
 
 
 def _call_shape(fn_call: ContractFunction) -> _CallShape | None:
@@ -574,7 +573,7 @@ def _call_shape(fn_call: ContractFunction) -> _CallShape | None:
     abi = getattr(fn_call, "abi", None)  # the element the call resolved (its selector is computed from it)
     if fn_call.kwargs or not isinstance(abi, dict) or abi.get("type") != "function":
         return None
-    key = f"{fn_call.selector}{json.dumps(abi.get('outputs', []), sort_keys=True)}"
+    key = (str(fn_call.address), str(fn_call.selector))  # one contract's function: one set of types
     if key not in _SHAPES:
         outputs = tuple(get_abi_output_types(cast(Any, abi)))
         _SHAPES[key] = _CallShape(

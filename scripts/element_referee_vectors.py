@@ -1,8 +1,9 @@
 """Write the vectors of the ElementReferee forge tests (docs/game.md section 2.7).
 
 Run `PYTHONPATH=. .venv/bin/python scripts/element_referee_vectors.py [OUT_DIR]` (default
-contracts/test/vectors); it writes element_referee.json and element_referee_gas.json.
-contracts/test/ElementReferee.t.sol and ElementRefereeGas.t.sol play games with them;
+contracts/test/vectors); it writes element_referee.json, element_referee_gas.json and
+element_referee_scalar.json (Tensor-Scalar nodes) and element_referee_args.json (their argument bytes).
+contracts/test/ElementReferee.t.sol, ElementRefereeGas.t.sol and ElementRefereeArgs.t.sol play games with them;
 tests/game/test_element_referee_vectors.py checks that the committed files are what this writes now.
 Everything derives from fixed seeds.
 
@@ -23,20 +24,26 @@ from typing import Any
 
 import torch
 
+from offchain.game.element_table import SCALAR_ENTRIES, scalar_arg
 from trainer.commit import commit_tensor, open_element
 from trainer.commit.merkle import MerkleTree
 from trainer.commit.tensor import CHUNK, chunk_leaves, dtype_code, element_size, tensor_bytes
+from trainer.program.program import TENSOR, encode_args
 from trainer.repops import KERNELS
 
 DEFAULT_OUT = Path(__file__).resolve().parents[1] / "contracts" / "test" / "vectors"
 NAME = "element_referee.json"
 GAS_NAME = "element_referee_gas.json"
+SCALAR_NAME = "element_referee_scalar.json"
+ARGS_NAME = "element_referee_args.json"
 
 Json = dict[str, Any]
 
 # RepOpsElement codes (contracts/src/lib/RepOpsElement.sol).
 ADD, MUL, DIV, NEG, RELU, WHERE, THRESHOLD_BACKWARD, LT, F32_TO_F64 = 0, 4, 5, 6, 12, 13, 17, 20, 24
 HALF64 = 0x3FE0000000000000  # binary64 0.5, threshold_backward's threshold
+# ElementReferee's Tensor-Scalar codes (MUL_SCALAR ..), by operator.
+SCALAR_CODE = dict(SCALAR_ENTRIES)
 
 
 def _hex(b: bytes) -> str:
@@ -92,6 +99,70 @@ def _lie(out: torch.Tensor, e: int) -> torch.Tensor:
     raw = bytearray(tensor_bytes(out))
     raw[e * size] ^= 1
     return torch.frombuffer(raw, dtype=out.dtype).reshape(out.shape).clone()
+
+
+def _scalar_args(op: str, s: float | int) -> bytes:
+    """The argument bytes the capture writes for `op(x, s)` (alpha 1 for add and sub)."""
+    args: list[tuple[str, Any]] = [("self", TENSOR), ("other", s)]
+    if op in ("aten.add.Tensor", "aten.sub.Tensor"):
+        args.append(("alpha", 1))
+    return encode_args(args)
+
+
+def _scalar_case(name: str, op: str, a: torch.Tensor, s: float | int) -> Json:
+    """A Tensor-Scalar node: opened by `openNode` with its argument bytes' hash, the number read by `openArgs`."""
+    code = SCALAR_CODE[op]
+    args = _scalar_args(op, s)
+    bits = scalar_arg(code, args)
+    assert bits is not None, (name, args.hex())
+    case = _case(name, code, [a], _kernel(op, a, s), (bits, 0))
+    return {**case, "opName": op, "args": _hex(args)}
+
+
+def arg_vectors() -> list[Json]:
+    """Argument bytes of Tensor-Scalar calls and the number the referee must read from each (`ok` false: the
+    game resolves Inapplicable), for every CBOR form: floats of 16, 32 and 64 bits (zeros, subnormals, the
+    largest, infinities, NaNs), ints of every head width up to the 2^53 limit, and bytes that are not the
+    template (a bool, None, alpha 2, a trailing or a missing byte, a list)."""
+    import math
+    import struct
+
+    def f32(v: float) -> float:
+        return float(struct.unpack(">f", struct.pack(">f", v))[0])
+
+    numbers: list[Any] = [0.5, -0.0, 0.0, 65504.0, 2.0**-24, -(2.0**-14), math.inf, -math.inf, math.nan,
+                          f32(0.1), f32(1e-45), f32(3.4028234663852886e38), f32(-1e-40), 0.9, 1e-08, 1e-300,
+                          5e-324, 1.7976931348623157e308, 0, 1, 23, 24, 255, 256, 65535, 65536, 2**32,
+                          2**53 - 1, 2**53, 2**64 - 1, -1, -24, -25, -256, -(2**53) + 1, -(2**53), -(2**64),
+                          True, False, None]  # fmt: skip
+    out: list[Json] = []
+    for op, code in SCALAR_ENTRIES:
+        for s in numbers if op == "aten.mul.Tensor" else numbers[:3] + numbers[18:20]:
+            args = _scalar_args(op, s)
+            bits = scalar_arg(code, args)
+            ok = bits is not None
+            out.append({"opName": op, "code": code, "args": _hex(args), "ok": ok, "scalar": str(bits or 0)})
+    mul = _scalar_args("aten.mul.Tensor", 0.5)
+    add = _scalar_args("aten.add.Tensor", 0.5)
+    bad = [
+        ("aten.mul.Tensor", encode_args([("self", TENSOR), ("other", TENSOR)])),  # mul(x, x): a tensor
+        ("aten.mul.Tensor", mul + b"\x00"),
+        ("aten.mul.Tensor", mul[:-1]),
+        ("aten.mul.Tensor", b"\x83" + mul[1:]),
+        ("aten.mul.Tensor", bytes.fromhex("82826473656c66f782656f74686572fa3f80")),  # a float cut short
+        ("aten.mul.Tensor", bytes.fromhex("82826473656c66f782656f746865721c")),  # head 28: reserved
+        ("aten.mul.Tensor", encode_args([("self", TENSOR), ("other", (1, 2))])),
+        ("aten.mul.Tensor", encode_args([("self", TENSOR), ("factor", 0.5)])),
+        ("aten.add.Tensor", encode_args([("self", TENSOR), ("other", 0.5), ("alpha", 2)])),
+        ("aten.add.Tensor", mul),
+        ("aten.div.Tensor", add),
+        ("aten.sub.Tensor", add[:-1]),
+    ]
+    for op, args in bad:
+        code = SCALAR_CODE[op]
+        assert scalar_arg(code, args) is None, args.hex()
+        out.append({"opName": op, "code": code, "args": _hex(args), "ok": False, "scalar": "0"})
+    return out
 
 
 def _case(name: str, op: int, inputs: list[torch.Tensor], out: torch.Tensor, scalars: tuple[int, int]) -> Json:
@@ -173,6 +244,21 @@ def cases() -> list[Json]:
     return out
 
 
+def scalar_cases() -> list[Json]:
+    gen = torch.Generator().manual_seed(48)
+    out: list[Json] = []
+    # Tensor-Scalar nodes as the workloads capture them (AdamW's and GELU's constants, a division by an int),
+    # each form of the number's CBOR: binary64, int, binary16 (a normal and a subnormal), binary32, a negative int.
+    out.append(_scalar_case("mul_scalar", "aten.mul.Tensor", _f32(gen, 2, 900), 0.9))
+    out.append(_scalar_case("div_scalar_int", "aten.div.Tensor", _f32(gen, 16, 32, 1), 64))
+    out.append(_scalar_case("add_scalar", "aten.add.Tensor", _f32(gen, 1300), 1e-08))
+    out.append(_scalar_case("sub_scalar_half", "aten.sub.Tensor", _f32(gen, 700), 0.5))
+    out.append(_scalar_case("mul_scalar_subnormal_half", "aten.mul.Tensor", _f32(gen, 600), 2.0**-24))
+    out.append(_scalar_case("mul_scalar_single", "aten.mul.Tensor", _f32(gen, 300), 0.10000000149011612))
+    out.append(_scalar_case("mul_scalar_negative_int", "aten.mul.Tensor", _f32(gen, 3, 5), -100))
+    return out
+
+
 def gas_cases() -> list[Json]:
     """The gas test's cases: 4 MiB of fp32 output, 1024 chunks (three descent levels at arity 16)."""
     gen = torch.Generator().manual_seed(4096)
@@ -188,6 +274,8 @@ def vectors() -> dict[str, Json]:
     """{file name: contents}."""
     return {
         NAME: {"version": 1, "chunk": CHUNK, "cases": cases()},
+        SCALAR_NAME: {"version": 1, "chunk": CHUNK, "cases": scalar_cases()},
+        ARGS_NAME: {"version": 1, "args": arg_vectors()},
         GAS_NAME: {"version": 1, "chunk": CHUNK, "cases": gas_cases()},
     }
 

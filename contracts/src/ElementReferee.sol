@@ -5,6 +5,7 @@ import {IElementReferee} from "./interfaces/IElementReferee.sol";
 import {MerkleLib} from "./lib/MerkleLib.sol";
 import {TensorLib} from "./lib/TensorLib.sol";
 import {RepOpsElement} from "./lib/RepOpsElement.sol";
+import {ITraceReferee} from "./interfaces/ITraceReferee.sol";
 import {DotReferee} from "./DotReferee.sol";
 import {ElementPowExponent} from "./lib/FloatErrors.sol";
 import {TensorTooLarge} from "./lib/Errors.sol";
@@ -29,7 +30,8 @@ import {
     ElementRefereeChunkLength,
     ElementRefereeNotOwner,
     ElementRefereeApplicable,
-    ElementRefereeNotDot
+    ElementRefereeNotDot,
+    ElementRefereeArgsMismatch
 } from "./lib/ElementRefereeErrors.sol";
 
 /// @title ElementReferee
@@ -53,9 +55,23 @@ contract ElementReferee is IElementReferee {
     ///         gelu tanh: TracePrograms' order), whose element the trace game decides (docs/game.md 2.9).
     uint256 public constant EXP = 66;
     uint256 private constant TRACE_LAST = 74;
+    /// @notice The Tensor-Scalar codes (docs/game.md 2.7): an fp32 tensor and a Python number, `mul.Tensor(x, s)`
+    ///         (48), `div.Tensor(x, s)` (49), `add.Tensor(x, s)` (50), `sub.Tensor(x, s)` (51), both with alpha 1.
+    ///         The number is read from the node's argument bytes (`openArgs`) as a binary64 pattern, and the
+    ///         element is `RepOpsElement` MUL, DIV, ADD or SUB of the input element and `scalarToF32(s)`.
+    uint256 public constant MUL_SCALAR = 48;
+    uint256 private constant SCALAR_LAST = 51;
+    // Their RepOpsElement codes, a byte each from MUL_SCALAR on: MUL 4, DIV 5, ADD 0, SUB 2.
+    uint256 private constant SCALAR_BASE = 0x02000504;
+    // The argument bytes of those calls (canonical CBOR, docs/program.md): a map-free list of pairs,
+    // [["self", undefined], ["other", s]] for mul and div, and ["alpha", 1] after for add and sub.
+    bytes14 private constant ARGS_SELF_OTHER = hex"826473656c66f782656f74686572";
+    bytes8 private constant ARGS_ALPHA_ONE = hex"8265616c70686101";
 
     /// @notice The DotReferee this referee hands mm and addmm elements to (deployed by the constructor).
     address public immutable dot;
+    /// @dev The TraceReferee, which also computes this referee's elements (`evaluateElement`).
+    ITraceReferee private immutable _unit;
 
     /// @dev The first slot holds what every move writes (turn, clocks, move count).
     struct Game {
@@ -110,6 +126,7 @@ contract ElementReferee is IElementReferee {
     ///              DotReferee hands them to it, docs/game.md 2.9).
     constructor(address trace) {
         dot = address(new DotReferee(address(this), trace));
+        _unit = ITraceReferee(trace);
     }
 
     // ---- opening -------------------------------------------------------------------------
@@ -130,8 +147,11 @@ contract ElementReferee is IElementReferee {
         uint64 arity
     ) external returns (uint256 gameId) {
         uint256 code = elementOp(opHash, argHash, inputs.length);
+        // Not keyed with its arguments: a Tensor-Scalar call is keyed with argHash 0 (its number varies).
+        bool scalar = code == 0;
+        if (scalar) code = elementOp(opHash, 0, inputs.length);
         if (code == 0) return 0;
-        return _open(
+        gameId = _open(
             Params({
                 op: code - 1,
                 inputs: inputs,
@@ -142,11 +162,31 @@ contract ElementReferee is IElementReferee {
                 arity: arity
             })
         );
+        if (scalar) {
+            // The defender first opens the argument bytes (openArgs), checked against argHash.
+            Game storage g = _games[gameId];
+            g.stage = Stage.Args;
+            g.pending = argHash;
+        }
+    }
+
+    /// @inheritdoc IElementReferee
+    function openArgs(uint256 gameId, bytes calldata args) external metered(gameId) {
+        Game storage g = _begin(gameId, Stage.Args);
+        bytes32 h = sha256(args);
+        if (h != g.pending) revert ElementRefereeArgsMismatch(gameId, h, g.pending);
+        (bool ok, uint64 s) = _scalarArg(g.op, args);
+        _pass(g, Side.Defender);
+        if (!ok) return _resolve(gameId, g, Outcome.Inapplicable);
+        g.scalars[0] = s;
+        g.stage = Stage.Header;
+        emit ArgsOpened(gameId, s);
     }
 
     // The table of docs/game.md 2.7, written by `python -m offchain.game.element_table` and checked against it
     // by tests/game/test_element_table.py: per entry the first 12 bytes of
-    // keccak256(abi.encode(H(op), H(argBytes), nIn)), then the RepOpsElement code + 1 (one byte). A node
+    // keccak256(abi.encode(H(op), H(argBytes), nIn)), then the game's op code + 1 (one byte); the
+    // Tensor-Scalar entries are keyed with argHash 0 (openNode's second lookup). A node
     // another entry's key would take needs a 96-bit second preimage (about 2^92 hashes for the table).
     //   1 aten.add.Tensor
     //   3 aten.sub.Tensor
@@ -169,7 +209,11 @@ contract ElementReferee is IElementReferee {
     //  73 aten.erf.default
     //  74 aten.gelu.default
     //  75 aten.gelu.default
-    bytes private constant TABLE = hex"c751f4a942d431ff1b206154011a8c3d4095d2660482805c9e0313690de099f4327b492265630563f348343fd6862ba5892f920662c071fe9f137c4472b8c955075e51654529e996d12545b2d70831fa46769e8d8cba339bd86b091330e8a2cdc1afb00fee46890aee11884bac8066154a149c860b8a738994fd7761d1aeef2e520d9dc792d539b269d3b7526c2e0e49aa1f20a8be43f3d023eece41af29544aa9c3dbecc2ea1fe3423c58eadafd4808a7396640a14334dcaa024f08c4aeac865b4544f9b653eba8178c12b06870e84592d917256242be0072ddc83e4706662eae7ab8be0f278c2469484db1649eb748c9fdbbd9ff4549cd14c4c5ac638658b5aad7ec4a936674c8414a305b871765c94b";
+    //  49 aten.mul.Tensor (Tensor-Scalar)
+    //  50 aten.div.Tensor (Tensor-Scalar)
+    //  51 aten.add.Tensor (Tensor-Scalar)
+    //  52 aten.sub.Tensor (Tensor-Scalar)
+    bytes private constant TABLE = hex"c751f4a942d431ff1b206154011a8c3d4095d2660482805c9e0313690de099f4327b492265630563f348343fd6862ba5892f920662c071fe9f137c4472b8c955075e51654529e996d12545b2d70831fa46769e8d8cba339bd86b091330e8a2cdc1afb00fee46890aee11884bac8066154a149c860b8a738994fd7761d1aeef2e520d9dc792d539b269d3b7526c2e0e49aa1f20a8be43f3d023eece41af29544aa9c3dbecc2ea1fe3423c58eadafd4808a7396640a14334dcaa024f08c4aeac865b4544f9b653eba8178c12b06870e84592d917256242be0072ddc83e4706662eae7ab8be0f278c2469484db1649eb748c9fdbbd9ff4549cd14c4c5ac638658b5aad7ec4a936674c8414a305b871765c94b5403490f94aa5f75f5b76a7b3164c657b7df5c81cafbf08dc03246dbe1c44474fee91fbfdbde33030361a3f25da7a031cc74d434";
 
     /// @inheritdoc IElementReferee
     function elementOp(bytes32 opHash, bytes32 argHash, uint256 nIn) public pure virtual returns (uint256) {
@@ -461,7 +505,13 @@ contract ElementReferee is IElementReferee {
         for (uint256 k = nIn; k < 3; ++k) {
             args[k] = k - nIn < 2 ? g.scalars[k - nIn] : 0;
         }
-        uint256 y = RepOpsElement.evaluate(g.op, args[0], args[1], args[2]);
+        uint256 op = g.op;
+        if (op >= MUL_SCALAR && op <= SCALAR_LAST) {
+            // Tensor-Scalar: the number rounded to fp32 as the kernel's promotion does, then the binary op.
+            args[1] = _unit.evaluateElement(RepOpsElement.F64_TO_F32, args[1], 0, 0);
+            op = uint8(SCALAR_BASE >> (8 * (op - MUL_SCALAR)));
+        }
+        uint256 y = _unit.evaluateElement(op, args[0], args[1], args[2]);
         Outcome result;
         if (y == g.defenderValue) result = Outcome.DefenderWins;
         else if (y == g.challengerValue) result = Outcome.ChallengerWins;
@@ -475,7 +525,7 @@ contract ElementReferee is IElementReferee {
     function timeout(uint256 gameId) external metered(gameId) {
         Game storage g = _game(gameId);
         // Resolved, or Delegated (the dot game's clocks run): nobody to time out here.
-        if (g.stage >= Stage.Resolved) revert ElementRefereeNotPlaying(gameId, g.stage);
+        if (g.stage == Stage.Resolved || g.stage == Stage.Delegated) revert ElementRefereeNotPlaying(gameId, g.stage);
         Side side = g.toMove;
         uint256 deadline = uint256(g.turnStartedAt) + _clock(g, side);
         if (block.timestamp <= deadline) revert ElementRefereeClockRunning(gameId, deadline);
@@ -581,6 +631,7 @@ contract ElementReferee is IElementReferee {
             uint256 pair = CASTS >> (16 * (op - RepOpsElement.F32_TO_F64));
             return (1, 0, uint8(pair), uint8(pair >> 8));
         }
+        if (op >= MUL_SCALAR && op <= SCALAR_LAST) return (1, 1, F32, F32);
         if (op == MM) return (2, 0, ff, F32);
         if (op == ADDMM) return (3, 0, ff | uint256(F32) << 16, F32);
         if (op >= EXP && op <= TRACE_LAST) return (1, 0, F32, F32);
@@ -728,6 +779,65 @@ contract ElementReferee is IElementReferee {
             }
             stride *= dim;
         }
+    }
+
+    /// @dev The Python number of a Tensor-Scalar call (code `op`) as a binary64 pattern, from its argument bytes;
+    ///      false if they are not the call's template or the number is not a float or an int of magnitude below
+    ///      2^53 (a bool, a larger int: the oracle decides those). CBOR floats of 16, 32 and 64 bits, ints of
+    ///      every head width (RFC 8949 section 3).
+    function _scalarArg(uint256 op, bytes calldata a) private pure returns (bool, uint64) {
+        uint256 end = a.length;
+        if (op >= MUL_SCALAR + 2) {
+            // add, sub: ["alpha", 1] after the number, and a list of three pairs.
+            if (end < 24 || bytes8(a[end - 8:end]) != ARGS_ALPHA_ONE || uint8(a[0]) != 0x83) return (false, 0);
+            end -= 8;
+        } else if (end < 16 || uint8(a[0]) != 0x82) {
+            return (false, 0);
+        }
+        if (bytes14(a[1:15]) != ARGS_SELF_OTHER) return (false, 0);
+        uint256 head = uint8(a[15]);
+        uint256 info = head & 31;
+        uint256 v = info;
+        if (info >= 24) {
+            if (info > 27 || end != 16 + (1 << (info - 24))) return (false, 0);
+            v = uint256(bytes32(a[16:end])) >> (256 - 8 * (end - 16));
+        } else if (end != 16) {
+            return (false, 0);
+        }
+        uint256 major = head >> 5;
+        if (major == 7) {
+            if (info == 25) return (true, _widen(v, 5, 10)); // binary16
+            if (info == 26) return (true, _widen(v, 8, 23)); // binary32
+            return (info == 27, uint64(v)); // binary64; simple values (true, null, ...) are not numbers
+        }
+        if (major > 1) return (false, 0);
+        // An int: 0 (major 0, v) or 1 (-1 - v); exact in binary64 below 2^53.
+        uint256 m = v + major;
+        if (m >= 1 << 53) return (false, 0);
+        if (m == 0) return (true, 0);
+        return (true, uint64(major << 63 | _norm(m, 1075, 52)));
+    }
+
+    /// @dev A binary16 or binary32 pattern (`eb` exponent bits, `mb` fraction bits) widened to binary64, exactly.
+    function _widen(uint256 v, uint256 eb, uint256 mb) private pure returns (uint64) {
+        uint256 sign = (v >> (eb + mb)) << 63;
+        uint256 emax = (1 << eb) - 1;
+        uint256 e = (v >> mb) & emax;
+        uint256 m = v & ((1 << mb) - 1);
+        if (e == emax) return uint64(sign | 0x7FF << 52 | m << (52 - mb)); // infinities, NaNs (payload kept)
+        if (e != 0) return uint64(sign | (e + 1023 - (emax >> 1)) << 52 | m << (52 - mb));
+        if (m == 0) return uint64(sign);
+        return uint64(sign | _norm(m, 1024 - (emax >> 1), mb)); // subnormal: normal in binary64
+    }
+
+    /// @dev Exponent and fraction fields of binary64 for m * 2^(e - 1023 - mb), 0 < m < 2^(mb + 1): the leading
+    ///      one shifted to bit mb (each shift one less in the exponent), then dropped.
+    function _norm(uint256 m, uint256 e, uint256 mb) private pure returns (uint256) {
+        while (m >> mb == 0) {
+            m <<= 1;
+            --e;
+        }
+        return e << 52 | (m & ((1 << mb) - 1)) << (52 - mb);
     }
 
     /// @dev Whether pow has a RepOps definition for `e` (binary64 bits): 0, -0, 1, 2, 3, -1, -2, 0.5, -0.5

@@ -5,6 +5,7 @@ import {ITraceReferee} from "./interfaces/ITraceReferee.sol";
 import {IElementReferee} from "./interfaces/IElementReferee.sol";
 import {TraceLib} from "./lib/TraceLib.sol";
 import {TracePrograms} from "./lib/TracePrograms.sol";
+import {RepOpsElement} from "./lib/RepOpsElement.sol";
 import {
     TraceRefereeUnknown,
     TraceRefereeNoFunction,
@@ -157,6 +158,11 @@ contract TraceReferee is ITraceReferee {
     function evaluate(uint256 fn, uint32 x) external pure returns (uint64[] memory trace) {
         if (fn >= TracePrograms.FUNCTIONS) revert TraceRefereeNoFunction(fn);
         return TraceLib.evaluate(fn, x);
+    }
+
+    /// @inheritdoc ITraceReferee
+    function evaluateElement(uint256 op, uint256 a, uint256 b, uint256 c) external pure returns (uint256) {
+        return RepOpsElement.evaluate(op, a, b, c);
     }
 
     /// @inheritdoc ITraceReferee

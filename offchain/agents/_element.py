@@ -29,6 +29,7 @@ from offchain.game.dot import DotSide
 from offchain.game.element import ElementSide
 from offchain.game.element_table import DOT_OPS, TRACE_BASE, TRACE_OPS, trace_function
 from offchain.game.witness import RunWitness
+from trainer.program.program import encode_args
 from trainer.repops import programs
 
 # Lost races on the permissionless calls: someone else timed the game out or resolved it first.
@@ -77,7 +78,7 @@ def element_side(witness: RunWitness, step: int, node: int) -> ElementSide:
     """One side of node `node` of step `step`: the inputs it agreed on and its own (first) output."""
     inputs = [t.contiguous() for t in witness.node_inputs(step, node)]
     _, outputs = witness.node_io(step, node)
-    return ElementSide(inputs, outputs[0])
+    return ElementSide(inputs, outputs[0], encode_args(witness.program.nodes[node].args))
 
 
 def element_due(
@@ -135,6 +136,11 @@ def element_move(
         return None
     gid = element_game
     defender = side is Side.DEFENDER
+    if rv.stage is er.Stage.ARGS:  # a Tensor-Scalar node: the defender opens its argument bytes first
+        scalar = referee.open_args(gid, mine.args)
+        if scalar is None:
+            return f"element game {gid}: the node's arguments hold no number the referee reads; the oracle decides"
+        return f"element game {gid}: opened the node's arguments (the number {_f64(scalar)!r})"
     if rv.stage is er.Stage.HEADER:
         if defender:  # an agreed input of another dtype than the operator's: the phase does not apply
             want = referee.input_dtypes(rv.op)
@@ -228,6 +234,12 @@ def trace_move(referee: er.ElementRefereeClient, element_game: int, side: Side, 
     step = len(posted) - 1 if wrong is None else wrong
     outcome, _ = trace.refute(tid, packed, step)
     return f"trace game {tid}: named step {step}; the contract recomputed it: " + er.Outcome(outcome).name.lower()
+
+
+def _f64(bits: int) -> float:
+    import struct
+
+    return float(struct.unpack(">d", bits.to_bytes(8, "big"))[0])
 
 
 def _dot_side(op: int, mine: ElementSide, element: int, side: Side) -> DotSide:

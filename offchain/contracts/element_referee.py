@@ -47,6 +47,7 @@ class Stage(enum.IntEnum):
     ELEMENT_PROOF = 4
     RESOLVED = 5
     DELEGATED = 6  # mm, addmm: the DotReferee game decides, then settles this one (docs/game.md 2.8)
+    ARGS = 7  # a Tensor-Scalar node: the defender opens its argument bytes (openArgs), then HEADER
 
 
 class Outcome(enum.IntEnum):
@@ -163,6 +164,11 @@ class ElementRefereeApplicable(ElementRefereeError):
 class ElementRefereeNotDot(ElementRefereeError):
     """Only the DotReferee this ElementReferee deployed (`ElementReferee.dot()`) may hand a game over or settle
     it; `caller` is another account. Play the dot phase on that DotReferee (`start`)."""
+
+
+class ElementRefereeArgsMismatch(ElementRefereeError):
+    """The argument bytes given hash (SHA-256) to `computed`, not to the node's argument hash `expected`: open
+    the node's own argument bytes, `encode_args(node.args)` of the task's program (docs/program.md)."""
 
 
 class ElementArithmeticError(TypedRevert):
@@ -287,6 +293,13 @@ class ElementRefereeClient(ContractClient):
         """The defender's input openings at element e; the outcome the contract computed."""
         fn = self.contract.functions.proveElement(game_id, list(output_shape), [o.to_abi() for o in openings])
         return self._resolved(self._send(fn))
+
+    def open_args(self, game_id: int, args: bytes) -> int | None:
+        """The defender's first move in a Tensor-Scalar game (stage ARGS): the node's argument bytes. The number
+        the referee read (binary64 pattern, event ArgsOpened), or None if it resolved the game INAPPLICABLE."""
+        receipt = self._send(self.contract.functions.openArgs(game_id, bytes(args)))
+        opened = self._events(receipt, "ArgsOpened")
+        return int(opened[0]["scalar"]) if opened else None
 
     def prove_inapplicable(self, game_id: int, k: int, header: TensorHeader) -> Outcome:
         """Instead of the header move: agreed input `k`'s header, whose dtype is not the operator's (the game

@@ -79,13 +79,15 @@ def first_differing_element(defender_chunk: bytes, challenger_chunk: bytes, size
 
 
 class ElementSide:
-    """One side of an element game: the agreed inputs (in the operator's argument order) and its output."""
+    """One side of an element game: the agreed inputs (in the operator's argument order), its output, and the
+    node's argument bytes (`encode_args`; the defender opens them in a Tensor-Scalar game's ARGS stage)."""
 
-    __slots__ = ("_data", "_tree", "inputs", "output")
+    __slots__ = ("_data", "_tree", "args", "inputs", "output")
 
-    def __init__(self, inputs: Sequence[torch.Tensor], output: torch.Tensor) -> None:
+    def __init__(self, inputs: Sequence[torch.Tensor], output: torch.Tensor, args: bytes = b"") -> None:
         self.inputs = tuple(inputs)
         self.output = output
+        self.args = bytes(args)
         self._data = bytes(tensor_bytes(output))
         leaves = chunk_leaves(self._data)
         self._tree = LeafTree([leaves[i : i + 32] for i in range(0, len(leaves), 32)]) if leaves else None

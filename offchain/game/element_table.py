@@ -51,6 +51,23 @@ ENTRIES: tuple[tuple[str, tuple[tuple[str, object], ...], int], ...] = (
     ("aten.gelu.default", (("self", TENSOR), ("approximate", "none")), 73),
     ("aten.gelu.default", (("self", TENSOR), ("approximate", "tanh")), 74),
 )
+# The Tensor-Scalar calls: an fp32 tensor and a Python number (`mul.Tensor(x, 0.9)`, AdamW's and GELU's
+# constants, `add.Tensor(x, 1e-08)`). The number varies, so they are keyed with argHash 0 (`SCALAR_ARGS`); the
+# game's defender opens the argument bytes (`ElementReferee.openArgs`) and the referee reads the number
+# (`scalar_arg` is the same reading). ElementReferee's codes MUL_SCALAR (48) .. 51, each one one input.
+SCALAR_ENTRIES: tuple[tuple[str, int], ...] = (
+    ("aten.mul.Tensor", 48),
+    ("aten.div.Tensor", 49),
+    ("aten.add.Tensor", 50),
+    ("aten.sub.Tensor", 51),
+)
+SCALAR_OPS: frozenset[int] = frozenset(code for _, code in SCALAR_ENTRIES)
+SCALAR_ARGS = bytes(32)  # the argHash of the scalar entries' keys
+# The template of their argument bytes (canonical CBOR, docs/program.md): [["self", undefined], ["other", s]],
+# then ["alpha", 1] for add and sub.
+_SELF_OTHER = bytes.fromhex("826473656c66f782656f74686572")
+_ALPHA_ONE = bytes.fromhex("8265616c70686101")
+
 # The op codes ElementReferee hands to DotReferee once it isolated the element.
 DOT_OPS: frozenset[int] = frozenset({64, 65})
 # The op codes whose element a TraceReferee game decides (DotReferee.startTrace): 66 + TracePrograms' id.
@@ -73,9 +90,50 @@ def trace_function(code: int) -> str:
 
 def key(op: str, arg_bytes: bytes, n_in: int) -> bytes:
     """The table key of a node: keccak256(abi.encode(H(op), H(argBytes), nIn))."""
-    h_op = hashlib.sha256(op.encode()).digest()
-    h_args = hashlib.sha256(arg_bytes).digest()
-    return keccak(h_op + h_args + n_in.to_bytes(32, "big"))
+    return _key(op, hashlib.sha256(arg_bytes).digest(), n_in)
+
+
+def _key(op: str, arg_hash: bytes, n_in: int) -> bytes:
+    return keccak(hashlib.sha256(op.encode()).digest() + arg_hash + n_in.to_bytes(32, "big"))
+
+
+def scalar_arg(code: int, arg_bytes: bytes) -> int | None:
+    """The number of a Tensor-Scalar call (ElementReferee code `code`) as a binary64 pattern, read from its
+    argument bytes as `ElementReferee.openArgs` reads it; None where the referee resolves the game
+    `Inapplicable` (not the call's template, a bool, an int of magnitude 2^53 or more)."""
+    import struct
+
+    a = arg_bytes
+    end = len(a)
+    if code >= 50:
+        if end < 24 or a[end - 8 :] != _ALPHA_ONE or a[0] != 0x83:
+            return None
+        end -= 8
+    elif end < 16 or a[0] != 0x82:
+        return None
+    if a[1:15] != _SELF_OTHER:
+        return None
+    head = a[15]
+    major, info = head >> 5, head & 31
+    v = info
+    if info >= 24:
+        if info > 27 or end != 16 + (1 << (info - 24)):
+            return None
+        v = int.from_bytes(a[16:end], "big")
+    elif end != 16:
+        return None
+    if major == 7:
+        if info == 25:
+            return int.from_bytes(struct.pack(">d", struct.unpack(">e", v.to_bytes(2, "big"))[0]), "big")
+        if info == 26:
+            return int.from_bytes(struct.pack(">d", struct.unpack(">f", v.to_bytes(4, "big"))[0]), "big")
+        return v if info == 27 else None
+    if major > 1:
+        return None
+    n = v if major == 0 else -1 - v
+    if abs(n) >= 1 << 53:
+        return None
+    return int.from_bytes(struct.pack(">d", float(n)), "big")
 
 
 def table() -> list[tuple[bytes, int, str]]:
@@ -84,16 +142,17 @@ def table() -> list[tuple[bytes, int, str]]:
     for op, args, code in ENTRIES:
         n_in = sum(1 for _, v in args if v is TENSOR)
         out.append((key(op, encode_args(list(args)), n_in), code, op))
+    for op, code in SCALAR_ENTRIES:
+        out.append((_key(op, SCALAR_ARGS, 1), code, op + " (Tensor-Scalar)"))
     return out
 
 
 def element_op(op: str, arg_bytes: bytes, n_in: int) -> int | None:
-    """The RepOpsElement code the game uses for this node, or None (the oracle decides it)."""
-    k = key(op, arg_bytes, n_in)
-    for kk, code, _ in table():
-        if kk == k:
-            return code
-    return None
+    """The code the game uses for this node (ElementReferee.openNode: keyed by its arguments, else by argHash 0),
+    or None (the oracle decides it). A Tensor-Scalar code can still resolve `Inapplicable` (`scalar_arg`)."""
+    by_key = {kk: code for kk, code, _ in table()}
+    exact = by_key.get(key(op, arg_bytes, n_in))
+    return exact if exact is not None else by_key.get(_key(op, SCALAR_ARGS, n_in))
 
 
 KEY_BYTES = 12

@@ -8,18 +8,24 @@ the element table covers. Each game against an honest trainer must reach stage E
 by both trainer agents (header, chunk descent, chunk, the defender's input openings), and end by
 `resolveElement` with the referee's outcome; no question is ever asked of the oracle; the honest group is
 paid, the cheater loses its bond, and every wei is accounted for.
+
+The `scalar-mul-*` runs play the same with a cheater whose mul kernel is off only in its calls with a Python
+number: the first differing node is GELU's backward `mul.Tensor(x, 0.7071067811865476)`, keyed by the table's
+Tensor-Scalar entry, whose defender first opens the node's argument bytes (stage ARGS) so that the referee
+reads the number on chain.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from offchain.agents.adversaries import CATALOGUE, DeviatingStrategy, cast
+from offchain.agents.adversaries import CATALOGUE, DeviatingStrategy, cast, last_step
 from offchain.agents.base import Agent, AgentCrashed
 from offchain.agents.client import TaskOrder
 from offchain.agents.scenario import Scenario, ScenarioResult
@@ -32,6 +38,10 @@ from offchain.contracts import element_referee as er
 from offchain.contracts.dispute_game import GameView, Outcome, Stage
 from offchain.contracts.protocol import Protocol
 from offchain.contracts.task_market import TaskStatus
+from offchain.game.element_table import scalar_arg
+from offchain.game.witness import Deviation, DeviationKind
+from trainer.program.program import encode_args
+from trainer.runner.runner import RunConfig
 from trainer.workloads import Workload
 
 pytestmark = pytest.mark.anvil
@@ -45,6 +55,10 @@ CHEAT = "copy-then-diverge"
 def referee_deployment(node: Anvil, artifacts: dict[str, Artifact]) -> Deployment:
     deployer = ChainClient(node.rpc_url, node.accounts[0].private_key, artifacts=artifacts.values())
     return deploy_all(deployer, artifacts=artifacts, write=False, element_referee=True)
+
+
+def f64_bits(x: float) -> int:
+    return int.from_bytes(struct.pack(">d", x), "big")
 
 
 class Stages:
@@ -93,6 +107,7 @@ class Run:
     honest_defends: bool = False  # the trainer that opens a game defends in it (the honest ones open first)
     crash: tuple[str, str] | None = None  # (party, ElementReferee function): killed right after its first one
     silent: bool = False  # the cheater stops moving in stage ELEMENT: the honest side times it out there
+    scalar: bool = False  # the cheat: a Tensor-Scalar mul (`mul.Tensor(x, 0.7071...)`), not copy-then-diverge's sub
 
     def __str__(self) -> str:
         return self.name
@@ -105,7 +120,21 @@ RUNS = [
     Run("cheating-defender-killed-after-its-chunk", crash=("cheater", "openChunk")),
     Run("cheating-defender-silent", silent=True),
     Run("cheating-challenger-silent", honest_defends=True, silent=True),
+    # The first wrong node is a Tensor-Scalar mul (GELU's backward, `mul.Tensor(x, 0.7071067811865476)`):
+    # the defender opens its argument bytes (stage ARGS) and the referee computes x * f32(0.7071...).
+    Run("scalar-mul-honest-challenges", scalar=True),
+    Run("scalar-mul-honest-defends", honest_defends=True, scalar=True),
 ]
+
+# The element phase of a Tensor-Scalar node: the cheater's mul kernel is off by 1e-3 on the last step, only in
+# its calls with a Python number (the tensor-tensor muls before them stay right).
+SCALAR_MUL = "aten.mul.Tensor"
+
+
+def scalar_cheat(config: RunConfig) -> DeviatingStrategy:
+    return DeviatingStrategy(
+        "faulty-scalar-mul", Deviation(last_step(config), DeviationKind.KERNEL, SCALAR_MUL, scalar_operand=True)
+    )
 
 
 @pytest.fixture(params=RUNS, ids=str)
@@ -120,6 +149,8 @@ def played(
     """The scenario, played to the end as `Run` says."""
     run: Run = request.param
     trainers, _ = cast(CATALOGUE[CHEAT], K, workload.config)
+    if run.scalar:
+        trainers[-1] = dataclasses.replace(trainers[-1], strategy=scalar_cheat(workload.config))
     if run.silent:
         cheat = trainers[-1].strategy
         assert isinstance(cheat, DeviatingStrategy)
@@ -178,7 +209,13 @@ def test_a_covered_node_is_decided_in_stage_element_with_no_oracle(
         view = p.game.game_of(g.game_id)
         assert view.question_id == 0 and view.element_game != 0
         node = program.nodes[view.position]
-        assert node.op == "aten.sub.Tensor", node.op  # the first node the cheater's faulty sub kernel changes
+        if run.scalar:  # the first Tensor-Scalar mul: its number read on chain from the node's argument bytes
+            assert node.op == SCALAR_MUL and len(node.inputs) == 1, (node.op, node.args)
+            assert p.referee.game_of(view.element_game).op == 48  # ElementReferee.MUL_SCALAR
+            (opened,) = p.referee._logs("ArgsOpened", {"gameId": view.element_game})
+            assert opened["scalar"] == scalar_arg(48, encode_args(node.args)) == f64_bits(dict(node.args)["other"])
+        else:
+            assert node.op == "aten.sub.Tensor", node.op  # the first node the cheater's faulty sub kernel changes
         rv = p.referee.game_of(view.element_game)
         assert rv.stage is er.Stage.RESOLVED and rv.owner == p.game.address
         assert rv.players == view.players

@@ -20,7 +20,8 @@ interface IElementReferee {
         ElementOpen, // defender, then challenger: openChunk
         ElementProof, // defender: proveElement (mm, addmm: DotReferee.start; codes EXP..: DotReferee.startTrace)
         Resolved,
-        Delegated // mm, addmm, EXP..: the DotReferee (2.8) or TraceReferee (2.9) game decides, then settles this one
+        Delegated, // mm, addmm, EXP..: the DotReferee (2.8) or TraceReferee (2.9) game decides, then settles this one
+        Args // defender: openArgs (a Tensor-Scalar node opened by openNode), then Header
     }
 
     enum Side {
@@ -113,6 +114,8 @@ interface IElementReferee {
     /// @notice The contract computed element `element`: `args` are the operator's arguments, `value` its result.
     event ElementComputed(uint256 indexed gameId, uint256 element, uint256[3] args, uint256 value);
     event GameResolved(uint256 indexed gameId, Outcome outcome);
+    /// @notice A Tensor-Scalar game's number, read from the node's argument bytes (binary64 pattern).
+    event ArgsOpened(uint256 indexed gameId, uint64 scalar);
 
     /// @notice Opens a game; the caller is its owner. The defender moves first.
     /// @dev Reverts `ElementRefereeBadParams` (unknown op code, wrong input count, equal or zero players,
@@ -129,8 +132,10 @@ interface IElementReferee {
     ///      (`ElementRefereeHeaderDiffers`) and its data root differs (`ElementRefereeNoDifference`).
     /// @notice Opens a game for a program node if its operator is in the element table (docs/game.md 2.7),
     ///         keyed by `keccak256(abi.encode(opHash, argHash, inputs.length))` with `opHash = H(utf8(op))`
-    ///         and `argHash = H(argBytes)` from the node's descriptor; no scalars. Returns 0 (and opens
-    ///         nothing) for a node outside the table. The caller is the game's owner.
+    ///         and `argHash = H(argBytes)` from the node's descriptor; no scalars. A node not keyed so is looked
+    ///         up again with argHash 0: a Tensor-Scalar call (`mul.Tensor(x, 0.9)`, codes MUL_SCALAR..), whose
+    ///         game starts in stage `Args` (`openArgs`). Returns 0 (and opens nothing) for a node outside the
+    ///         table. The caller is the game's owner.
     /// @dev Reverts as `open` for a covered node with bad parameters.
     function openNode(
         bytes32 opHash,
@@ -141,6 +146,13 @@ interface IElementReferee {
         uint64[2] calldata clocks,
         uint64 arity
     ) external returns (uint256 gameId);
+
+    /// @notice Args stage (a Tensor-Scalar node opened by `openNode`): the defender opens the node's argument
+    ///         bytes, whose SHA-256 must be the node's argument hash (`ElementRefereeArgsMismatch`). If they are
+    ///         the call's template with a number the referee reads (a CBOR float, or an int below 2^53 in
+    ///         magnitude), that number is the game's scalar (`ArgsOpened`) and the game goes on to the header
+    ///         stage; otherwise it resolves `Inapplicable` and the dispute game asks the oracle.
+    function openArgs(uint256 gameId, bytes calldata args) external;
 
     /// @notice The element table: the `RepOpsElement` code + 1 of a node's operator, 0 when it is not covered.
     function elementOp(bytes32 opHash, bytes32 argHash, uint256 nIn) external pure returns (uint256);

@@ -98,6 +98,13 @@ interface ITraceReferee {
     /// @dev Reverts `TraceRefereeNoFunction` for an unknown fn.
     function evaluate(uint256 fn, uint32 x) external pure returns (uint64[] memory trace);
 
+    /// @notice One element of a RepOps operator, `RepOpsElement.evaluate(op, a, b, c)` (docs/repops/ieee.md).
+    ///         ElementReferee computes its elements here: the binary32 library does not fit in its own bytecode
+    ///         beside the element game (EIP-170), and this contract holds the binary64 one already.
+    /// @dev Reverts as `RepOpsElement.evaluate` does (`ElementUnknownOp`, `ElementArgTooWide`,
+    ///      `ElementPowExponent`); the caller sees the same error.
+    function evaluateElement(uint256 op, uint256 a, uint256 b, uint256 c) external pure returns (uint256);
+
     function outcome(uint256 gameId) external view returns (IElementReferee.Outcome);
 
     /// @notice The outcome, for the game's owner only (`TraceRefereeNotOwner` otherwise).

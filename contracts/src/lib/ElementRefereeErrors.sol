@@ -54,3 +54,5 @@ error ElementRefereeNotOwner(uint256 gameId, address caller, address owner);
 error ElementRefereeApplicable(uint256 tensor, uint8 dtype);
 /// @notice Only the DotReferee this referee deployed may hand games over (`caller` is not it).
 error ElementRefereeNotDot(address caller);
+/// @notice The argument bytes given hash (SHA-256) to `computed`, not to the node's `expected` argument hash.
+error ElementRefereeArgsMismatch(uint256 gameId, bytes32 computed, bytes32 expected);

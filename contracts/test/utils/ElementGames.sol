@@ -31,6 +31,8 @@ abstract contract ElementGames is Test {
         bytes32 honestRoot;
         bytes32 honestCommitment;
         bytes32[] leaves;
+        string opName; // a Tensor-Scalar node (opened by openNode, then openArgs): its operator
+        bytes args; // and argument bytes; empty for a node opened with `open`
     }
 
     /// @dev One lie of a case, decoded.
@@ -101,6 +103,10 @@ abstract contract ElementGames is Test {
         c.honestRoot = vm.parseJsonBytes32(json, _k(c, ".output.dataRoot"));
         c.honestCommitment = vm.parseJsonBytes32(json, _k(c, ".output.commitment"));
         c.leaves = vm.parseJsonBytes32Array(json, _k(c, ".output.leaves"));
+        if (vm.keyExistsJson(json, _k(c, ".args"))) {
+            c.opName = vm.parseJsonString(json, _k(c, ".opName"));
+            c.args = vm.parseJsonBytes(json, _k(c, ".args"));
+        }
     }
 
     function _lie(Case memory c, uint256 i) internal pure returns (Lie memory l) {
@@ -177,7 +183,15 @@ abstract contract ElementGames is Test {
         bytes32[2] memory outs;
         outs[honest] = c.honestCommitment;
         outs[liar] = l.commitment;
-        m.id = referee.open(_params(c, outs[0], outs[1]));
+        if (c.args.length == 0) {
+            m.id = referee.open(_params(c, outs[0], outs[1]));
+        } else {
+            // As DisputeGame opens it: the operator's and the arguments' hashes from the node's descriptor.
+            m.id = referee.openNode(
+                sha256(bytes(c.opName)), sha256(c.args), c.inputs, outs, [defender, challenger], [CLOCK, CLOCK], N
+            );
+            assertEq(uint256(referee.gameOf(m.id).stage), uint256(IElementReferee.Stage.Args), "the Args stage");
+        }
     }
 
     function _view(Match memory m) internal view returns (IElementReferee.GameView memory) {
@@ -188,6 +202,7 @@ abstract contract ElementGames is Test {
     function _calldata(Match memory m) internal view returns (bytes memory) {
         IElementReferee.GameView memory v = _view(m);
         uint256 s = uint256(v.toMove);
+        if (v.stage == IElementReferee.Stage.Args) return abi.encodeCall(IElementReferee.openArgs, (m.id, m.c.args));
         if (v.stage == IElementReferee.Stage.Header) {
             IElementReferee.Header memory out = IElementReferee.Header(m.c.outDtype, m.c.outShape, m.roots[s]);
             IElementReferee.Header[] memory ins = s == 0 ? m.inputHeaders : new IElementReferee.Header[](0);

@@ -205,9 +205,10 @@ def deploy(
         bool | None,
         typer.Option(
             "--element-referee/--no-element-referee",
-            help="bind the ElementReferee: elementwise nodes (add, sub, mul, div, neg, reciprocal, sqrt, abs, relu, "
-            "where) and matrix products (mm, addmm: its DotReferee) are decided on chain, not by the oracle "
-            "(default: bound)",
+            help="bind the ElementReferee: elementwise nodes (add, sub, mul, div, also with a Python number; neg, "
+            "reciprocal, sqrt, rsqrt, abs, relu, where), matrix products (mm, addmm: its DotReferee) and "
+            "transcendental functions (exp, log, tanh, sigmoid, erf, gelu: the TraceReferee) are decided on chain, "
+            "not by the oracle (default: bound)",
             show_default=False,
         ),
     ] = None,

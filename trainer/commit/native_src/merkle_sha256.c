@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <unistd.h>
 
 static const uint32_t K[64] = {
     0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
@@ -699,4 +701,49 @@ int rt_same(size_t n, const uint8_t *const src[], const size_t len[], const uint
     for (size_t k = 0; k < n; ref += len[k++])
         if (memcmp(src[k], ref, len[k])) return 0;
     return 1;
+}
+
+/* ---- a transcript record's line (docs/zkdv.md section 4) --------------------------------- */
+
+/* The record's line, the standard base64 (RFC 4648 section 4, padded, no line breaks) of its n CBOR bytes and
+ * one '\n', written to fd (whole: a short write goes on, an interrupted one again), and the SHA-256 of the CBOR
+ * bytes (the next record's prev) into hash. Returns the line's length, or -1 (no memory, or the write failed:
+ * errno says why; hash is written either way). */
+long rt_write_record(const uint8_t *raw, size_t n, int fd, uint8_t *hash) {
+    static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    rt_sha256(raw, n, hash);
+    size_t len = 4 * ((n + 2) / 3) + 1;
+    uint8_t *line = malloc(len);
+    if (line == NULL) {
+        errno = ENOMEM;
+        return -1;
+    }
+    uint8_t *o = line;
+    size_t i = 0;
+    for (; i + 3 <= n; i += 3, o += 4) {
+        uint32_t v = (uint32_t)raw[i] << 16 | (uint32_t)raw[i + 1] << 8 | raw[i + 2];
+        o[0] = alphabet[v >> 18], o[1] = alphabet[(v >> 12) & 63], o[2] = alphabet[(v >> 6) & 63];
+        o[3] = alphabet[v & 63];
+    }
+    if (i < n) {
+        uint32_t v = (uint32_t)raw[i] << 16 | (i + 1 < n ? (uint32_t)raw[i + 1] << 8 : 0);
+        o[0] = alphabet[v >> 18], o[1] = alphabet[(v >> 12) & 63];
+        o[2] = i + 1 < n ? alphabet[(v >> 6) & 63] : '=';
+        o[3] = '=';
+        o += 4;
+    }
+    *o = '\n';
+    size_t done = 0;
+    while (done < len) {
+        ssize_t w = write(fd, line + done, len - done);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            if (w == 0) errno = EIO;
+            free(line);
+            return -1;
+        }
+        done += (size_t)w;
+    }
+    free(line);
+    return (long)len;
 }

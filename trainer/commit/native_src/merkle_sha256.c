@@ -481,6 +481,36 @@ static inline uint64_t mod_m31(uint64_t x) {
     return x >= m ? x - m : x;
 }
 
+/* x mod (2^31 - 1) for x < 2^31 (2^31 - 1) + 2^31 (one fold leaves less than twice the modulus): the rolling
+ * recurrence's 257 R + B[i+w] + drop[B[i]] < 258 2^31 + 256 is far below that bound. */
+static inline uint64_t mod_m31_once(uint64_t x) {
+    const uint64_t m = 2147483647u;
+    x = (x & m) + (x >> 31);
+    return x >= m ? x - m : x;
+}
+
+static inline void store32be(uint8_t *p, uint64_t v) {
+    uint32_t be = __builtin_bswap32((uint32_t)v);
+    memcpy(p, &be, 4);
+}
+
+/* The residues of eight whole rows side by side (rt_rolling_root's recurrence, the same values): a fixed lane
+ * count, so that the eight states stay in registers and each residue is stored as one 32-bit word. */
+static void residues8(const uint8_t *const b[8], size_t count, size_t w, const uint64_t drop[256], uint8_t *vals) {
+    uint64_t h[8] = {0};
+    for (size_t j = 0; j < w; j++) {
+#pragma GCC unroll 8
+        for (int l = 0; l < 8; l++) h[l] = mod_m31_once(h[l] * 257 + b[l][j]);
+    }
+    for (size_t i = 0;; i++) {
+#pragma GCC unroll 8
+        for (int l = 0; l < 8; l++) store32be(vals + 4 * (l * count + i), h[l]);
+        if (i + 1 == count) break;
+#pragma GCC unroll 8
+        for (int l = 0; l < 8; l++) h[l] = mod_m31_once(h[l] * 257 + b[l][i + w] + drop[b[l][i]]);
+    }
+}
+
 int rt_rolling_root(const uint8_t *data, size_t rows, size_t width, size_t w, uint8_t *out) {
     const uint64_t mod = 2147483647u, base = 257;
     if (w == 0 || w > width) return -1;
@@ -499,6 +529,10 @@ int rt_rolling_root(const uint8_t *data, size_t rows, size_t width, size_t w, ui
         uint64_t h[LANES] = {0};
         const uint8_t *b[LANES];
         for (size_t l = 0; l < lanes; l++) b[l] = data + (r0 + l) * width;
+        if (lanes == LANES) {
+            residues8(b, count, w, drop, vals);
+            goto digests;
+        }
         for (size_t j = 0; j < w; j++)
             for (size_t l = 0; l < lanes; l++) h[l] = mod_m31(h[l] * base + b[l][j]);
         for (size_t i = 0;; i++) {  /* exact residues in [0, p): R_{i+1} = R_i 257 - B[i] 257^w + B[i+w], < 2^41 */
@@ -511,6 +545,7 @@ int rt_rolling_root(const uint8_t *data, size_t rows, size_t width, size_t w, ui
             for (size_t l = 0; l < lanes; l++)
                 h[l] = mod_m31(h[l] * base + b[l][i + w] + drop[b[l][i]]);
         }
+    digests:;
         size_t l = 0;
         for (; l + 1 < lanes; l += 2) {  /* two rows' digests side by side: SHA-NI overlaps their rounds */
             const uint8_t *d[2] = {vals + 4 * l * count, vals + 4 * (l + 1) * count};

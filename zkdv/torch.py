@@ -316,6 +316,7 @@ class _StepPlan:
             operator.itemgetter(*cuts) if len(cuts) > 1 else lambda row: tuple(row[c] for c in cuts))
         self._templates: dict[int | None, Template | None] = {}
         self._record_pick: Callable[[bytes], tuple[bytes, ...]] | None = None
+        self._addresses: dict[int, list[int]] = {}  # per post-state copy's address: its buffers' and the update's
 
     def update(self, flat: Tensor, pre: Tensor, pre_layout: tuple[Any, ...]) -> dict[str, Tensor]:
         """The update `new - old` of every parameter entry (docs/zkdv.md section 3) from the post-state's copy and
@@ -330,21 +331,39 @@ class _StepPlan:
         roots, rolling digest (with a batch of the planned layout) and probes (where the plan has them) in one
         native call; None without the library. The batch tensors are contiguous and of the planned layout (the
         caller checked)."""
+        row = self.commit_row(flat, pre, pre_layout, batch)
+        return None if row is None else self.closed(row)
+
+    def commit_row(self, flat: Tensor, pre: Tensor, pre_layout: tuple[Any, ...], batch: Sequence[Tensor]
+                   ) -> bytes | None:
+        """`commit`'s native call: its result (`closed` and `named` read it), or None without the library."""
         base = flat.data_ptr()
         leaves = [t.data_ptr() for t in batch]
-        addresses = [base + o for o in self.offsets]
-        nleaves = leaves if self.close.nleaves else []
         span = self.span
         if span is not None and (pre_layout is self.layout or pre_layout == self.layout):
             a, b = span
+            addresses = self._addresses.get(base)  # the post-state's and the update's buffers: a few copies rotate
+            if addresses is None:
+                if len(self._addresses) >= 8:
+                    self._addresses.clear()
+                addresses = self._addresses[base] = [base + o for o in self.offsets] + self._update_at
             with self._lock:  # the update's buffer is the plan's
-                row = self.close(addresses + self._update_at + leaves, nleaves, base,
-                                 ((b - a) // 4, base + a, pre.data_ptr() + a, self._update_at[0]))
-        else:
-            update = self.update(flat, pre, pre_layout)
-            row = self.close(addresses + [update[n].data_ptr() for n in self.update_names] + leaves, nleaves, base)
-        if row is None:
-            return None
+                return self.close(addresses + leaves, leaves if self.close.nleaves else [], base,
+                                  ((b - a) // 4, base + a, pre.data_ptr() + a, self._update_at[0]))
+        update = self.update(flat, pre, pre_layout)
+        return self.close([base + o for o in self.offsets] + [update[n].data_ptr() for n in self.update_names]
+                          + leaves, leaves if self.close.nleaves else [], base)
+
+    def named(self, row: bytes) -> tuple[dict[str, bytes], bytes, dict[str, bytes]]:
+        """From `commit_row`'s result: the post-state's commitments by name, its root, the update's by name."""
+        got = self._split(row)
+        (post_names, a, b, _, _), (update_names, c, d, _, _) = self.groups[0], self.groups[1]
+        roots = 32 * self.close.n
+        return (dict(zip(post_names, got[a:b], strict=True)), row[roots : roots + 32],
+                dict(zip(update_names, got[c:d], strict=True)))
+
+    def closed(self, row: bytes) -> _Closed:
+        """Everything `commit_row`'s result holds, by name and in canonical order (the record dict's path)."""
         got = self._split(row)
         roots = 32 * self.close.n
         groups = []
@@ -1307,62 +1326,21 @@ class ZKDV:
             assert work.flat is not None and work.pre_flat is not None
             named = self._batch_named(work.batch, copies=True) if work.batch is not None else {}
             plan = self._plan(work.layout, work.flat, named)
-            closed = plan.commit(work.flat, work.pre_flat, work.pre_layout, list(named.values())) if plan else None
-            post: dict[str, Tensor] = {}
-            if closed is None:  # the generic path (another layout, or no native library): the same bits
-                post = _entries(work.layout, work.flat)
-                old = _entries(work.pre_layout, work.pre_flat)
-                update = {k: _SUB(post[k], old[k]) for k in post if k.startswith(PARAM)}
-                closed = _Closed([(c, ordered(c), root_of(c)) for c in commitments_of(post, update, named)],
-                                 None, None)  # one call
-            (post_c, post_entries, post_root), (update_c, update_entries, update_root), (batch_c, _, batch_root) = (
-                closed.groups)
-            commit = StepCommit(t, pre, post_c, update_c, work.loss, pre_root, post_root)
+            row = plan.commit_row(work.flat, work.pre_flat, work.pre_layout, list(named.values())) if plan else None
             first = self._last_post is None or self._last_post_root != pre_root  # the record carries pre_entries
             template = None
-            if closed.row is not None and plan is not None and work.batch is not None and len(work.loss) == 4:
+            if row is not None and plan is not None and work.batch is not None and len(work.loss) == 4:
                 template = plan.template(len(pre) if first else None)
-            if template is not None:
-                assert closed.row is not None and plan is not None
+            if template is not None:  # the record from its template: only the commitments a check reads by name
+                assert row is not None and plan is not None
+                post_c, post_root, update_c = plan.named(row)
                 values = (pre_root, work.loss, cbor_uint(t), _text(work.overlap), _BOOL[work.checks[0]],
-                          _BOOL[work.checks[1]], _BOOL[work.snapshot], *plan.record_values(closed.row))
+                          _BOOL[work.checks[1]], _BOOL[work.snapshot], *plan.record_values(row))
                 work.encoded = (template, (*values, *ordered(pre)) if first else values)
+                work.commit = StepCommit(t, pre, post_c, update_c, work.loss, pre_root, post_root)
                 self._last_post, self._last_post_root, self._last_pre_root = post_c, post_root, pre_root
-                work.commit = commit
             else:
-                if work.batch is None:
-                    batch_record = work.batch_record
-                elif closed.rolling is not None and plan is not None:
-                    batch_record = {"root": batch_root, "rows": plan.rows, "width": plan.width,
-                                    "rolling": closed.rolling}
-                else:
-                    batch_record = self._batch_record(work.batch, batch_c, batch_root)
-                if closed.probes is not None:
-                    probes = closed.probes
-                elif plan is not None and plan.probes is not None:
-                    probes = plan.probes(work.flat)
-                else:
-                    probes = self._probe_record(post or _entries(work.layout, work.flat))
-                record: dict[str, Any] = {
-                    "type": "step",
-                    "step": t,
-                    **({"global_batch": work.global_batch} if work.global_batch is not None else {}),
-                    "overlap": work.overlap,
-                    "check": {"state": work.checks[0], "update": work.checks[1]},
-                    "snapshot": work.snapshot,
-                    "batch": batch_record,
-                    "pre": commit.pre_root,
-                    "post": commit.post_root,
-                    "post_entries": post_entries,
-                    "update": update_root,
-                    "update_entries": update_entries,
-                    "loss": work.loss,
-                    "probes": probes,
-                }
-                if first:
-                    record["pre_entries"] = ordered(pre)
-                self._last_post, self._last_post_root, self._last_pre_root = post_c, commit.post_root, commit.pre_root
-                work.commit, work.record = commit, record
+                work.commit, work.record = self._step_record(work, plan, row, named, pre, pre_root, first)
         except Exception as e:
             self._poison(work.step, f"the commitments of step {work.step} failed: {type(e).__name__}: {e}")
         finally:  # hashed: drop the copies (the next open compares with the training thread's reference)
@@ -1372,6 +1350,58 @@ class ZKDV:
                 self._spare.append(spare)  # a deque: safe from the commit worker
             work.done.set()
         self._drain()
+
+    def _step_record(self, work: _StepWork, plan: _StepPlan | None, row: bytes | None, named: dict[str, Tensor],
+                     pre: dict[str, bytes], pre_root: bytes, first: bool) -> tuple[StepCommit, dict[str, Any]]:
+        """The step's commitments and its record as a dict (the path without a record template): from the native
+        call's result `row` where there is one, else computed here (another layout, or no native library: the
+        same bits)."""
+        t = work.step
+        assert work.flat is not None and work.pre_flat is not None
+        post: dict[str, Tensor] = {}
+        if row is not None and plan is not None:
+            closed = plan.closed(row)
+        else:
+            post = _entries(work.layout, work.flat)
+            old = _entries(work.pre_layout, work.pre_flat)
+            update = {k: _SUB(post[k], old[k]) for k in post if k.startswith(PARAM)}
+            closed = _Closed([(c, ordered(c), root_of(c)) for c in commitments_of(post, update, named)],
+                             None, None)  # one call
+        (post_c, post_entries, post_root), (update_c, update_entries, update_root), (batch_c, _, batch_root) = (
+            closed.groups)
+        commit = StepCommit(t, pre, post_c, update_c, work.loss, pre_root, post_root)
+        if work.batch is None:
+            batch_record = work.batch_record
+        elif closed.rolling is not None and plan is not None:
+            batch_record = {"root": batch_root, "rows": plan.rows, "width": plan.width, "rolling": closed.rolling}
+        else:
+            batch_record = self._batch_record(work.batch, batch_c, batch_root)
+        if closed.probes is not None:
+            probes = closed.probes
+        elif plan is not None and plan.probes is not None:
+            probes = plan.probes(work.flat)
+        else:
+            probes = self._probe_record(post or _entries(work.layout, work.flat))
+        record: dict[str, Any] = {
+            "type": "step",
+            "step": t,
+            **({"global_batch": work.global_batch} if work.global_batch is not None else {}),
+            "overlap": work.overlap,
+            "check": {"state": work.checks[0], "update": work.checks[1]},
+            "snapshot": work.snapshot,
+            "batch": batch_record,
+            "pre": pre_root,
+            "post": post_root,
+            "post_entries": post_entries,
+            "update": update_root,
+            "update_entries": update_entries,
+            "loss": work.loss,
+            "probes": probes,
+        }
+        if first:
+            record["pre_entries"] = ordered(pre)
+        self._last_post, self._last_post_root, self._last_pre_root = post_c, post_root, pre_root
+        return commit, record
 
     def _plan(self, layout: tuple[Any, ...], flat: Tensor, batch: Mapping[str, Tensor]) -> _StepPlan | None:
         """The step plan for these layouts (built on first use, kept per layout), or None where the tensors

@@ -77,7 +77,10 @@ from zkdv.transcript import (
     FlatProbes,
     Probe,
     ProbeSet,
+    Slot,
+    Template,
     TranscriptWriter,
+    cbor_uint,
     encode,
     packed_rows,
     read_records,
@@ -308,6 +311,12 @@ class _StepPlan:
             self.probe_slices.append((n, at, at + 4 * rows * k))
             at += 4 * rows * k
         self.probe_names = list(probes.probes)
+        cuts = [slice(i, i + 32) for i in range(0, 32 * self.close.n, 32)]
+        self._split: Callable[[bytes], tuple[bytes, ...]] = (
+            operator.itemgetter(*cuts) if len(cuts) > 1 else lambda row: tuple(row[c] for c in cuts))
+        self._templates: dict[int | None, Template | None] = {}
+        self._record_pick: Callable[[bytes], tuple[bytes, ...]] | None = None
+        self._addresses: dict[int, list[int]] = {}  # per post-state copy's address: its buffers' and the update's
 
     def update(self, flat: Tensor, pre: Tensor, pre_layout: tuple[Any, ...]) -> dict[str, Tensor]:
         """The update `new - old` of every parameter entry (docs/zkdv.md section 3) from the post-state's copy and
@@ -322,22 +331,40 @@ class _StepPlan:
         roots, rolling digest (with a batch of the planned layout) and probes (where the plan has them) in one
         native call; None without the library. The batch tensors are contiguous and of the planned layout (the
         caller checked)."""
+        row = self.commit_row(flat, pre, pre_layout, batch)
+        return None if row is None else self.closed(row)
+
+    def commit_row(self, flat: Tensor, pre: Tensor, pre_layout: tuple[Any, ...], batch: Sequence[Tensor]
+                   ) -> bytes | None:
+        """`commit`'s native call: its result (`closed` and `named` read it), or None without the library."""
         base = flat.data_ptr()
         leaves = [t.data_ptr() for t in batch]
-        addresses = [base + o for o in self.offsets]
-        nleaves = leaves if self.close.nleaves else []
         span = self.span
         if span is not None and (pre_layout is self.layout or pre_layout == self.layout):
             a, b = span
+            addresses = self._addresses.get(base)  # the post-state's and the update's buffers: a few copies rotate
+            if addresses is None:
+                if len(self._addresses) >= 8:
+                    self._addresses.clear()
+                addresses = self._addresses[base] = [base + o for o in self.offsets] + self._update_at
             with self._lock:  # the update's buffer is the plan's
-                row = self.close(addresses + self._update_at + leaves, nleaves, base,
-                                 ((b - a) // 4, base + a, pre.data_ptr() + a, self._update_at[0]))
-        else:
-            update = self.update(flat, pre, pre_layout)
-            row = self.close(addresses + [update[n].data_ptr() for n in self.update_names] + leaves, nleaves, base)
-        if row is None:
-            return None
-        got = [row[i : i + 32] for i in range(0, 32 * self.close.n, 32)]
+                return self.close(addresses + leaves, leaves if self.close.nleaves else [], base,
+                                  ((b - a) // 4, base + a, pre.data_ptr() + a, self._update_at[0]))
+        update = self.update(flat, pre, pre_layout)
+        return self.close([base + o for o in self.offsets] + [update[n].data_ptr() for n in self.update_names]
+                          + leaves, leaves if self.close.nleaves else [], base)
+
+    def named(self, row: bytes) -> tuple[dict[str, bytes], bytes, dict[str, bytes]]:
+        """From `commit_row`'s result: the post-state's commitments by name, its root, the update's by name."""
+        got = self._split(row)
+        (post_names, a, b, _, _), (update_names, c, d, _, _) = self.groups[0], self.groups[1]
+        roots = 32 * self.close.n
+        return (dict(zip(post_names, got[a:b], strict=True)), row[roots : roots + 32],
+                dict(zip(update_names, got[c:d], strict=True)))
+
+    def closed(self, row: bytes) -> _Closed:
+        """Everything `commit_row`'s result holds, by name and in canonical order (the record dict's path)."""
+        got = self._split(row)
         roots = 32 * self.close.n
         groups = []
         for g, (names, a, b, perm, _) in enumerate(self.groups):
@@ -350,17 +377,75 @@ class _StepPlan:
         if self.probe_slices:
             got_probes = {n: row[a:b] for n, a, b in self.probe_slices}
             probes = {n: got_probes[n] for n in self.probe_names}
-        return _Closed(groups, rolling, probes)
+        return _Closed(groups, rolling, probes, row)
+
+    def template(self, pre_entries: int | None) -> Template | None:
+        """The step record's CBOR template for this plan (a single process's record, with the rolling digest and
+        the probes of the native call), with `pre_entries` pre-state commitments or none; None where the plan's
+        call gives no rolling digest or no probes (the record is then encoded from its dict). Its values, in
+        order: the pre-state root, the loss's 4 bytes, the step's, the overlap's, the two check flags' and the
+        snapshot flag's CBOR, `record_values(row)`, the pre-state's commitments, then the writer's `prev`."""
+        got = self._templates.get(pre_entries)
+        if got is not None or pre_entries in self._templates:
+            return got
+        if not self.close.nleaves or not self.probe_slices:
+            self._templates[pre_entries] = None
+            return None
+        n_post, n_update = len(self.post_names), len(self.update_names)
+        at = itertools.count(7)
+        post_entries = [Slot(next(at), 32) for _ in range(n_post)]
+        update_entries = [Slot(next(at), 32) for _ in range(n_update)]
+        post_root, update_root, batch_root, rolling = (Slot(next(at), 32) for _ in range(4))
+        probes = {n: Slot(next(at), b - a) for n, a, b in self.probe_slices}
+        record: dict[str, Any] = {
+            "type": "step",
+            "step": Slot(2),
+            "overlap": Slot(3),
+            "check": {"state": Slot(4), "update": Slot(5)},
+            "snapshot": Slot(6),
+            "batch": {"root": batch_root, "rows": self.rows, "width": self.width, "rolling": rolling},
+            "pre": Slot(0, 32),
+            "post": post_root,
+            "post_entries": post_entries,
+            "update": update_root,
+            "update_entries": update_entries,
+            "loss": Slot(1, 4),
+            "probes": {n: probes[n] for n in self.probe_names},
+        }
+        if pre_entries is not None:
+            record["pre_entries"] = [Slot(next(at), 32) for _ in range(pre_entries)]
+        record["prev"] = Slot(next(at), 32)
+        got = self._templates[pre_entries] = Template(record)
+        return got
+
+    def record_values(self, row: bytes) -> tuple[bytes, ...]:
+        """The pieces of the native call's result a record template takes, in its order: the post-state's and the
+        update's commitments in canonical order, the post-state, update and batch roots, the rolling digest, the
+        probes (by leaf, in the plan's order)."""
+        if self._record_pick is None:
+            n = self.close.n
+            slices = []
+            for _, a, _, perm, _ in self.groups[:2]:
+                slices += [slice(32 * (a + i), 32 * (a + i) + 32) for i in perm]
+            roots = 32 * n
+            slices += [slice(roots + 32 * g, roots + 32 * g + 32) for g in range(len(self.groups))]
+            at = roots + 32 * len(self.groups)
+            slices.append(slice(at, at + 32))
+            slices += [slice(a, b) for _, a, b in self.probe_slices]
+            self._record_pick = operator.itemgetter(*slices)
+        return self._record_pick(row)
 
 
 @dataclass(frozen=True, slots=True)
 class _Closed:
     """What a step plan's native call gives: per group (post-state, update, batch) the commitments by name,
-    in canonical order and the root; the batch's rolling digest and the probes, where the plan has them."""
+    in canonical order and the root; the batch's rolling digest and the probes, where the plan has them; the
+    call's result (None on the generic path)."""
 
     groups: list[tuple[dict[str, bytes], list[bytes], bytes]]
     rolling: bytes | None
     probes: dict[str, bytes] | None
+    row: bytes | None = None
 
 
 def _packed_shape(batch: tuple[Any, ...]) -> tuple[int | None, int]:
@@ -401,6 +486,20 @@ class _ModesOff:
 
 def _modes_off() -> _ModesOff:
     return _ModesOff()
+
+
+_BOOL = (b"\xf4", b"\xf5")  # CBOR false, true (indexed by a bool)
+_TEXTS: dict[str, bytes] = {}
+
+
+def _text(value: str) -> bytes:
+    """The CBOR of a text (an overlap policy's value), cached."""
+    got = _TEXTS.get(value)
+    if got is None:
+        got = encode(value)  # type: ignore[arg-type]
+        if len(_TEXTS) < 64:
+            _TEXTS[value] = got
+    return got
 
 
 def _diff(what: str, got: Mapping[str, bytes], want: Mapping[str, bytes]) -> str:
@@ -467,9 +566,13 @@ class _StepWork:
     pre: dict[str, bytes] | None  # None: the bytes are the previous step's post-state, so are its commitments
     pre_root: bytes
     prev: _StepWork | None
-    fields: dict[str, Any]  # the record's entries known at close
+    overlap: str
+    checks: tuple[bool, bool]  # (state, update): whether the step's checks were drawn
+    snapshot: bool  # whether a replay snapshot was taken at the step's open
+    global_batch: bytes | None  # under DDP, the global batch root
     commit: StepCommit | None = None
     record: dict[str, Any] | None = None
+    encoded: tuple[Template, tuple[bytes, ...]] | None = None  # or the record as a template and its values
     done: _Done = field(default_factory=lambda: _Done())
 
     def resolved(self) -> StepCommit:
@@ -1175,16 +1278,9 @@ class ZKDV:
             batch, batch_record = list(self._window_batches[-1].values()), None
         bits = (loss.numpy() if loss.numel() == 1 else loss.reshape(1).numpy()).tobytes()  # no reshape op for a scalar
         work = _StepWork(
-            t, layout, flat, txn.layout, txn.pre_flat, bits, batch,
-            batch_record, txn.pre, txn.pre_root, txn.pre_work,
-            {
-                "type": "step",
-                "step": t,
-                **({"global_batch": txn.global_batch} if self.world_size > 1 else {}),
-                "overlap": txn.overlap.value,
-                "check": {"state": do_state, "update": do_update},
-                "snapshot": t % self.replay_snapshot_interval == 0,
-            },
+            t, layout, flat, txn.layout, txn.pre_flat, bits, batch, batch_record, txn.pre, txn.pre_root,
+            txn.pre_work, txn.overlap.value, (do_state, do_update), t % self.replay_snapshot_interval == 0,
+            txn.global_batch if self.world_size > 1 else None,
         )
         txn.pre_flat = None  # the work holds it now (and hands it to `_spare` once committed)
         self._window.append(work)
@@ -1230,44 +1326,21 @@ class ZKDV:
             assert work.flat is not None and work.pre_flat is not None
             named = self._batch_named(work.batch, copies=True) if work.batch is not None else {}
             plan = self._plan(work.layout, work.flat, named)
-            closed = plan.commit(work.flat, work.pre_flat, work.pre_layout, list(named.values())) if plan else None
-            post: dict[str, Tensor] = {}
-            if closed is None:  # the generic path (another layout, or no native library): the same bits
-                post = _entries(work.layout, work.flat)
-                old = _entries(work.pre_layout, work.pre_flat)
-                update = {k: _SUB(post[k], old[k]) for k in post if k.startswith(PARAM)}
-                closed = _Closed([(c, ordered(c), root_of(c)) for c in commitments_of(post, update, named)],
-                                 None, None)  # one call
-            (post_c, post_entries, post_root), (update_c, update_entries, update_root), (batch_c, _, batch_root) = (
-                closed.groups)
-            commit = StepCommit(t, pre, post_c, update_c, work.loss, pre_root, post_root)
-            if work.batch is None:
-                batch_record = work.batch_record
-            elif closed.rolling is not None and plan is not None:
-                batch_record = {"root": batch_root, "rows": plan.rows, "width": plan.width, "rolling": closed.rolling}
+            row = plan.commit_row(work.flat, work.pre_flat, work.pre_layout, list(named.values())) if plan else None
+            first = self._last_post is None or self._last_post_root != pre_root  # the record carries pre_entries
+            template = None
+            if row is not None and plan is not None and work.batch is not None and len(work.loss) == 4:
+                template = plan.template(len(pre) if first else None)
+            if template is not None:  # the record from its template: only the commitments a check reads by name
+                assert row is not None and plan is not None
+                post_c, post_root, update_c = plan.named(row)
+                values = (pre_root, work.loss, cbor_uint(t), _text(work.overlap), _BOOL[work.checks[0]],
+                          _BOOL[work.checks[1]], _BOOL[work.snapshot], *plan.record_values(row))
+                work.encoded = (template, (*values, *ordered(pre)) if first else values)
+                work.commit = StepCommit(t, pre, post_c, update_c, work.loss, pre_root, post_root)
+                self._last_post, self._last_post_root, self._last_pre_root = post_c, post_root, pre_root
             else:
-                batch_record = self._batch_record(work.batch, batch_c, batch_root)
-            if closed.probes is not None:
-                probes = closed.probes
-            elif plan is not None and plan.probes is not None:
-                probes = plan.probes(work.flat)
-            else:
-                probes = self._probe_record(post or _entries(work.layout, work.flat))
-            record: dict[str, Any] = {
-                **work.fields,
-                "batch": batch_record,
-                "pre": commit.pre_root,
-                "post": commit.post_root,
-                "post_entries": post_entries,
-                "update": update_root,
-                "update_entries": update_entries,
-                "loss": work.loss,
-                "probes": probes,
-            }
-            if self._last_post is None or self._last_post_root != commit.pre_root:
-                record["pre_entries"] = ordered(pre)
-            self._last_post, self._last_post_root, self._last_pre_root = post_c, commit.post_root, commit.pre_root
-            work.commit, work.record = commit, record
+                work.commit, work.record = self._step_record(work, plan, row, named, pre, pre_root, first)
         except Exception as e:
             self._poison(work.step, f"the commitments of step {work.step} failed: {type(e).__name__}: {e}")
         finally:  # hashed: drop the copies (the next open compares with the training thread's reference)
@@ -1277,6 +1350,58 @@ class ZKDV:
                 self._spare.append(spare)  # a deque: safe from the commit worker
             work.done.set()
         self._drain()
+
+    def _step_record(self, work: _StepWork, plan: _StepPlan | None, row: bytes | None, named: dict[str, Tensor],
+                     pre: dict[str, bytes], pre_root: bytes, first: bool) -> tuple[StepCommit, dict[str, Any]]:
+        """The step's commitments and its record as a dict (the path without a record template): from the native
+        call's result `row` where there is one, else computed here (another layout, or no native library: the
+        same bits)."""
+        t = work.step
+        assert work.flat is not None and work.pre_flat is not None
+        post: dict[str, Tensor] = {}
+        if row is not None and plan is not None:
+            closed = plan.closed(row)
+        else:
+            post = _entries(work.layout, work.flat)
+            old = _entries(work.pre_layout, work.pre_flat)
+            update = {k: _SUB(post[k], old[k]) for k in post if k.startswith(PARAM)}
+            closed = _Closed([(c, ordered(c), root_of(c)) for c in commitments_of(post, update, named)],
+                             None, None)  # one call
+        (post_c, post_entries, post_root), (update_c, update_entries, update_root), (batch_c, _, batch_root) = (
+            closed.groups)
+        commit = StepCommit(t, pre, post_c, update_c, work.loss, pre_root, post_root)
+        if work.batch is None:
+            batch_record = work.batch_record
+        elif closed.rolling is not None and plan is not None:
+            batch_record = {"root": batch_root, "rows": plan.rows, "width": plan.width, "rolling": closed.rolling}
+        else:
+            batch_record = self._batch_record(work.batch, batch_c, batch_root)
+        if closed.probes is not None:
+            probes = closed.probes
+        elif plan is not None and plan.probes is not None:
+            probes = plan.probes(work.flat)
+        else:
+            probes = self._probe_record(post or _entries(work.layout, work.flat))
+        record: dict[str, Any] = {
+            "type": "step",
+            "step": t,
+            **({"global_batch": work.global_batch} if work.global_batch is not None else {}),
+            "overlap": work.overlap,
+            "check": {"state": work.checks[0], "update": work.checks[1]},
+            "snapshot": work.snapshot,
+            "batch": batch_record,
+            "pre": pre_root,
+            "post": post_root,
+            "post_entries": post_entries,
+            "update": update_root,
+            "update_entries": update_entries,
+            "loss": work.loss,
+            "probes": probes,
+        }
+        if first:
+            record["pre_entries"] = ordered(pre)
+        self._last_post, self._last_post_root, self._last_pre_root = post_c, post_root, pre_root
+        return commit, record
 
     def _plan(self, layout: tuple[Any, ...], flat: Tensor, batch: Mapping[str, Tensor]) -> _StepPlan | None:
         """The step plan for these layouts (built on first use, kept per layout), or None where the tensors
@@ -1459,9 +1584,12 @@ class ZKDV:
                 elif isinstance(head, _StepWork):
                     if not head.done.is_set():
                         break
-                    if head.record is not None:  # else the commitments failed and the proof is poisoned
+                    if head.encoded is not None or head.record is not None:  # else the commitments failed (poisoned)
                         before = self._writer.bytes_written
-                        self._writer.append(head.record)
+                        if head.encoded is not None:
+                            self._writer.append_encoded(*head.encoded)
+                        else:
+                            self._writer.append(head.record)
                         self.bytes_per_step.append(self._writer.bytes_written - before)
                 else:
                     self._writer.append(head)

@@ -12,7 +12,7 @@ import cbor2
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from zkdv.transcript import _MIXED, _in_key_order, encode
+from zkdv.transcript import _MIXED, Slot, Template, _in_key_order, cbor_uint, encode
 
 _plain = st.one_of(
     st.none(), st.booleans(), st.integers(min_value=-(2**70), max_value=2**70), st.binary(max_size=40),
@@ -41,6 +41,39 @@ def test_fast_path_gives_the_canonical_bytes(record: dict[str, Any]) -> None:
                                         st.dictionaries(st.integers(), _plain, max_size=3)), max_size=8))
 def test_floats_and_other_keys_are_encoded_canonically(record: dict[str, Any]) -> None:
     assert encode(record) == cbor2.dumps(record, canonical=True)
+
+
+def _slotted(value: Any, data: st.DataObject, slots: list[Any]) -> Any:
+    """`value` with some of its bytes, integers, booleans and texts turned into slots (their values kept in
+    `slots`, by slot index): raw slots for bytes, encoded ones for the rest."""
+    kind = type(value)
+    if kind is dict:
+        return {k: _slotted(v, data, slots) for k, v in value.items()}
+    if kind is list or kind is tuple:
+        return [_slotted(v, data, slots) for v in value]
+    if kind in (bytes, int, bool, str) and data.draw(st.booleans()):
+        slots.append(value)
+        if kind is bytes:
+            return Slot(len(slots) - 1, len(value))
+        return Slot(len(slots) - 1)
+    return value
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.dictionaries(_keys, _records, max_size=10), st.data())
+def test_a_template_filled_gives_the_canonical_bytes(record: dict[str, Any], data: st.DataObject) -> None:
+    """Template(record with slots).fill(values) is encode(record): raw slots take the bytes, the others their CBOR
+    (cbor_uint for a non-negative integer)."""
+    slots: list[Any] = []
+    template = Template(_slotted(record, data, slots))
+    values = [v if type(v) is bytes else cbor_uint(v) if type(v) is int and 0 <= v < 2**64 else cbor2.dumps(v)
+              for v in slots]
+    assert template.fill(values) == encode(record) == cbor2.dumps(record, canonical=True)
+
+
+def test_cbor_uint_at_every_width() -> None:
+    for n in (0, 1, 23, 24, 255, 256, 65535, 65536, 2**32 - 1, 2**32, 2**64 - 1):
+        assert cbor_uint(n) == cbor2.dumps(n)
 
 
 def test_the_records_of_a_run() -> None:

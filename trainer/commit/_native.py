@@ -29,6 +29,7 @@ __all__ = [
     "ClosePlan",
     "CommitPlan",
     "CopyPlan",
+    "RecordWriter",
     "available",
     "build",
     "chunk_leaves",
@@ -49,6 +50,7 @@ MAX_DEFAULT_THREADS = 8
 _holder: list[ctypes.CDLL | None] = []
 _batched: list[bool] = []  # [True] when the loaded library has the batched calls (commit_buffers, ...)
 _closing: list[bool] = []  # [True] when it has zkdv's step calls (rt_step_close, rt_gather, rt_same)
+_recording: list[bool] = []  # [True] when it has zkdv's record write (rt_write_record)
 
 
 def _load() -> ctypes.CDLL | None:
@@ -95,13 +97,38 @@ def _load() -> ctypes.CDLL | None:
                 _closing.append(True)
             except AttributeError:
                 _closing.append(False)
+            try:
+                lib.rt_write_record.argtypes = [ptr, size, cint, ptr]
+                lib.rt_write_record.restype = ctypes.c_long
+                _recording.append(True)
+            except AttributeError:
+                _recording.append(False)
         _holder.append(lib)
     return _holder[0]
 
 
+# os.environ's own dict (bytes keys on POSIX), read directly: `os.environ.get` encodes the key and decodes the
+# value through Python-level methods on every call (a few microseconds, several calls a zkdv step); the dict is
+# what os.environ's reads and writes (monkeypatch.setenv, putenv) go through, so every call still sees the variable
+_ENV_DATA: dict[bytes, bytes] | None = getattr(os.environ, "_data", None)
+if not isinstance(_ENV_DATA, dict) or os.name != "posix":
+    _ENV_DATA = None
+_NATIVE_KEY, _THREADS_KEY = b"REFEREED_NATIVE", b"REFEREED_HASH_THREADS"
+
+
+def _env(key: bytes) -> str:
+    """os.environ.get(key, "") for an ASCII key."""
+    if _ENV_DATA is None:
+        return os.environ.get(key.decode(), "")
+    raw = _ENV_DATA.get(key)
+    return "" if raw is None else os.fsdecode(raw)
+
+
 def _lib() -> ctypes.CDLL | None:
     """The library, or None when it is unavailable or switched off by REFEREED_NATIVE=0."""
-    if os.environ.get("REFEREED_NATIVE", "").strip() == "0":
+    if _ENV_DATA is not None and _NATIVE_KEY not in _ENV_DATA:  # the common case: one dict lookup
+        return _holder[0] if _holder else _load()
+    if _env(_NATIVE_KEY).strip() == "0":
         return None
     return _load()
 
@@ -124,7 +151,9 @@ def has_shani() -> bool:
 
 def threads() -> int:
     """Hashing threads: REFEREED_HASH_THREADS, else the CPU count capped at 8."""
-    raw = os.environ.get("REFEREED_HASH_THREADS", "").strip()
+    if _ENV_DATA is not None and _THREADS_KEY not in _ENV_DATA:
+        return max(1, min(_cpu_count(), MAX_DEFAULT_THREADS))
+    raw = _env(_THREADS_KEY).strip()
     if raw:
         try:
             return max(1, int(raw))
@@ -354,6 +383,26 @@ class CopyPlan:
         return bool(lib.rt_same(self.n, self._ptrs(*addresses), self._lens, ref))
 
 
+class RecordWriter:
+    """A transcript record's line written in one call (`rt_write_record`): the base64 line of its CBOR bytes and
+    the line end written to a file descriptor, and the CBOR bytes' SHA-256 (the next record's `prev`) returned:
+    what `zkdv.transcript.TranscriptWriter` does with `binascii.b2a_base64`, a write and `hashlib.sha256`."""
+
+    def __init__(self) -> None:
+        self._hash = (ctypes.c_char * 32)()
+
+    def __call__(self, raw: bytes, fd: int) -> tuple[int, bytes] | None:
+        """(the line's length, the record's SHA-256) once the line is written; None, with nothing written, where
+        the library (or a build with this call) is not there. Raises OSError where the write fails."""
+        lib = _lib()
+        if lib is None or not _recording or not _recording[-1]:
+            return None
+        got = lib.rt_write_record(raw, len(raw), fd, self._hash)
+        if got < 0:
+            raise OSError(f"writing a transcript record to file descriptor {fd} failed")
+        return got, self._hash.raw
+
+
 def state_root(name_hashes: bytes, commitments: bytes) -> bytes | None:
     """The state root over entries in canonical order, given their name hashes and commitments as rows."""
     lib = _batched_lib()
@@ -397,6 +446,7 @@ def build(force: bool = False) -> Path | None:
         _holder.clear()  # an earlier failed load is forgotten: the next use loads the new library
         _batched.clear()
         _closing.clear()
+        _recording.clear()
     return LIBRARY
 
 

@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <unistd.h>
 
 static const uint32_t K[64] = {
     0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
@@ -479,6 +481,36 @@ static inline uint64_t mod_m31(uint64_t x) {
     return x >= m ? x - m : x;
 }
 
+/* x mod (2^31 - 1) for x < 2^31 (2^31 - 1) + 2^31 (one fold leaves less than twice the modulus): the rolling
+ * recurrence's 257 R + B[i+w] + drop[B[i]] < 258 2^31 + 256 is far below that bound. */
+static inline uint64_t mod_m31_once(uint64_t x) {
+    const uint64_t m = 2147483647u;
+    x = (x & m) + (x >> 31);
+    return x >= m ? x - m : x;
+}
+
+static inline void store32be(uint8_t *p, uint64_t v) {
+    uint32_t be = __builtin_bswap32((uint32_t)v);
+    memcpy(p, &be, 4);
+}
+
+/* The residues of eight whole rows side by side (rt_rolling_root's recurrence, the same values): a fixed lane
+ * count, so that the eight states stay in registers and each residue is stored as one 32-bit word. */
+static void residues8(const uint8_t *const b[8], size_t count, size_t w, const uint64_t drop[256], uint8_t *vals) {
+    uint64_t h[8] = {0};
+    for (size_t j = 0; j < w; j++) {
+#pragma GCC unroll 8
+        for (int l = 0; l < 8; l++) h[l] = mod_m31_once(h[l] * 257 + b[l][j]);
+    }
+    for (size_t i = 0;; i++) {
+#pragma GCC unroll 8
+        for (int l = 0; l < 8; l++) store32be(vals + 4 * (l * count + i), h[l]);
+        if (i + 1 == count) break;
+#pragma GCC unroll 8
+        for (int l = 0; l < 8; l++) h[l] = mod_m31_once(h[l] * 257 + b[l][i + w] + drop[b[l][i]]);
+    }
+}
+
 int rt_rolling_root(const uint8_t *data, size_t rows, size_t width, size_t w, uint8_t *out) {
     const uint64_t mod = 2147483647u, base = 257;
     if (w == 0 || w > width) return -1;
@@ -497,6 +529,10 @@ int rt_rolling_root(const uint8_t *data, size_t rows, size_t width, size_t w, ui
         uint64_t h[LANES] = {0};
         const uint8_t *b[LANES];
         for (size_t l = 0; l < lanes; l++) b[l] = data + (r0 + l) * width;
+        if (lanes == LANES) {
+            residues8(b, count, w, drop, vals);
+            goto digests;
+        }
         for (size_t j = 0; j < w; j++)
             for (size_t l = 0; l < lanes; l++) h[l] = mod_m31(h[l] * base + b[l][j]);
         for (size_t i = 0;; i++) {  /* exact residues in [0, p): R_{i+1} = R_i 257 - B[i] 257^w + B[i+w], < 2^41 */
@@ -509,6 +545,7 @@ int rt_rolling_root(const uint8_t *data, size_t rows, size_t width, size_t w, ui
             for (size_t l = 0; l < lanes; l++)
                 h[l] = mod_m31(h[l] * base + b[l][i + w] + drop[b[l][i]]);
         }
+    digests:;
         size_t l = 0;
         for (; l + 1 < lanes; l += 2) {  /* two rows' digests side by side: SHA-NI overlaps their rounds */
             const uint8_t *d[2] = {vals + 4 * l * count, vals + 4 * (l + 1) * count};
@@ -699,4 +736,49 @@ int rt_same(size_t n, const uint8_t *const src[], const size_t len[], const uint
     for (size_t k = 0; k < n; ref += len[k++])
         if (memcmp(src[k], ref, len[k])) return 0;
     return 1;
+}
+
+/* ---- a transcript record's line (docs/zkdv.md section 4) --------------------------------- */
+
+/* The record's line, the standard base64 (RFC 4648 section 4, padded, no line breaks) of its n CBOR bytes and
+ * one '\n', written to fd (whole: a short write goes on, an interrupted one again), and the SHA-256 of the CBOR
+ * bytes (the next record's prev) into hash. Returns the line's length, or -1 (no memory, or the write failed:
+ * errno says why; hash is written either way). */
+long rt_write_record(const uint8_t *raw, size_t n, int fd, uint8_t *hash) {
+    static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    rt_sha256(raw, n, hash);
+    size_t len = 4 * ((n + 2) / 3) + 1;
+    uint8_t *line = malloc(len);
+    if (line == NULL) {
+        errno = ENOMEM;
+        return -1;
+    }
+    uint8_t *o = line;
+    size_t i = 0;
+    for (; i + 3 <= n; i += 3, o += 4) {
+        uint32_t v = (uint32_t)raw[i] << 16 | (uint32_t)raw[i + 1] << 8 | raw[i + 2];
+        o[0] = alphabet[v >> 18], o[1] = alphabet[(v >> 12) & 63], o[2] = alphabet[(v >> 6) & 63];
+        o[3] = alphabet[v & 63];
+    }
+    if (i < n) {
+        uint32_t v = (uint32_t)raw[i] << 16 | (i + 1 < n ? (uint32_t)raw[i + 1] << 8 : 0);
+        o[0] = alphabet[v >> 18], o[1] = alphabet[(v >> 12) & 63];
+        o[2] = i + 1 < n ? alphabet[(v >> 6) & 63] : '=';
+        o[3] = '=';
+        o += 4;
+    }
+    *o = '\n';
+    size_t done = 0;
+    while (done < len) {
+        ssize_t w = write(fd, line + done, len - done);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            if (w == 0) errno = EIO;
+            free(line);
+            return -1;
+        }
+        done += (size_t)w;
+    }
+    free(line);
+    return (long)len;
 }

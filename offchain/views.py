@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from offchain.contracts.dispute_game import PLAYING
 from offchain.contracts.task_market import REVEAL_WINDOW, TaskStatus, entry_closes
 from offchain.errors import OffchainError
-from offchain.game.player import PLAYING
 
 
 class UnknownTask(OffchainError):

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import ctypes
+import json
 import os
 import socket
+from collections import defaultdict
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from hypothesis import settings
@@ -23,6 +26,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help=f"also run the tests marked `exhaustive` (repeats and long sweeps; or set {EXHAUSTIVE_ENV}=1)",
     )
+    parser.addoption(
+        "--write-durations",
+        metavar="PATH",
+        default=None,
+        help=f"write each test file's seconds (setup, call and teardown of its tests) to PATH as JSON, the form of "
+        f"{DURATIONS.relative_to(Path(__file__).parents[1])} (which orders the run: see pytest_collection_modifyitems)",
+    )
 
 
 def exhaustive(config: pytest.Config) -> bool:
@@ -39,13 +49,43 @@ def pytest_configure(config: pytest.Config) -> None:
     settings.load_profile("explore" if exhaustive(config) else "repeatable")
 
 
+# Seconds each test file took in a whole run with 2 workers (`--write-durations`; only the order matters);
+# refresh it when a file's cost changes much. Read by the ordering below.
+DURATIONS = Path(__file__).with_name("durations.json")
+
+
+@pytest.hookimpl(trylast=True)  # after pytest's own reordering (by higher-scoped fixture parameters)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if exhaustive(config):
-        return
-    skip = pytest.mark.skip(reason=f"exhaustive: run with ./scripts/test --exhaustive (or {EXHAUSTIVE_ENV}=1)")
-    for item in items:
-        if "exhaustive" in item.keywords:
-            item.add_marker(skip)
+    """The slowest test files first, each file's tests in pytest's order.
+
+    `./scripts/test` runs `-n auto --dist loadfile --no-loadscope-reorder`: a worker takes one whole file
+    (so a file's module fixtures, an anvil or a trained model, are made once) and the next in this order when
+    it is nearly done. The long files (whole scenarios on anvil, the walk-throughs run as separate processes)
+    then start at once on both workers and the short ones fill in at the end; in collection order one
+    worker's first chunk held every file of tests/agents while the other ran out of work. A file missing
+    from DURATIONS counts as fast.
+    """
+    if not exhaustive(config):
+        skip = pytest.mark.skip(reason=f"exhaustive: run with ./scripts/test --exhaustive (or {EXHAUSTIVE_ENV}=1)")
+        for item in items:
+            if "exhaustive" in item.keywords:
+                item.add_marker(skip)
+    seconds: dict[str, float] = json.loads(DURATIONS.read_text()) if DURATIONS.is_file() else {}
+    items.sort(key=lambda item: -seconds.get(item.nodeid.split("::", 1)[0], 0.0))  # stable: keeps each file's order
+
+
+_spent: defaultdict[str, float] = defaultdict(float)
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    _spent[report.nodeid.split("::", 1)[0]] += report.duration
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    path = session.config.getoption("--write-durations")
+    if path and not hasattr(session.config, "workerinput"):  # the controller: it gets every worker's reports
+        table = {f: round(s, 1) for f, s in sorted(_spent.items(), key=lambda kv: -kv[1]) if s >= 1.0}
+        Path(path).write_text(json.dumps(table, indent=1) + "\n")
 
 
 def free_port() -> int:

@@ -1,12 +1,51 @@
-"""The protocol's agents: client, trainer, oracle, watcher (docs/agents.md)."""
+"""The protocol's agents: client, trainer, oracle, watcher (docs/agents.md).
 
-from offchain.agents.base import BUSY, DONE, Agent, AgentCrashed, Observer, PrintObserver, Tick, idle
-from offchain.agents.client import ClientAgent, TaskOrder
-from offchain.agents.devnet import Devnet, Stalled
-from offchain.agents.oracle import OracleAgent
-from offchain.agents.strategy import HONEST, Strategy
-from offchain.agents.trainer import TrainerAgent
-from offchain.agents.watcher import WatcherAgent
+The names below load their module on first use: the chain-only commands (`refereed devnet`, `task show`,
+`task wait`, `account`) import a submodule (`home`, `fastforward`), and importing the package must not
+pull in the trainer's and oracle's torch (about 3 s of every such process's start).
+"""
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_LAZY = {
+    "BUSY": "base",
+    "DONE": "base",
+    "Agent": "base",
+    "AgentCrashed": "base",
+    "Observer": "base",
+    "PrintObserver": "base",
+    "Tick": "base",
+    "idle": "base",
+    "ClientAgent": "client",
+    "TaskOrder": "client",
+    "Devnet": "devnet",
+    "Stalled": "devnet",
+    "OracleAgent": "oracle",
+    "HONEST": "strategy",
+    "Strategy": "strategy",
+    "TrainerAgent": "trainer",
+    "WatcherAgent": "watcher",
+}
+
+if TYPE_CHECKING:
+    from offchain.agents.base import BUSY, DONE, Agent, AgentCrashed, Observer, PrintObserver, Tick, idle
+    from offchain.agents.client import ClientAgent, TaskOrder
+    from offchain.agents.devnet import Devnet, Stalled
+    from offchain.agents.oracle import OracleAgent
+    from offchain.agents.strategy import HONEST, Strategy
+    from offchain.agents.trainer import TrainerAgent
+    from offchain.agents.watcher import WatcherAgent
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'offchain.agents' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"offchain.agents.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "BUSY",

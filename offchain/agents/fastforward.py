@@ -17,9 +17,9 @@ from functools import partial
 from typing import Any
 
 from offchain.chain.client import ChainClient
+from offchain.contracts.dispute_game import PLAYING
 from offchain.contracts.protocol import Protocol
 from offchain.contracts.task_market import REVEAL_WINDOW, TaskStatus, entry_closes
-from offchain.game.player import PLAYING
 
 PATIENCE = 5  # a deadline someone still has to act before is passed only after this many idle periods
 JOIN_PATIENCE = 20  # a join deadline with free slots: trainers may still be starting (a process takes a while)

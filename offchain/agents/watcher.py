@@ -28,14 +28,13 @@ from typing import Any
 from offchain.agents._element import element_due
 from offchain.agents._questions import tend
 from offchain.agents.base import BUSY, Agent, Tick, idle
-from offchain.contracts.dispute_game import Stage
+from offchain.contracts.dispute_game import PLAYING, Stage
 from offchain.contracts.task_market import (
     TaskMarketAlreadyPlayed,
     TaskMarketNothingToClaim,
     TaskMarketTrainerEliminated,
     TaskStatus,
 )
-from offchain.game.player import PLAYING
 
 GRACE_S = 120  # chain seconds the players have to open a game themselves before the watcher does
 

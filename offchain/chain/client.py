@@ -558,6 +558,7 @@ def _short(e: BaseException) -> str:
 
 @dataclass(frozen=True, slots=True)
 class _CallShape:
+    abi: dict[str, Any]  # the ABI element these types were read from
     selector: bytes
     inputs: tuple[str, ...]
     outputs: tuple[str, ...]
@@ -573,13 +574,18 @@ def _call_shape(fn_call: ContractFunction) -> _CallShape | None:
     abi = getattr(fn_call, "abi", None)  # the element the call resolved (its selector is computed from it)
     if fn_call.kwargs or not isinstance(abi, dict) or abi.get("type") != "function":
         return None
-    key = (str(fn_call.address), str(fn_call.selector))  # one contract's function: one set of types
-    if key not in _SHAPES:
+    key = (str(fn_call.address), str(fn_call.selector))
+    shape = _SHAPES.get(key)
+    # One address may hold another contract with a function of the same selector and other outputs: on another
+    # chain, or on a fresh anvil where another deployment order put it there. The element decides (the same
+    # object on every call of one contract object, so the check is mostly `is`).
+    if shape is None or (shape.abi is not abi and shape.abi != abi):
         outputs = tuple(get_abi_output_types(cast(Any, abi)))
-        _SHAPES[key] = _CallShape(
+        shape = _SHAPES[key] = _CallShape(
+            abi=abi,
             selector=bytes.fromhex(str(fn_call.selector).removeprefix("0x")),
             inputs=tuple(get_abi_input_types(cast(Any, abi))),
             outputs=outputs,
             normalize=any(c in "".join(outputs) for c in ("address", "[", "(")),
         )
-    return _SHAPES[key]
+    return shape

@@ -64,6 +64,21 @@ class Stage(enum.IntEnum):
         return self in (Stage.CHECKPOINT_DESCENT, Stage.TRACE_DESCENT, Stage.POST_STATE_DESCENT)
 
 
+# The stages in which a side must move before the game's clock runs out.
+PLAYING = frozenset(
+    {
+        Stage.CHECKPOINT_DESCENT,
+        Stage.STEP_BISECTION,
+        Stage.TRACE_DESCENT,
+        Stage.POST_STATE_COUNT,
+        Stage.POST_STATE_DESCENT,
+        Stage.NODE_REVEAL,
+        Stage.INPUT_PROOF,
+        Stage.POST_STATE_PROOF,
+    }
+)
+
+
 class Outcome(enum.IntEnum):
     PENDING = 0
     DEFENDER_WINS = 1

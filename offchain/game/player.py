@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 
 import torch
 
-from offchain.contracts.dispute_game import DisputeGameClient, GameView, Side, Stage
+from offchain.contracts.dispute_game import PLAYING, DisputeGameClient, GameView, Side, Stage
 from offchain.game.bisection import split_points
 from offchain.game.descent import LeafTree
 from offchain.game.errors import GameError
@@ -23,19 +23,6 @@ from offchain.game.records import RefKind, input_reference
 from offchain.game.witness import RunWitness
 from trainer.commit import commit_tensor, name_hash
 from trainer.interp import Interpreter
-
-PLAYING = frozenset(
-    {
-        Stage.CHECKPOINT_DESCENT,
-        Stage.STEP_BISECTION,
-        Stage.TRACE_DESCENT,
-        Stage.POST_STATE_COUNT,
-        Stage.POST_STATE_DESCENT,
-        Stage.NODE_REVEAL,
-        Stage.INPUT_PROOF,
-        Stage.POST_STATE_PROOF,
-    }
-)
 
 
 class GamePlayer:

@@ -90,7 +90,9 @@ def test_a_node_writes_no_state_to_disk_and_keeps_its_bounded_history(
         w3 = Web3(Web3.HTTPProvider(node.rpc_url))
         a, b = node.accounts[0].address, node.accounts[1].address
         for _ in range(600):
-            w3.eth.send_transaction({"from": a, "to": b, "value": 1})
+            sent = w3.eth.send_transaction({"from": a, "to": b, "value": 1})
+        # The hash comes back before the block is mined; under load the head could still be 599.
+        w3.eth.wait_for_transaction_receipt(sent, timeout=60)
         head = w3.eth.block_number
         assert head == 600
         assert w3.eth.get_balance(b, block_identifier=head - 60) == w3.eth.get_balance(b) - 60

@@ -5,8 +5,9 @@ The names below load their module on first use: the chain-only commands (`refere
 pull in the trainer's and oracle's torch (about 3 s of every such process's start).
 """
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from trainer._lazy import lazy_exports
 
 _LAZY = {
     "BUSY": "base",
@@ -38,13 +39,7 @@ if TYPE_CHECKING:
     from offchain.agents.watcher import WatcherAgent
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'offchain.agents' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"offchain.agents.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _LAZY, globals())
 
 
 __all__ = [

@@ -4,9 +4,9 @@ The format is specified in docs/commitments.md; this package is its Python side 
 functions, no chain code) and contracts/src/lib/ its Solidity side.
 """
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from trainer._lazy import lazy_exports
 from trainer.commit.errors import CommitError, ProofError, StateError, UnsupportedTensorError
 from trainer.commit.merkle import PAD, MerkleTree, Opening, depth, fold, leaf_hash, list_root, node_hash, root, verify
 
@@ -56,13 +56,7 @@ if TYPE_CHECKING:
     )
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'trainer.commit' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"trainer.commit.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _LAZY, globals())
 
 
 __all__ = [

@@ -8,7 +8,6 @@ import {
     ElementRefereeClockExpired,
     ElementRefereeWrongStage
 } from "../src/lib/ElementRefereeErrors.sol";
-import {MerkleLib} from "../src/lib/MerkleLib.sol";
 import {ElementGames} from "./utils/ElementGames.sol";
 
 /// @notice The Args stage of a Tensor-Scalar node (docs/game.md 2.7): `openNode`'s second lookup, `openArgs`'s
@@ -32,27 +31,7 @@ contract ElementRefereeArgsTest is ElementGames {
     ///         challenger, the liar playing on: opened by `openNode`, the number read by `openArgs`, the element
     ///         computed on chain; one move more than a keyed node's game (the arguments).
     function test_scalarCases_everyLie_honestWins_succeeds() public {
-        uint256 n = _caseCount(cases);
-        assertEq(n, 7, "cases");
-        for (uint256 i; i < n; ++i) {
-            Case memory c = _case(cases, i);
-            uint256 lies = _lieCount(cases, i);
-            assertEq(lies, 3, "lies");
-            for (uint256 j; j < lies; ++j) {
-                Lie memory l = _lie(c, j);
-                for (uint256 honest; honest < 2; ++honest) {
-                    Match memory m = _newMatch(c, l, honest);
-                    uint256 moves = _playOut(m);
-                    _honestWon(m);
-                    IElementReferee.GameView memory v = _view(m);
-                    assertEq(v.element, l.element, "the first differing element");
-                    assertEq(v.values[honest], l.honestValue, "honest value");
-                    uint256 depth = MerkleLib.depth(c.leaves.length);
-                    uint256 levels = depth == 0 ? 1 : (depth + 3) / 4;
-                    assertEq(moves, 1 + 2 * (1 + levels + 1) + 1, "moves: args, headers, levels, chunks, proof");
-                }
-            }
-        }
+        assertEq(_playEveryCaseAndLie(cases, 1), 7, "cases");
     }
 
     function _openScalar(string memory op, bytes memory args) internal returns (uint256 id) {

@@ -11,6 +11,7 @@ once the referee game is decided). Every call reads the referee's state first, s
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
 
 import torch
@@ -237,8 +238,6 @@ def trace_move(referee: er.ElementRefereeClient, element_game: int, side: Side, 
 
 
 def _f64(bits: int) -> float:
-    import struct
-
     return float(struct.unpack(">d", bits.to_bytes(8, "big"))[0])
 
 

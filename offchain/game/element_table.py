@@ -13,7 +13,9 @@ another `argBytes` and goes to the oracle.
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import struct
 
 from eth_hash.auto import keccak
 
@@ -101,8 +103,6 @@ def scalar_arg(code: int, arg_bytes: bytes) -> int | None:
     """The number of a Tensor-Scalar call (ElementReferee code `code`) as a binary64 pattern, read from its
     argument bytes as `ElementReferee.openArgs` reads it; None where the referee resolves the game
     `Inapplicable` (not the call's template, a bool, an int of magnitude 2^53 or more)."""
-    import struct
-
     a = arg_bytes
     end = len(a)
     if code >= 50:
@@ -150,9 +150,14 @@ def table() -> list[tuple[bytes, int, str]]:
 def element_op(op: str, arg_bytes: bytes, n_in: int) -> int | None:
     """The code the game uses for this node (ElementReferee.openNode: keyed by its arguments, else by argHash 0),
     or None (the oracle decides it). A Tensor-Scalar code can still resolve `Inapplicable` (`scalar_arg`)."""
-    by_key = {kk: code for kk, code, _ in table()}
+    by_key = _codes_by_key()
     exact = by_key.get(key(op, arg_bytes, n_in))
     return exact if exact is not None else by_key.get(_key(op, SCALAR_ARGS, n_in))
+
+
+@functools.cache
+def _codes_by_key() -> dict[bytes, int]:
+    return {k: code for k, code, _ in table()}
 
 
 KEY_BYTES = 12

@@ -267,6 +267,36 @@ abstract contract ElementGames is Test {
         }
     }
 
+    /// @notice Plays every case of `file` and every lie (first, middle, last element; one for a 0-dimensional
+    ///         output), the honest side as defender and as challenger, the liar playing on to the end: the
+    ///         honest side wins, the isolated element, its chunk and both values are the vectors', and the game
+    ///         takes the header, descent, chunk and proof moves plus `extraMoves` (1: a Tensor-Scalar node's
+    ///         `openArgs`). Returns the number of cases.
+    function _playEveryCaseAndLie(string memory file, uint256 extraMoves) internal returns (uint256 n) {
+        n = _caseCount(file);
+        for (uint256 i; i < n; ++i) {
+            Case memory c = _case(file, i);
+            uint256 lies = _lieCount(file, i);
+            assertEq(lies, c.outShape.length == 0 ? 1 : 3, "lies");
+            uint256 depth = MerkleLib.depth(c.leaves.length);
+            uint256 levels = depth == 0 ? 1 : (depth + 3) / 4;
+            for (uint256 j; j < lies; ++j) {
+                Lie memory l = _lie(c, j);
+                for (uint256 honest; honest < 2; ++honest) {
+                    Match memory m = _newMatch(c, l, honest);
+                    uint256 moves = _playOut(m);
+                    _honestWon(m);
+                    IElementReferee.GameView memory v = _view(m);
+                    assertEq(v.element, l.element, "the first differing element");
+                    assertEq(v.position, l.chunkIndex, "its chunk");
+                    assertEq(v.values[honest], l.honestValue, "honest value");
+                    assertEq(v.values[1 - honest], l.liarValue, "liar value");
+                    assertEq(moves, extraMoves + 2 * (1 + levels + 1) + 1, "moves: headers, levels, chunks, proof");
+                }
+            }
+        }
+    }
+
     /// @dev The winning player from the game's outcome (address(0) while it runs or when neither wins).
     function _winner(uint256 id) internal view returns (address) {
         IElementReferee.GameView memory v = referee.gameOf(id);

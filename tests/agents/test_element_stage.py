@@ -263,6 +263,10 @@ def test_a_covered_node_is_decided_in_stage_element_with_no_oracle(
         ]
         if run.silent and n == "cheater":
             assert [e for e in calls if e.detail != "ElementReferee.timeout"] == [], (n, calls)
+        elif run.silent and not run.honest_defends:
+            # The silent cheater defends, so it had the first move and never made it: its honest opponent never
+            # had a turn, and the one call its game needed (the timeout) may have come from any agent first.
+            assert all(e.detail == "ElementReferee.timeout" for e in calls), (n, calls)
         else:
             assert calls, n
 

@@ -2,7 +2,8 @@
 
 Run `PYTHONPATH=. .venv/bin/python scripts/element_referee_vectors.py [OUT_DIR]` (default
 contracts/test/vectors); it writes element_referee.json, element_referee_gas.json and
-element_referee_scalar.json (Tensor-Scalar nodes) and element_referee_args.json (their argument bytes).
+element_referee_scalar.json (Tensor-Scalar nodes), element_referee_args.json (their argument bytes) and
+element_referee_layout.json (data movement: view, squeeze, unsqueeze, clone, expand, permute).
 contracts/test/ElementReferee.t.sol, ElementRefereeGas.t.sol and ElementRefereeArgs.t.sol play games with them;
 tests/game/test_element_referee_vectors.py checks that the committed files are what this writes now.
 Everything derives from fixed seeds.
@@ -24,7 +25,15 @@ from typing import Any
 
 import torch
 
-from offchain.game.element_table import SCALAR_ENTRIES, scalar_arg
+from offchain.game.element_table import (
+    ARGS_OPS,
+    SCALAR_ENTRIES,
+    element_op,
+    input_index,
+    packed_dims,
+    permute_dims,
+    scalar_arg,
+)
 from trainer.commit import commit_tensor, open_element
 from trainer.commit.merkle import MerkleTree
 from trainer.commit.tensor import CHUNK, chunk_leaves, dtype_code, element_size, tensor_bytes
@@ -36,6 +45,7 @@ NAME = "element_referee.json"
 GAS_NAME = "element_referee_gas.json"
 SCALAR_NAME = "element_referee_scalar.json"
 ARGS_NAME = "element_referee_args.json"
+LAYOUT_NAME = "element_referee_layout.json"
 
 Json = dict[str, Any]
 
@@ -65,7 +75,8 @@ def _kernel(name: str, *args: Any, **kwargs: Any) -> torch.Tensor:
     spec = KERNELS[name]
     fast = spec.fast(*args, **kwargs)
     ref = spec.reference(*args, **kwargs)
-    assert bytes(tensor_bytes(fast)) == bytes(tensor_bytes(ref)), f"{name}: fast and reference differ"
+    fast = fast.contiguous()  # a view (expand, permute) committed in row-major order, as the trace commits it
+    assert bytes(tensor_bytes(fast)) == bytes(tensor_bytes(ref.contiguous())), f"{name}: fast and reference differ"
     return fast
 
 
@@ -165,7 +176,14 @@ def arg_vectors() -> list[Json]:
     return out
 
 
-def _case(name: str, op: int, inputs: list[torch.Tensor], out: torch.Tensor, scalars: tuple[int, int]) -> Json:
+def _case(
+    name: str,
+    op: int,
+    inputs: list[torch.Tensor],
+    out: torch.Tensor,
+    scalars: tuple[int, int],
+    args: bytes = b"",
+) -> Json:
     data = tensor_bytes(out)
     leaves = chunk_leaves(data)
     size = element_size(dtype_code(out.dtype))
@@ -177,7 +195,11 @@ def _case(name: str, op: int, inputs: list[torch.Tensor], out: torch.Tensor, sca
         j = e * size // CHUNK
         openings = []
         for t in inputs:
-            o = open_element(t, _broadcast_index(e, tuple(out.shape), tuple(t.shape)))
+            if args and op in (52, 54):  # ElementReferee.COPY, PERMUTE: the element a data movement reads
+                index = input_index(op, e, tuple(out.shape), tuple(t.shape), args)
+            else:
+                index = _broadcast_index(e, tuple(out.shape), tuple(t.shape))
+            o = open_element(t, index)
             openings.append({"index": o.index, "chunk": _hex(o.chunk), "siblings": [_hex(s) for s in o.proof.siblings]})
         at = e * size
         lies.append(
@@ -259,6 +281,81 @@ def scalar_cases() -> list[Json]:
     return out
 
 
+def _layout_case(name: str, op: str, args: list[tuple[str, Any]], a: torch.Tensor) -> Json:
+    """A data-movement node as the capture writes it, opened by `openNode` with its argument bytes' hash (keyed by
+    the operator alone); its output computed by the RepOps kernel and made contiguous, as trainer.commit commits it."""
+    arg_bytes = encode_args(args)
+    code = element_op(op, arg_bytes, 1)
+    assert code is not None, op
+    kwargs = {k: v for k, v in args[1:]}
+    out = _kernel(op, a, **kwargs).contiguous()
+    case = _case(name, code, [a], out, (0, 0), arg_bytes)
+    return {**case, "opName": op, "args": _hex(arg_bytes), "argsMoves": int(code in ARGS_OPS)}
+
+
+def layout_cases() -> list[Json]:
+    """Data movement (ElementReferee.COPY, EXPAND, PERMUTE): the output element is one input element."""
+    gen = torch.Generator().manual_seed(52)
+    out: list[Json] = []
+    flat = [("self", TENSOR), ("size", (2400,))]
+    out.append(_layout_case("view_flatten", "aten.view.default", flat, _f32(gen, 40, 60)))
+    out.append(
+        _layout_case("view_split", "aten.view.default", [("self", TENSOR), ("size", (16, 32, 3))], _f32(gen, 512, 3))
+    )
+    out.append(
+        _layout_case("unsqueeze", "aten.unsqueeze.default", [("self", TENSOR), ("dim", 1)], _f32(gen, 1100))
+    )
+    out.append(_layout_case("squeeze_dims", "aten.squeeze.dims", [("self", TENSOR), ("dim", (1,))], _f32(gen, 700, 1)))
+    out.append(
+        _layout_case(
+            "clone",
+            "aten.clone.default",
+            [("self", TENSOR), ("memory_format", torch.contiguous_format)],
+            _f32(gen, 4, 300),
+        )
+    )
+    out.append(
+        _layout_case(
+            "expand",
+            "aten.expand.default",
+            [("self", TENSOR), ("size", (6, 4, 64)), ("implicit", False)],
+            _f32(gen, 4, 1),
+        )
+    )
+    t = [("self", TENSOR), ("dims", (1, 0))]
+    out.append(_layout_case("permute_t", "aten.permute.default", t, _f32(gen, 30, 70)))
+    out.append(
+        _layout_case(
+            "permute_heads",
+            "aten.permute.default",
+            [("self", TENSOR), ("dims", (0, 2, 1, 3))],
+            _f32(gen, 3, 16, 4, 8),
+        )
+    )
+    out.append(
+        _layout_case("permute_3d", "aten.permute.default", [("self", TENSOR), ("dims", (2, 0, 1))], _f32(gen, 5, 7, 40))
+    )
+    return out
+
+
+def permute_arg_vectors() -> list[Json]:
+    """permute's argument bytes and the dims the referee must read from each (`ok` false: the game resolves
+    Inapplicable): permutations of 0 to 15 dims, and bytes that are not one (a repeated, a negative, an out-of-range
+    dim, 16 dims, another key, a trailing or a missing byte, a tuple of lists)."""
+    def args(dims: Any, key: str = "dims") -> bytes:
+        return encode_args([("self", TENSOR), (key, dims)])
+
+    good = [(), (0,), (1, 0), (0, 2, 1, 3), (2, 0, 1), tuple(reversed(range(15)))]
+    bad = [args((0, 0)), args((0, 2)), args((0, -1)), args(tuple(range(16))), args((1, 0), "dim"),
+           args((1, 0)) + b"\x00", args((1, 0))[:-1], args(((0,), (1,))), args(1)]  # fmt: skip
+    out: list[Json] = []
+    for a in [args(d) for d in good] + bad:
+        dims = permute_dims(a)
+        assert (dims is not None) == (a in [args(d) for d in good]), a.hex()
+        out.append({"args": _hex(a), "ok": dims is not None, "dims": str(packed_dims(dims) if dims else 0)})
+    return out
+
+
 def gas_cases() -> list[Json]:
     """The gas test's cases: 4 MiB of fp32 output, 1024 chunks (three descent levels at arity 16)."""
     gen = torch.Generator().manual_seed(4096)
@@ -276,6 +373,7 @@ def vectors() -> dict[str, Json]:
         NAME: {"version": 1, "chunk": CHUNK, "cases": cases()},
         SCALAR_NAME: {"version": 1, "chunk": CHUNK, "cases": scalar_cases()},
         ARGS_NAME: {"version": 1, "args": arg_vectors()},
+        LAYOUT_NAME: {"version": 1, "chunk": CHUNK, "cases": layout_cases(), "args": permute_arg_vectors()},
         GAS_NAME: {"version": 1, "chunk": CHUNK, "cases": gas_cases()},
     }
 

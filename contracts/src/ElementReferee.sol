@@ -67,6 +67,16 @@ contract ElementReferee is IElementReferee {
     // [["self", undefined], ["other", s]] for mul and div, and ["alpha", 1] after for add and sub.
     bytes14 private constant ARGS_SELF_OTHER = hex"826473656c66f782656f74686572";
     bytes8 private constant ARGS_ALPHA_ONE = hex"8265616c70686101";
+    /// @notice The data-movement codes (docs/game.md 2.7, "Data movement"): the output element is one element of
+    ///         the fp32 input, copied. COPY (52): at the same flat index (view, squeeze, unsqueeze, clone, _to_copy
+    ///         to fp32: the input and the output hold the same elements in the same order); EXPAND (53): at its
+    ///         broadcast position (expand); PERMUTE (54): at its permuted position, the dims read from the node's
+    ///         argument bytes (`openArgs`).
+    uint256 public constant COPY = 52;
+    uint256 private constant EXPAND = 53;
+    uint256 private constant PERMUTE = 54;
+    // permute's argument bytes up to the dims' list: [["self", undefined], ["dims", [d0, d1, ..]]].
+    bytes14 private constant ARGS_SELF_DIMS = hex"82826473656c66f7826464696d73";
 
     /// @notice The DotReferee this referee hands mm and addmm elements to (deployed by the constructor).
     address public immutable dot;
@@ -147,9 +157,10 @@ contract ElementReferee is IElementReferee {
         uint64 arity
     ) external returns (uint256 gameId) {
         uint256 code = elementOp(opHash, argHash, inputs.length);
-        // Not keyed with its arguments: a Tensor-Scalar call is keyed with argHash 0 (its number varies).
-        bool scalar = code == 0;
-        if (scalar) code = elementOp(opHash, 0, inputs.length);
+        // Not keyed with its arguments: a Tensor-Scalar call (its number varies) or a data-movement call (its
+        // sizes and dims vary) is keyed with argHash 0.
+        bool byOp = code == 0;
+        if (byOp) code = elementOp(opHash, 0, inputs.length);
         if (code == 0) return 0;
         gameId = _open(
             Params({
@@ -162,8 +173,9 @@ contract ElementReferee is IElementReferee {
                 arity: arity
             })
         );
-        if (scalar) {
-            // The defender first opens the argument bytes (openArgs), checked against argHash.
+        if (byOp && (code <= SCALAR_LAST + 1 || code == PERMUTE + 1)) {
+            // The referee reads a number or the dims: the defender first opens the argument bytes (openArgs),
+            // checked against argHash.
             Game storage g = _games[gameId];
             g.stage = Stage.Args;
             g.pending = argHash;
@@ -175,7 +187,7 @@ contract ElementReferee is IElementReferee {
         Game storage g = _begin(gameId, Stage.Args);
         bytes32 h = sha256(args);
         if (h != g.pending) revert ElementRefereeArgsMismatch(gameId, h, g.pending);
-        (bool ok, uint64 s) = _scalarArg(g.op, args);
+        (bool ok, uint64 s) = g.op == PERMUTE ? _permuteArg(args) : _scalarArg(g.op, args);
         _pass(g, Side.Defender);
         if (!ok) return _resolve(gameId, g, Outcome.Inapplicable);
         g.scalars[0] = s;
@@ -186,7 +198,7 @@ contract ElementReferee is IElementReferee {
     // The table of docs/game.md 2.7, written by `python -m offchain.game.element_table` and checked against it
     // by tests/game/test_element_table.py: per entry the first 12 bytes of
     // keccak256(abi.encode(H(op), H(argBytes), nIn)), then the game's op code + 1 (one byte); the
-    // Tensor-Scalar entries are keyed with argHash 0 (openNode's second lookup). A node
+    // Tensor-Scalar and data-movement entries are keyed with argHash 0 (openNode's second lookup). A node
     // another entry's key would take needs a 96-bit second preimage (about 2^92 hashes for the table).
     //   1 aten.add.Tensor
     //   3 aten.sub.Tensor
@@ -209,11 +221,21 @@ contract ElementReferee is IElementReferee {
     //  73 aten.erf.default
     //  74 aten.gelu.default
     //  75 aten.gelu.default
+    //  53 aten.clone.default
+    //  53 aten.clone.default
+    //  27 aten._to_copy.default
     //  49 aten.mul.Tensor (Tensor-Scalar)
     //  50 aten.div.Tensor (Tensor-Scalar)
     //  51 aten.add.Tensor (Tensor-Scalar)
     //  52 aten.sub.Tensor (Tensor-Scalar)
-    bytes private constant TABLE = hex"c751f4a942d431ff1b206154011a8c3d4095d2660482805c9e0313690de099f4327b492265630563f348343fd6862ba5892f920662c071fe9f137c4472b8c955075e51654529e996d12545b2d70831fa46769e8d8cba339bd86b091330e8a2cdc1afb00fee46890aee11884bac8066154a149c860b8a738994fd7761d1aeef2e520d9dc792d539b269d3b7526c2e0e49aa1f20a8be43f3d023eece41af29544aa9c3dbecc2ea1fe3423c58eadafd4808a7396640a14334dcaa024f08c4aeac865b4544f9b653eba8178c12b06870e84592d917256242be0072ddc83e4706662eae7ab8be0f278c2469484db1649eb748c9fdbbd9ff4549cd14c4c5ac638658b5aad7ec4a936674c8414a305b871765c94b5403490f94aa5f75f5b76a7b3164c657b7df5c81cafbf08dc03246dbe1c44474fee91fbfdbde33030361a3f25da7a031cc74d434";
+    //  53 aten.view.default (any arguments)
+    //  53 aten._unsafe_view.default (any arguments)
+    //  53 aten.squeeze.dims (any arguments)
+    //  53 aten.squeeze.dim (any arguments)
+    //  53 aten.unsqueeze.default (any arguments)
+    //  54 aten.expand.default (any arguments)
+    //  55 aten.permute.default (any arguments)
+    bytes private constant TABLE = hex"c751f4a942d431ff1b206154011a8c3d4095d2660482805c9e0313690de099f4327b492265630563f348343fd6862ba5892f920662c071fe9f137c4472b8c955075e51654529e996d12545b2d70831fa46769e8d8cba339bd86b091330e8a2cdc1afb00fee46890aee11884bac8066154a149c860b8a738994fd7761d1aeef2e520d9dc792d539b269d3b7526c2e0e49aa1f20a8be43f3d023eece41af29544aa9c3dbecc2ea1fe3423c58eadafd4808a7396640a14334dcaa024f08c4aeac865b4544f9b653eba8178c12b06870e84592d917256242be0072ddc83e4706662eae7ab8be0f278c2469484db1649eb748c9fdbbd9ff4549cd14c4c5ac638658b5aad7ec4a936674c8414a305b871765c94bd422ecbaec6c70634d01922f35a5d402b5d8c1e2e5625fe73b3563990b8abd96cd91e39d11a71b5403490f94aa5f75f5b76a7b3164c657b7df5c81cafbf08dc03246dbe1c44474fee91fbfdbde33030361a3f25da7a031cc74d4346de44e3fe0d94f9955f48352355ea300e3296dd82f0a1abd2b35987bd09d91996fb5cafbce8435bdc71eb6ee707cd4bf18b937358e5db3243b53ee0a748b300d3597b44b45e7e9b5166a86459936dfae60fe3fd21785cc2d7fd437";
 
     /// @inheritdoc IElementReferee
     function elementOp(bytes32 opHash, bytes32 argHash, uint256 nIn) public pure virtual returns (uint256) {
@@ -333,7 +355,8 @@ contract ElementReferee is IElementReferee {
 
     /// @dev The defender's input headers: commitments, dtypes, and the output shape as their broadcast.
     function _checkInputs(Game storage g, Header calldata output, Header[] calldata inputs) private view {
-        (uint256 nIn,, uint256 inDtypes, uint8 outDtype) = opSpec(g.op);
+        uint256 op = g.op;
+        (uint256 nIn,, uint256 inDtypes, uint8 outDtype) = opSpec(op);
         if (inputs.length != nIn) revert ElementRefereeWidth(inputs.length, nIn);
         if (output.dtype != outDtype) revert ElementRefereeDtype(0, output.dtype, outDtype);
         uint256 ndim = output.shape.length;
@@ -343,14 +366,34 @@ contract ElementReferee is IElementReferee {
             if (c != g.inputs[k]) revert ElementRefereeHeaderMismatch(1 + k, c, g.inputs[k]);
             uint8 want = uint8(inDtypes >> (8 * k));
             if (h.dtype != want) revert ElementRefereeDtype(1 + k, h.dtype, want);
-            if (h.shape.length > ndim) {
+            if (h.shape.length > ndim && op != COPY) {
                 revert ElementRefereeShape(1 + k, type(uint256).max, h.shape.length, ndim);
             }
         }
         // mm and addmm: DotReferee checks the output shape against A's and B's when it takes over.
-        if (g.op >= MM) return;
+        if (op >= MM) return;
+        if (op == COPY) {
+            // The same elements in the same order: as many of them.
+            uint256 n = TensorLib.numel(inputs[0].shape);
+            uint256 m = TensorLib.numel(output.shape);
+            if (n != m) revert ElementRefereeShape(1, type(uint256).max, n, m);
+            return;
+        }
+        if (op == PERMUTE) {
+            // Output dimension i is input dimension dims[i]: as many dimensions as dims has, and their sizes.
+            uint64[] calldata sh = inputs[0].shape;
+            uint256 s = g.scalars[0];
+            if (ndim != s & 15) revert ElementRefereeShape(0, type(uint256).max, ndim, s & 15);
+            if (sh.length != ndim) revert ElementRefereeShape(1, type(uint256).max, sh.length, ndim);
+            for (uint256 i; i < ndim; ++i) {
+                uint256 d = (s >> (4 + 4 * i)) & 15;
+                if (output.shape[i] != sh[d]) revert ElementRefereeShape(0, i, output.shape[i], sh[d]);
+            }
+            return;
+        }
         // Broadcasting (trailing dimensions aligned): at each output dimension, every input that has it
-        // has size 1 or the common size, which the output must have (1 if all are 1 or absent).
+        // has size 1 or the common size, which the output must have (1 if all are 1 or absent); expand's output
+        // may have any size where its input has 1 or nothing.
         for (uint256 i; i < ndim; ++i) {
             uint256 size = 1;
             for (uint256 k; k < nIn; ++k) {
@@ -362,7 +405,9 @@ contract ElementReferee is IElementReferee {
                 if (size != 1 && dim != size) revert ElementRefereeShape(1 + k, i - lead, dim, size);
                 size = dim;
             }
-            if (output.shape[i] != size) revert ElementRefereeShape(0, i, output.shape[i], size);
+            if (output.shape[i] != size && (op != EXPAND || size != 1)) {
+                revert ElementRefereeShape(0, i, output.shape[i], size);
+            }
         }
     }
 
@@ -495,23 +540,28 @@ contract ElementReferee is IElementReferee {
         uint256 nIn = g.nIn;
         if (openings.length != nIn) revert ElementRefereeWidth(openings.length, nIn);
         uint256 e = g.element;
+        uint256 op = g.op;
         uint256[3] memory args = [uint256(0), 0, 0];
         for (uint256 k; k < nIn; ++k) {
             InputOpening calldata o = openings[k];
-            uint256 index = _broadcastIndex(e, outputShape, o.shape, 1 + k);
+            uint256 index = op == COPY
+                ? e
+                : op == PERMUTE ? _permuteIndex(e, outputShape, o.shape, g.scalars[0]) : _broadcastIndex(e, outputShape, o.shape, 1 + k);
             args[k] = TensorLib.verifyElement(g.inputs[k], o.dtype, o.shape, index, o.chunk, o.siblings);
         }
         // The scalars fill the slots after the tensor inputs; open checked that unused ones are 0.
         for (uint256 k = nIn; k < 3; ++k) {
             args[k] = k - nIn < 2 ? g.scalars[k - nIn] : 0;
         }
-        uint256 op = g.op;
-        if (op >= MUL_SCALAR && op <= SCALAR_LAST) {
-            // Tensor-Scalar: the number rounded to fp32 as the kernel's promotion does, then the binary op.
-            args[1] = _unit.evaluateElement(RepOpsElement.F64_TO_F32, args[1], 0, 0);
-            op = uint8(SCALAR_BASE >> (8 * (op - MUL_SCALAR)));
+        uint256 y = args[0]; // data movement: the input element itself
+        if (op < COPY || op > PERMUTE) {
+            if (op >= MUL_SCALAR && op <= SCALAR_LAST) {
+                // Tensor-Scalar: the number rounded to fp32 as the kernel's promotion does, then the binary op.
+                args[1] = _unit.evaluateElement(RepOpsElement.F64_TO_F32, args[1], 0, 0);
+                op = uint8(SCALAR_BASE >> (8 * (op - MUL_SCALAR)));
+            }
+            y = _unit.evaluateElement(op, args[0], args[1], args[2]);
         }
-        uint256 y = _unit.evaluateElement(op, args[0], args[1], args[2]);
         Outcome result;
         if (y == g.defenderValue) result = Outcome.DefenderWins;
         else if (y == g.challengerValue) result = Outcome.ChallengerWins;
@@ -632,6 +682,7 @@ contract ElementReferee is IElementReferee {
             return (1, 0, uint8(pair), uint8(pair >> 8));
         }
         if (op >= MUL_SCALAR && op <= SCALAR_LAST) return (1, 1, F32, F32);
+        if (op >= COPY && op <= PERMUTE) return (1, 0, F32, F32);
         if (op == MM) return (2, 0, ff, F32);
         if (op == ADDMM) return (3, 0, ff | uint256(F32) << 16, F32);
         if (op >= EXP && op <= TRACE_LAST) return (1, 0, F32, F32);
@@ -779,6 +830,48 @@ contract ElementReferee is IElementReferee {
             }
             stride *= dim;
         }
+    }
+
+    /// @dev The flat index in the input (of `shape`) of output element `e` of `permute(input, dims)`: output
+    ///      dimension i is input dimension dims[i] (`s`: the count in its low 4 bits, then 4 bits a dim).
+    function _permuteIndex(uint256 e, uint64[] calldata outShape, uint64[] calldata shape, uint256 s)
+        private
+        pure
+        returns (uint256 index)
+    {
+        uint256 n = outShape.length;
+        if (shape.length != n) revert ElementRefereeShape(1, type(uint256).max, shape.length, n);
+        for (uint256 r; r < n; ++r) {
+            uint256 i = n - 1 - r;
+            uint256 od = outShape[i];
+            uint256 coord = e % od;
+            e /= od;
+            uint256 stride = 1;
+            for (uint256 j = ((s >> (4 + 4 * i)) & 15) + 1; j < n; ++j) {
+                stride *= shape[j];
+            }
+            index += coord * stride;
+        }
+    }
+
+    /// @dev permute's dims from its argument bytes, packed (the count in the low 4 bits, then 4 bits a dim, the
+    ///      first lowest); false if they are not the call's template or not a permutation of 0 .. n - 1 with
+    ///      n <= 15 (negative dims too: the oracle decides those).
+    function _permuteArg(bytes calldata a) private pure returns (bool, uint64) {
+        if (a.length < 15 || bytes14(a[0:14]) != ARGS_SELF_DIMS) return (false, 0);
+        uint256 head = uint8(a[14]);
+        if (head < 0x80) return (false, 0);
+        uint256 n = head - 0x80; // a list of n items: 0x80 + n, n < 24
+        if (n > 15 || a.length != 15 + n) return (false, 0);
+        uint256 s = n;
+        uint256 seen;
+        for (uint256 i; i < n; ++i) {
+            uint256 d = uint8(a[15 + i]); // an int below 24 is its own head
+            if (d >= n || seen & (1 << d) != 0) return (false, 0);
+            seen |= 1 << d;
+            s |= d << (4 + 4 * i);
+        }
+        return (true, uint64(s));
     }
 
     /// @dev The Python number of a Tensor-Scalar call (code `op`) as a binary64 pattern, from its argument bytes;

@@ -60,7 +60,7 @@ contract ElementRefereeTest is ElementGames {
     /// @notice Every case and lie (first, middle, last element), the honest side as defender and as
     ///         challenger, the liar playing on to the end: the contract's element decides for the honest side.
     function test_everyCaseEveryLie_honestWins_succeeds() public {
-        assertEq(_playEveryCaseAndLie(json, 0), 9, "cases");
+        assertEq(_playEveryCaseAndLie(json), 9, "cases");
     }
 
     // ---- open ------------------------------------------------------------------------------

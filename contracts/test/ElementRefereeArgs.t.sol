@@ -31,7 +31,7 @@ contract ElementRefereeArgsTest is ElementGames {
     ///         challenger, the liar playing on: opened by `openNode`, the number read by `openArgs`, the element
     ///         computed on chain; one move more than a keyed node's game (the arguments).
     function test_scalarCases_everyLie_honestWins_succeeds() public {
-        assertEq(_playEveryCaseAndLie(cases, 1), 7, "cases");
+        assertEq(_playEveryCaseAndLie(cases), 7, "cases");
     }
 
     function _openScalar(string memory op, bytes memory args) internal returns (uint256 id) {

@@ -28,7 +28,7 @@ from offchain.contracts.dispute_game import (
 )
 from offchain.game.dot import DotSide
 from offchain.game.element import ElementSide
-from offchain.game.element_table import DOT_OPS, TRACE_BASE, TRACE_OPS, trace_function
+from offchain.game.element_table import DOT_OPS, PERMUTE, TRACE_BASE, TRACE_OPS, permute_dims, trace_function
 from offchain.game.witness import RunWitness
 from trainer.program.program import encode_args
 from trainer.repops import programs
@@ -137,10 +137,13 @@ def element_move(
         return None
     gid = element_game
     defender = side is Side.DEFENDER
-    if rv.stage is er.Stage.ARGS:  # a Tensor-Scalar node: the defender opens its argument bytes first
+    if rv.stage is er.Stage.ARGS:  # a Tensor-Scalar or permute node: the defender opens its argument bytes first
         scalar = referee.open_args(gid, mine.args)
+        what = "dims" if rv.op == PERMUTE else "number"
         if scalar is None:
-            return f"element game {gid}: the node's arguments hold no number the referee reads; the oracle decides"
+            return f"element game {gid}: the node's arguments hold no {what} the referee reads; the oracle decides"
+        if rv.op == PERMUTE:
+            return f"element game {gid}: opened the node's arguments (the dims {permute_dims(mine.args)})"
         return f"element game {gid}: opened the node's arguments (the number {_f64(scalar)!r})"
     if rv.stage is er.Stage.HEADER:
         if defender:  # an agreed input of another dtype than the operator's: the phase does not apply
@@ -174,7 +177,7 @@ def element_move(
         name = trace_function(rv.op)
         return f"element game {gid}: element {rv.element} of {name} goes to trace game {tid} (docs/game.md 2.9)"
     # ELEMENT_PROOF: the defender opens the inputs at element e; the contract computes it and decides.
-    outcome = referee.prove_element(gid, tuple(mine.output.shape), mine.openings(rv.element))
+    outcome = referee.prove_element(gid, tuple(mine.output.shape), mine.openings(rv.element, rv.op))
     return f"element game {gid}: opened the inputs at element {rv.element}; the contract computed it: " + (
         outcome.name.lower()
     )

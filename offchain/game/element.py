@@ -113,10 +113,17 @@ class ElementSide:
             raise GameError(f"chunk {j} does not exist in an output of {len(self._data)} bytes")
         return self._data[j * CHUNK : (j + 1) * CHUNK]
 
-    def openings(self, e: int) -> list[InputOpening]:
-        """The input elements at output element `e`'s broadcast positions, opened."""
+    def openings(self, e: int, code: int | None = None) -> list[InputOpening]:
+        """The input elements that output element `e` reads, opened: at its broadcast positions, or where the data
+        movement of ElementReferee code `code` (COPY, PERMUTE) takes it from."""
+        from offchain.game.element_table import input_index
+
         out: list[InputOpening] = []
+        shape = tuple(self.output.shape)
         for t in self.inputs:
-            o = open_element(t, broadcast_index(e, tuple(self.output.shape), tuple(t.shape)))
+            index = broadcast_index(e, shape, tuple(t.shape)) if code is None else input_index(
+                code, e, shape, tuple(t.shape), self.args
+            )
+            o = open_element(t, index)
             out.append(InputOpening(o.dtype, o.shape, o.chunk, tuple(o.proof.siblings)))
         return out

@@ -17,6 +17,7 @@ import functools
 import hashlib
 import struct
 
+import torch
 from eth_hash.auto import keccak
 
 from trainer.program.program import TENSOR, encode_args
@@ -52,6 +53,16 @@ ENTRIES: tuple[tuple[str, tuple[tuple[str, object], ...], int], ...] = (
     ("aten.erf.default", (("self", TENSOR),), 72),
     ("aten.gelu.default", (("self", TENSOR), ("approximate", "none")), 73),
     ("aten.gelu.default", (("self", TENSOR), ("approximate", "tanh")), 74),
+    # Copies whose arguments are fixed: ElementReferee.COPY (the same flat index).
+    ("aten.clone.default", (("self", TENSOR),), 52),
+    ("aten.clone.default", (("self", TENSOR), ("memory_format", torch.contiguous_format)), 52),
+    # A conversion to fp32, keyed as the int64 one (I64_TO_F32): the bundled workloads' convert a count (a mean's
+    # divisor). From another dtype, the defender proves the input's dtype and the oracle decides it.
+    (
+        "aten._to_copy.default",
+        (("self", TENSOR), ("dtype", torch.float32), ("non_blocking", False), ("memory_format", None)),
+        26,
+    ),
 )
 # The Tensor-Scalar calls: an fp32 tensor and a Python number (`mul.Tensor(x, 0.9)`, AdamW's and GELU's
 # constants, `add.Tensor(x, 1e-08)`). The number varies, so they are keyed with argHash 0 (`SCALAR_ARGS`); the
@@ -64,11 +75,29 @@ SCALAR_ENTRIES: tuple[tuple[str, int], ...] = (
     ("aten.sub.Tensor", 51),
 )
 SCALAR_OPS: frozenset[int] = frozenset(code for _, code in SCALAR_ENTRIES)
-SCALAR_ARGS = bytes(32)  # the argHash of the scalar entries' keys
+# Data movement whose arguments vary (sizes, dims), also keyed with argHash 0: the output element is one input
+# element. COPY (52): at the same flat index (the input's and the output's shapes hold as many elements);
+# EXPAND (53): at its broadcast position; PERMUTE (54): at its permuted position, the dims read from the argument
+# bytes in stage ARGS (`permute_dims`).
+COPY, EXPAND, PERMUTE = 52, 53, 54
+LAYOUT_ENTRIES: tuple[tuple[str, int], ...] = (
+    ("aten.view.default", COPY),
+    ("aten._unsafe_view.default", COPY),
+    ("aten.squeeze.dims", COPY),
+    ("aten.squeeze.dim", COPY),
+    ("aten.unsqueeze.default", COPY),
+    ("aten.expand.default", EXPAND),
+    ("aten.permute.default", PERMUTE),
+)
+LAYOUT_OPS: frozenset[int] = frozenset({COPY, EXPAND, PERMUTE})
+# The codes whose game starts in stage ARGS (the defender opens the argument bytes) when keyed with argHash 0.
+ARGS_OPS: frozenset[int] = SCALAR_OPS | {PERMUTE}
+SCALAR_ARGS = bytes(32)  # the argHash of the scalar and layout entries' keys
 # The template of their argument bytes (canonical CBOR, docs/program.md): [["self", undefined], ["other", s]],
 # then ["alpha", 1] for add and sub.
 _SELF_OTHER = bytes.fromhex("826473656c66f782656f74686572")
 _ALPHA_ONE = bytes.fromhex("8265616c70686101")
+_SELF_DIMS = bytes.fromhex("82826473656c66f7826464696d73")  # permute's: [["self", undefined], ["dims", [..]]]
 
 # The op codes ElementReferee hands to DotReferee once it isolated the element.
 DOT_OPS: frozenset[int] = frozenset({64, 65})
@@ -136,6 +165,47 @@ def scalar_arg(code: int, arg_bytes: bytes) -> int | None:
     return int.from_bytes(struct.pack(">d", float(n)), "big")
 
 
+def permute_dims(arg_bytes: bytes) -> tuple[int, ...] | None:
+    """permute's dims read from its argument bytes as `ElementReferee.openArgs` reads them; None where the referee
+    resolves the game `Inapplicable` (not the template, more than 15 dims, a negative dim, not a permutation)."""
+    a = arg_bytes
+    if len(a) < 15 or a[:14] != _SELF_DIMS or not 0x80 <= a[14] <= 0x8F:
+        return None
+    n = a[14] - 0x80
+    dims = tuple(a[15:])
+    if len(dims) != n or sorted(dims) != list(range(n)):
+        return None
+    return dims
+
+
+def packed_dims(dims: tuple[int, ...]) -> int:
+    """The dims as the referee keeps them (event ArgsOpened): the count in the low 4 bits, then 4 bits a dim."""
+    return len(dims) | sum(d << (4 + 4 * i) for i, d in enumerate(dims))
+
+
+def input_index(code: int, e: int, out_shape: tuple[int, ...], shape: tuple[int, ...], arg_bytes: bytes) -> int:
+    """The flat index of the input element that output element `e` of a node of code `code` reads, as the
+    referee computes it (`proveElement`): the same index for COPY, the permuted one for PERMUTE, the broadcast
+    one otherwise."""
+    from offchain.game.element import broadcast_index
+
+    if code == COPY:
+        return e
+    if code != PERMUTE:
+        return broadcast_index(e, out_shape, shape)
+    dims = permute_dims(arg_bytes)
+    if dims is None or len(dims) != len(out_shape) or len(shape) != len(out_shape):
+        raise ValueError(f"permute dims {dims} do not map an output of shape {out_shape} to one of {shape}")
+    index = 0
+    for i in reversed(range(len(out_shape))):
+        coord, e = e % out_shape[i], e // out_shape[i]
+        stride = 1
+        for j in range(dims[i] + 1, len(shape)):
+            stride *= shape[j]
+        index += coord * stride
+    return index
+
+
 def table() -> list[tuple[bytes, int, str]]:
     """(key, code, op) for every entry, in ENTRIES order."""
     out = []
@@ -144,6 +214,8 @@ def table() -> list[tuple[bytes, int, str]]:
         out.append((key(op, encode_args(list(args)), n_in), code, op))
     for op, code in SCALAR_ENTRIES:
         out.append((_key(op, SCALAR_ARGS, 1), code, op + " (Tensor-Scalar)"))
+    for op, code in LAYOUT_ENTRIES:
+        out.append((_key(op, SCALAR_ARGS, 1), code, op + " (any arguments)"))
     return out
 
 

@@ -12,7 +12,9 @@ paid, the cheater loses its bond, and every wei is accounted for.
 The `scalar-mul-*` runs play the same with a cheater whose mul kernel is off only in its calls with a Python
 number: the first differing node is GELU's backward `mul.Tensor(x, 0.7071067811865476)`, keyed by the table's
 Tensor-Scalar entry, whose defender first opens the node's argument bytes (stage ARGS) so that the referee
-reads the number on chain.
+reads the number on chain. The `permute-*` and `view-*` runs play a cheater whose permute (view) kernel is off: the
+first differing node is the forward's `permute(fc1.weight, [1, 0])` (the loss head's `view`), which the referee
+decides by opening the input element the data movement reads (the dims read from the arguments in stage ARGS).
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from offchain.contracts import element_referee as er
 from offchain.contracts.dispute_game import GameView, Outcome, Stage
 from offchain.contracts.protocol import Protocol
 from offchain.contracts.task_market import TaskStatus
-from offchain.game.element_table import scalar_arg
+from offchain.game.element_table import LAYOUT_OPS, PERMUTE, element_op, packed_dims, permute_dims, scalar_arg
 from offchain.game.witness import Deviation, DeviationKind
 from trainer.program.program import encode_args
 from trainer.runner.runner import RunConfig
@@ -108,6 +110,7 @@ class Run:
     crash: tuple[str, str] | None = None  # (party, ElementReferee function): killed right after its first one
     silent: bool = False  # the cheater stops moving in stage ELEMENT: the honest side times it out there
     scalar: bool = False  # the cheat: a Tensor-Scalar mul (`mul.Tensor(x, 0.7071...)`), not copy-then-diverge's sub
+    target: str = ""  # the cheat: this op's kernel is off on the last step, not copy-then-diverge's sub
 
     def __str__(self) -> str:
         return self.name
@@ -124,6 +127,9 @@ RUNS = [
     # the defender opens its argument bytes (stage ARGS) and the referee computes x * f32(0.7071...).
     Run("scalar-mul-honest-challenges", scalar=True),
     Run("scalar-mul-honest-defends", honest_defends=True, scalar=True),
+    # Data movement: the referee opens the input element a permute (view) puts at the first differing position.
+    Run("permute-honest-challenges", target="aten.permute.default"),
+    Run("view-honest-defends", honest_defends=True, target="aten.view.default"),
 ]
 
 # The element phase of a Tensor-Scalar node: the cheater's mul kernel is off by 1e-3 on the last step, only in
@@ -151,6 +157,9 @@ def played(
     trainers, _ = cast(CATALOGUE[CHEAT], K, workload.config)
     if run.scalar:
         trainers[-1] = dataclasses.replace(trainers[-1], strategy=scalar_cheat(workload.config))
+    if run.target:
+        wrong = Deviation(last_step(workload.config), DeviationKind.KERNEL, run.target)
+        trainers[-1] = dataclasses.replace(trainers[-1], strategy=DeviatingStrategy("faulty-" + run.target, wrong))
     if run.silent:
         cheat = trainers[-1].strategy
         assert isinstance(cheat, DeviatingStrategy)
@@ -214,6 +223,16 @@ def test_a_covered_node_is_decided_in_stage_element_with_no_oracle(
             assert p.referee.game_of(view.element_game).op == 48  # ElementReferee.MUL_SCALAR
             (opened,) = p.referee._logs("ArgsOpened", {"gameId": view.element_game})
             assert opened["scalar"] == scalar_arg(48, encode_args(node.args)) == f64_bits(dict(node.args)["other"])
+        elif run.target:  # the first node the cheater's data movement changes, keyed by its operator alone
+            args = encode_args(node.args)
+            code = p.referee.game_of(view.element_game).op
+            assert node.op == run.target and code == element_op(node.op, args, 1) and code in LAYOUT_OPS, (node, code)
+            opened = p.referee._logs("ArgsOpened", {"gameId": view.element_game})
+            if code == PERMUTE:  # its dims read on chain from the argument bytes
+                dims = permute_dims(args)
+                assert dims is not None and [e["scalar"] for e in opened] == [packed_dims(dims)]
+            else:
+                assert opened == []
         else:
             assert node.op == "aten.sub.Tensor", node.op  # the first node the cheater's faulty sub kernel changes
         rv = p.referee.game_of(view.element_game)

@@ -9,14 +9,18 @@ from pathlib import Path
 from offchain.game.element_table import (
     ENTRIES,
     KEY_BYTES,
+    LAYOUT_OPS,
+    PERMUTE,
     SCALAR_ENTRIES,
     SCALAR_OPS,
     element_op,
+    input_index,
     packed,
+    permute_dims,
     scalar_arg,
     table,
 )
-from trainer.program.program import encode_args
+from trainer.program.program import TENSOR, Node, Program, encode_args
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -84,23 +88,65 @@ def test_tensor_scalar_calls_are_keyed_by_operator_and_read_on_chain_succeeds() 
     assert {code for _, code in SCALAR_ENTRIES} == SCALAR_OPS == set(range(48, 52))
 
 
+# The input dtypes of the codes that do not take fp32 only (ElementReferee.opSpec): where's condition, the cast.
+_NOT_F32 = {13: ("bool", "float32", "float32"), 26: ("int64",)}
+
+
+def decided_on_chain(program: Program, node: Node) -> bool:
+    """Whether the element phase decides `node`: a table entry, its number or dims read from its arguments, its
+    inputs of the dtypes the code takes (else the defender proves one inapplicable), fp32 outputs."""
+    args = encode_args(list(node.args))
+    code = element_op(node.op, args, len(node.inputs))
+    if code is None or (code in SCALAR_OPS and scalar_arg(code, args) is None):
+        return False
+    if code == PERMUTE and permute_dims(args) is None:
+        return False
+    want = _NOT_F32.get(code, ("float32",) * len(node.inputs))
+    got = tuple(str(program.ref_type(r).dtype).removeprefix("torch.") for r in node.inputs)
+    return got == want and all("float32" in str(o) for o in node.outputs)
+
+
 def test_what_the_oracle_still_decides_in_the_bundled_workloads() -> None:
-    """The nodes of the bundled workloads the element phase does not take (no table entry, or a Tensor-Scalar
-    call whose number the referee does not read, or another dtype than the operator's): the oracle decides
+    """The nodes of the bundled workloads the element phase does not take (`decided_on_chain`): the oracle decides
     them. Pinned so that a change of coverage is seen; the list is docs/game.md section 2.7's."""
     from trainer.workloads import char_transformer, mlp_digits
 
     left = {}
     for workload in (mlp_digits(), char_transformer()):
-        n = 0
-        for node in workload.program.nodes:
-            args = encode_args(list(node.args))
-            code = element_op(node.op, args, len(node.inputs))
-            fp32 = all("float32" in str(o) for o in node.outputs)
-            if code is None or not fp32 or (code in SCALAR_OPS and scalar_arg(code, args) is None):
-                n += 1
-        left[workload.name] = (n, len(workload.program.nodes))
-    assert left == {"mlp-digits": (36, 86), "char-transformer": (326, 1011)}, left
+        program = workload.program
+        n = sum(not decided_on_chain(program, node) for node in program.nodes)
+        left[workload.name] = (n, len(program.nodes))
+    assert left == {"mlp-digits": (23, 86), "char-transformer": (141, 1011)}, left
+
+
+def test_data_movement_reads_the_element_torch_moves_succeeds() -> None:
+    """`input_index` (ElementReferee's own index: the same one for COPY, the permuted one for PERMUTE, the broadcast
+    one for EXPAND) names, for every output element, the input element torch's own view, reshape, squeeze,
+    unsqueeze, expand and permute put there: compared on every element of each."""
+    import torch
+
+    x = torch.arange(2 * 3 * 4 * 5, dtype=torch.float32).reshape(2, 3, 4, 5)
+    one, column = x[:1].contiguous(), x[0, :1, :, :1].contiguous()  # (1, 3, 4, 5) and (1, 4, 1)
+    expand = [("self", TENSOR), ("size", (7, 2, 3, 4, 5)), ("implicit", False)]
+    calls = [  # (op, args, input, output)
+        ("aten.view.default", [("self", TENSOR), ("size", (6, 20))], x, x.view(6, 20)),
+        ("aten.unsqueeze.default", [("self", TENSOR), ("dim", 2)], x, x.unsqueeze(2)),
+        ("aten.squeeze.dims", [("self", TENSOR), ("dim", (0,))], one, one.squeeze(0)),
+        ("aten.expand.default", expand, x, x.expand(7, -1, -1, -1, -1)),
+        ("aten.expand.default", [("self", TENSOR), ("size", (3, 4, 5))], column, column.expand(3, 4, 5)),
+    ]
+    for dims in [(0, 1, 2, 3), (3, 2, 1, 0), (0, 2, 1, 3), (1, 3, 0, 2)]:
+        calls.append(("aten.permute.default", [("self", TENSOR), ("dims", dims)], x, x.permute(dims)))
+    for op, args, src, out in calls:
+        arg_bytes = encode_args(args)
+        code = element_op(op, arg_bytes, 1)
+        assert code in LAYOUT_OPS, op
+        flat_in, flat_out = src.reshape(-1), out.contiguous().reshape(-1)
+        got = [
+            int(flat_in[input_index(code, e, tuple(out.shape), tuple(src.shape), arg_bytes)])
+            for e in range(out.numel())
+        ]
+        assert got == [int(v) for v in flat_out], (op, args)
 
 
 def test_the_bundled_workloads_transcendental_nodes_go_to_the_trace_game_succeeds() -> None:

@@ -114,7 +114,8 @@ interface IElementReferee {
     /// @notice The contract computed element `element`: `args` are the operator's arguments, `value` its result.
     event ElementComputed(uint256 indexed gameId, uint256 element, uint256[3] args, uint256 value);
     event GameResolved(uint256 indexed gameId, Outcome outcome);
-    /// @notice A Tensor-Scalar game's number, read from the node's argument bytes (binary64 pattern).
+    /// @notice A Tensor-Scalar game's number, read from the node's argument bytes (binary64 pattern); a permute
+    ///         game's dims (the count in the low 4 bits, then 4 bits a dim, the first lowest).
     event ArgsOpened(uint256 indexed gameId, uint64 scalar);
 
     /// @notice Opens a game; the caller is its owner. The defender moves first.
@@ -147,11 +148,12 @@ interface IElementReferee {
         uint64 arity
     ) external returns (uint256 gameId);
 
-    /// @notice Args stage (a Tensor-Scalar node opened by `openNode`): the defender opens the node's argument
-    ///         bytes, whose SHA-256 must be the node's argument hash (`ElementRefereeArgsMismatch`). If they are
-    ///         the call's template with a number the referee reads (a CBOR float, or an int below 2^53 in
-    ///         magnitude), that number is the game's scalar (`ArgsOpened`) and the game goes on to the header
-    ///         stage; otherwise it resolves `Inapplicable` and the dispute game asks the oracle.
+    /// @notice Args stage (a Tensor-Scalar or a permute node opened by `openNode`): the defender opens the node's
+    ///         argument bytes, whose SHA-256 must be the node's argument hash (`ElementRefereeArgsMismatch`). If
+    ///         they are the call's template with a number the referee reads (a CBOR float, or an int below 2^53
+    ///         in magnitude) or dims it reads (a permutation of 0 .. n - 1, n <= 15), that is the game's scalar
+    ///         (`ArgsOpened`) and the game goes on to the header stage; otherwise it resolves `Inapplicable` and
+    ///         the dispute game asks the oracle.
     function openArgs(uint256 gameId, bytes calldata args) external;
 
     /// @notice The element table: the `RepOpsElement` code + 1 of a node's operator, 0 when it is not covered.

@@ -31,8 +31,9 @@ abstract contract ElementGames is Test {
         bytes32 honestRoot;
         bytes32 honestCommitment;
         bytes32[] leaves;
-        string opName; // a Tensor-Scalar node (opened by openNode, then openArgs): its operator
+        string opName; // a node opened by openNode (Tensor-Scalar, data movement): its operator
         bytes args; // and argument bytes; empty for a node opened with `open`
+        uint256 argsMoves; // 1 if its game starts in stage Args (the defender opens the argument bytes)
     }
 
     /// @dev One lie of a case, decoded.
@@ -106,6 +107,8 @@ abstract contract ElementGames is Test {
         if (vm.keyExistsJson(json, _k(c, ".args"))) {
             c.opName = vm.parseJsonString(json, _k(c, ".opName"));
             c.args = vm.parseJsonBytes(json, _k(c, ".args"));
+            string memory moves = _k(c, ".argsMoves");
+            c.argsMoves = vm.keyExistsJson(json, moves) ? vm.parseJsonUint(json, moves) : 1;
         }
     }
 
@@ -190,7 +193,9 @@ abstract contract ElementGames is Test {
             m.id = referee.openNode(
                 sha256(bytes(c.opName)), sha256(c.args), c.inputs, outs, [defender, challenger], [CLOCK, CLOCK], N
             );
-            assertEq(uint256(referee.gameOf(m.id).stage), uint256(IElementReferee.Stage.Args), "the Args stage");
+            IElementReferee.Stage first =
+                c.argsMoves == 1 ? IElementReferee.Stage.Args : IElementReferee.Stage.Header;
+            assertEq(uint256(referee.gameOf(m.id).stage), uint256(first), "the first stage");
         }
     }
 
@@ -270,9 +275,9 @@ abstract contract ElementGames is Test {
     /// @notice Plays every case of `file` and every lie (first, middle, last element; one for a 0-dimensional
     ///         output), the honest side as defender and as challenger, the liar playing on to the end: the
     ///         honest side wins, the isolated element, its chunk and both values are the vectors', and the game
-    ///         takes the header, descent, chunk and proof moves plus `extraMoves` (1: a Tensor-Scalar node's
-    ///         `openArgs`). Returns the number of cases.
-    function _playEveryCaseAndLie(string memory file, uint256 extraMoves) internal returns (uint256 n) {
+    ///         takes the header, descent, chunk and proof moves plus the case's `openArgs` if its game starts in
+    ///         stage Args (a Tensor-Scalar or permute node). Returns the number of cases.
+    function _playEveryCaseAndLie(string memory file) internal returns (uint256 n) {
         n = _caseCount(file);
         for (uint256 i; i < n; ++i) {
             Case memory c = _case(file, i);
@@ -291,7 +296,7 @@ abstract contract ElementGames is Test {
                     assertEq(v.position, l.chunkIndex, "its chunk");
                     assertEq(v.values[honest], l.honestValue, "honest value");
                     assertEq(v.values[1 - honest], l.liarValue, "liar value");
-                    assertEq(moves, extraMoves + 2 * (1 + levels + 1) + 1, "moves: headers, levels, chunks, proof");
+                    assertEq(moves, c.argsMoves + 2 * (1 + levels + 1) + 1, "moves: headers, levels, chunks, proof");
                 }
             }
         }

@@ -294,7 +294,7 @@ def _layout_case(name: str, op: str, args: list[tuple[str, Any]], a: torch.Tenso
 
 
 def layout_cases() -> list[Json]:
-    """Data movement (ElementReferee.COPY, EXPAND, PERMUTE): the output element is one input element."""
+    """Data movement (ElementReferee.COPY, EXPAND, PERMUTE): the output element is one input element, of any dtype."""
     gen = torch.Generator().manual_seed(52)
     out: list[Json] = []
     flat = [("self", TENSOR), ("size", (2400,))]
@@ -322,6 +322,11 @@ def layout_cases() -> list[Json]:
             _f32(gen, 4, 1),
         )
     )
+    # Data movement takes any dtype (the input's is the output's): int64 targets, a bool mask.
+    targets = torch.randint(-(2**40), 2**40, (900,), generator=gen, dtype=torch.int64)
+    out.append(_layout_case("unsqueeze_int64", "aten.unsqueeze.default", [("self", TENSOR), ("dim", 1)], targets))
+    mask = torch.rand(20, 300, generator=gen) < 0.5
+    out.append(_layout_case("permute_bool", "aten.permute.default", [("self", TENSOR), ("dims", (1, 0))], mask))
     t = [("self", TENSOR), ("dims", (1, 0))]
     out.append(_layout_case("permute_t", "aten.permute.default", t, _f32(gen, 30, 70)))
     out.append(

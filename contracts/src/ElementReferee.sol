@@ -68,7 +68,7 @@ contract ElementReferee is IElementReferee {
     bytes14 private constant ARGS_SELF_OTHER = hex"826473656c66f782656f74686572";
     bytes8 private constant ARGS_ALPHA_ONE = hex"8265616c70686101";
     /// @notice The data-movement codes (docs/game.md 2.7, "Data movement"): the output element is one element of
-    ///         the fp32 input, copied. COPY (52): at the same flat index (view, squeeze, unsqueeze, clone, _to_copy
+    ///         the input, copied (any dtype: the input's is the output's). COPY (52): at the same flat index (view, squeeze, unsqueeze, clone, _to_copy
     ///         to fp32: the input and the output hold the same elements in the same order); EXPAND (53): at its
     ///         broadcast position (expand); PERMUTE (54): at its permuted position, the dims read from the node's
     ///         argument bytes (`openArgs`).
@@ -348,7 +348,9 @@ contract ElementReferee is IElementReferee {
         bytes32 c = TensorLib.commitmentOf(input.dtype, input.shape, input.dataRoot);
         if (c != g.inputs[k]) revert ElementRefereeHeaderMismatch(1 + k, c, g.inputs[k]);
         (,, uint256 inDtypes,) = opSpec(g.op);
-        if (input.dtype == uint8(inDtypes >> (8 * k))) revert ElementRefereeApplicable(1 + k, input.dtype);
+        uint8 want = uint8(inDtypes >> (8 * k));
+        // Data movement (dtype 0) takes every dtype: nothing to prove.
+        if (want == 0 || input.dtype == want) revert ElementRefereeApplicable(1 + k, input.dtype);
         _pass(g, g.toMove);
         _resolve(gameId, g, Outcome.Inapplicable);
     }
@@ -358,13 +360,15 @@ contract ElementReferee is IElementReferee {
         uint256 op = g.op;
         (uint256 nIn,, uint256 inDtypes, uint8 outDtype) = opSpec(op);
         if (inputs.length != nIn) revert ElementRefereeWidth(inputs.length, nIn);
-        if (output.dtype != outDtype) revert ElementRefereeDtype(0, output.dtype, outDtype);
+        // Dtype 0 in the spec: any, the output's (data movement).
+        if (outDtype != 0 && output.dtype != outDtype) revert ElementRefereeDtype(0, output.dtype, outDtype);
         uint256 ndim = output.shape.length;
         for (uint256 k; k < nIn; ++k) {
             Header calldata h = inputs[k];
             bytes32 c = TensorLib.commitmentOf(h.dtype, h.shape, h.dataRoot);
             if (c != g.inputs[k]) revert ElementRefereeHeaderMismatch(1 + k, c, g.inputs[k]);
             uint8 want = uint8(inDtypes >> (8 * k));
+            if (want == 0) want = output.dtype;
             if (h.dtype != want) revert ElementRefereeDtype(1 + k, h.dtype, want);
             if (h.shape.length > ndim && op != COPY) {
                 revert ElementRefereeShape(1 + k, type(uint256).max, h.shape.length, ndim);
@@ -682,7 +686,7 @@ contract ElementReferee is IElementReferee {
             return (1, 0, uint8(pair), uint8(pair >> 8));
         }
         if (op >= MUL_SCALAR && op <= SCALAR_LAST) return (1, 1, F32, F32);
-        if (op >= COPY && op <= PERMUTE) return (1, 0, F32, F32);
+        if (op >= COPY && op <= PERMUTE) return (1, 0, 0, 0); // any dtype, the output's
         if (op == MM) return (2, 0, ff, F32);
         if (op == ADDMM) return (3, 0, ff | uint256(F32) << 16, F32);
         if (op >= EXP && op <= TRACE_LAST) return (1, 0, F32, F32);

@@ -2,7 +2,11 @@
 pragma solidity ^0.8.28;
 
 import {IElementReferee} from "../src/interfaces/IElementReferee.sol";
-import {ElementRefereeShape} from "../src/lib/ElementRefereeErrors.sol";
+import {
+    ElementRefereeApplicable,
+    ElementRefereeDtype,
+    ElementRefereeShape
+} from "../src/lib/ElementRefereeErrors.sol";
 import {TensorLibHarness} from "./harness/TensorLibHarness.sol";
 import {ElementGames} from "./utils/ElementGames.sol";
 
@@ -25,9 +29,10 @@ contract ElementRefereeLayoutTest is ElementGames {
     }
 
     /// @notice Every case and lie (first, middle, last element), the honest side as defender and as challenger,
-    ///         the liar playing on: the referee opens the input element the data movement reads and compares it.
+    ///         the liar playing on: the referee opens the input element the data movement reads and compares it
+    ///         (fp32, and an int64 unsqueeze and a bool permute: data movement takes any dtype).
     function test_layoutCases_everyLie_honestWins_succeeds() public {
-        assertEq(_playEveryCaseAndLie(json), 9, "cases");
+        assertEq(_playEveryCaseAndLie(json), 11, "cases");
     }
 
     function _open(string memory op, bytes memory args, bytes32 input) internal returns (uint256 id) {
@@ -197,6 +202,25 @@ contract ElementRefereeLayoutTest is ElementGames {
             _openWithOutput("expand", shape);
         vm.prank(defender);
         vm.expectRevert(abi.encodeWithSelector(ElementRefereeShape.selector, 0, 1, 5, 4));
+        referee.openHeaders(id, out, ins);
+    }
+
+    /// @notice Data movement takes every dtype, the input's being the output's: a defender cannot send an int64
+    ///         or bool node to the oracle by proving its input's dtype, and the input must have the output's.
+    function test_proveInapplicable_dataMovement_reverts() public {
+        Case memory c = _caseNamed("unsqueeze_int64");
+        Match memory m = _newMatch(c, _lie(c, 1), 0);
+        IElementReferee.Header[] memory ins = _inputHeaders(c);
+        vm.prank(defender);
+        vm.expectRevert(abi.encodeWithSelector(ElementRefereeApplicable.selector, 1, 9));
+        referee.proveInapplicable(m.id, 0, ins[0]);
+
+        // An fp32 output header over the int64 input (a view cannot change the dtype): refused.
+        uint64[] memory shape = new uint64[](2);
+        (shape[0], shape[1]) = (900, 1);
+        (uint256 id, IElementReferee.Header memory out,) = _openWithOutput("unsqueeze_int64", shape);
+        vm.prank(defender);
+        vm.expectRevert(abi.encodeWithSelector(ElementRefereeDtype.selector, 1, 9, 1));
         referee.openHeaders(id, out, ins);
     }
 }

@@ -149,7 +149,7 @@ def element_move(
         if defender:  # an agreed input of another dtype than the operator's: the phase does not apply
             want = referee.input_dtypes(rv.op)
             for k, h in enumerate(mine.input_headers()):
-                if k < len(want) and h.dtype != want[k]:
+                if k < len(want) and want[k] != 0 and h.dtype != want[k]:  # 0: any dtype (data movement)
                     referee.prove_inapplicable(gid, k, h)
                     return f"element game {gid}: input {k} is not of the operator's dtype; the oracle will decide"
         referee.open_headers(gid, mine.header(), mine.input_headers() if defender else ())

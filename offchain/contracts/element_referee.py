@@ -307,7 +307,8 @@ class ElementRefereeClient(ContractClient):
         return self._resolved(self._send(self.contract.functions.proveInapplicable(game_id, k, header.to_abi())))
 
     def input_dtypes(self, op: int) -> tuple[int, ...]:
-        """The dtype codes (trainer.commit.dtype_code) the operator `op`'s spec takes, one per input."""
+        """The dtype codes (trainer.commit.dtype_code) the operator `op`'s spec takes, one per input; 0 for any dtype,
+        the output's (data movement)."""
         n_in, _, packed, _ = self._call(self.contract.functions.opSpec(op))
         return tuple((int(packed) >> (8 * k)) & 0xFF for k in range(int(n_in)))
 

@@ -225,7 +225,8 @@ interface IElementReferee {
 
 
     /// @notice The operator's tensor input count, scalar count, input dtypes (one byte each, input 0 in the
-    ///         low byte) and output dtype; reverts `ElementRefereeBadParams(1, op)` for an unknown code.
+    ///         low byte) and output dtype, 0 meaning any dtype, the output's (data movement); reverts
+    ///         `ElementRefereeBadParams(1, op)` for an unknown code.
     function opSpec(uint256 op)
         external
         pure

@@ -788,7 +788,13 @@ class ZKDV:
         self._pool = SnapshotPool(max_in_flight + 2)
         self._base: _Slot | None = None
         self._window: list[_StepWork] = []
-        self._window_batches: list[dict[str, Tensor]] = []
+        # per step of the window: the batch copy a check replays, or None where no check can use it (below)
+        self._window_batches: list[dict[str, Tensor] | None] = []
+        # the window's draws (state, update) by step, from its snapshot's step to the next, and the last step of the
+        # window that has one (-1: none): a batch after it is never replayed, so it is not copied (see `_open`)
+        self._window_draws: list[tuple[bool, bool]] = []
+        self._window_last_draw = -1
+        self._window_start = 0
         self._window_before: dict[str, bytes] | _StepWork | None = None
         self._pending: dict[int, _CheckJob] = {}
         self._cv = threading.Condition()
@@ -1209,13 +1215,16 @@ class ZKDV:
             txn.pre_flat = _state_bytes(state, self._copies(layout), self._spare)
         if t % self.replay_snapshot_interval == 0 or self._base is None:
             self._snapshot(t, state, txn.pre_root, txn.pre_work)
-        with _modes_off():
-            every = self._gather(leaves) if self.world_size > 1 else list(leaves)
-            names = self._leaf_names(len(leaves), self.world_size)
-            self._window_batches.append({n: x.detach().clone() if x.requires_grad else x.clone()  # one op, not two
-                                         for n, x in zip(names, every, strict=True)})
-            if self.world_size > 1:
-                txn.global_batch = root_of(commitments(dict(zip(names, every, strict=True))))
+        if self.world_size > 1 or self.commit_worker or t <= self._window_last_draw:
+            with _modes_off():
+                every = self._gather(leaves) if self.world_size > 1 else list(leaves)
+                names = self._leaf_names(len(leaves), self.world_size)
+                self._window_batches.append({n: x.detach().clone() if x.requires_grad else x.clone()  # one op
+                                             for n, x in zip(names, every, strict=True)})
+                if self.world_size > 1:
+                    txn.global_batch = root_of(commitments(dict(zip(names, every, strict=True))))
+        else:  # no check of this window replays this batch, and close commits it on this thread: no copy
+            self._window_batches.append(None)
         if self._ddp is not None:  # zkdv reduces the gradients itself (deterministically, in rank order)
             txn.ddp_sync = bool(getattr(self._ddp, "require_backward_grad_sync", True))
             setattr(self._ddp, "require_backward_grad_sync", False)  # noqa: B010 - typed as a Module
@@ -1271,11 +1280,15 @@ class ZKDV:
             layout = txn.layout  # the object the plans were looked up with (an identity check next time)
         flat = _state_bytes(post, self._copies(layout), self._spare)  # the copy the commitments are computed from
         loss = txn.loss if txn.loss.dtype is torch.float32 else txn.loss.to(torch.float32)
-        do_state, do_update = self.config.sampling_policy.draws(self._root_key, t)
+        draws = self._window_draws
+        at = t - self._window_start
+        do_state, do_update = (draws[at] if 0 <= at < len(draws)
+                               else self.config.sampling_policy.draws(self._root_key, t))
         if self.world_size > 1:  # the rank-local leaves, as the user passed them (the window holds every rank's)
             batch, batch_record = None, self._batch_record(txn.leaves)
         else:
-            batch, batch_record = list(self._window_batches[-1].values()), None
+            copied = self._window_batches[-1]
+            batch, batch_record = list(txn.leaves if copied is None else copied.values()), None
         bits = (loss.numpy() if loss.numel() == 1 else loss.reshape(1).numpy()).tobytes()  # no reshape op for a scalar
         work = _StepWork(
             t, layout, flat, txn.layout, txn.pre_flat, bits, batch, batch_record, txn.pre, txn.pre_root,
@@ -1465,6 +1478,13 @@ class ZKDV:
         self._base = slot
         self._window = []
         self._window_batches = []
+        # the draws of the window's steps (t up to the next multiple of N): known now, as they depend on the step
+        # and the root record alone
+        end = (t // self.replay_snapshot_interval + 1) * self.replay_snapshot_interval
+        policy = self.config.sampling_policy
+        self._window_start = t
+        self._window_draws = [policy.draws(self._root_key, u) for u in range(t, end)]
+        self._window_last_draw = max((t + i for i, d in enumerate(self._window_draws) if d[0] or d[1]), default=-1)
         # the post-state of step t - 1: this process's last closed step, else the resumed one (None at step 0)
         self._window_before = self._prev_work if self._prev_work is not None else self._last_post
         self._pool.retain(slot)

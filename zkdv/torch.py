@@ -674,6 +674,7 @@ class Transaction:
     overlap: Overlap
     step: int = -1
     leaves: list[Tensor] = field(default_factory=list)
+    versions: tuple[int, ...] = ()  # the leaves' in-place version counters at open (they must not change)
     mode: RepOpsMode | None = None
     state: dict[str, Tensor] = field(default_factory=dict)  # the pre-state read at open (detached views)
     params: dict[str, nn.Parameter] = field(default_factory=dict)  # the model's parameters by name, read at open
@@ -1198,6 +1199,7 @@ class ZKDV:
             )
         self._fingerprint = (fingerprint, signature)
         txn.step, txn.leaves = t, leaves
+        txn.versions = tuple(x._version for x in leaves)
         txn.state, txn.params, txn.layout = state, params, layout
         self._batch_spec = spec
         kept = self._kept
@@ -1274,6 +1276,13 @@ class ZKDV:
             return
         assert txn.loss is not None and txn.pre_flat is not None and self._optimizer is not None
         t = txn.step
+        changed = [i for i, (x, v) in enumerate(zip(txn.leaves, txn.versions, strict=True)) if x._version != v]
+        if changed:  # the step read other bytes than the ones close would commit (or than open copied)
+            detail = (f"batch tensor {changed[0]} of step {t} was changed in place inside its transaction: the "
+                      "transcript commits the batch the step reads; change a copy, or change it before the "
+                      "transaction")
+            self._poison(t, detail)
+            raise ZKDVUsageError(detail)
         post, own = self._read_state_params()
         layout = _layout(post)
         if layout == txn.layout:

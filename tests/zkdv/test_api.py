@@ -205,3 +205,25 @@ def test_rolling_window_wider_than_a_row_is_refused(tmp_path: Path) -> None:
 
     with pytest.raises(zkdv.ZKDVUsageError, match="rolling_window 10000 exceeds the packed width"):
         train_step(proof, model, opt, 0)
+
+
+@pytest.mark.parametrize("checks", [False, True], ids=["sampling-off", "every-step-checked"])
+def test_a_batch_changed_in_place_inside_its_transaction_is_refused(tmp_path: Path, checks: bool) -> None:
+    """With sampling off, close commits the batch from the user's own tensors (no copy at open); with checks, from
+    open's copy. Either way a batch changed in place after open is not the one the step read: refused, and the run
+    poisoned (the model holds an update no record attests), never committed."""
+    policy = zkdv.SamplingPolicy(state_check_probability=1.0) if checks else zkdv.SamplingPolicy()
+    proof, model, opt = make_proof(tmp_path / "p", policy=policy)
+    proof.commit_worker = False  # close commits on this thread: the path that keeps no copy
+    train_step(proof, model, opt, 0)
+    inputs, targets = batch(1)
+    with pytest.raises(zkdv.ZKDVUsageError, match="changed in place"), proof.transaction(batch=(inputs, targets)):
+        loss = F.cross_entropy(model(inputs), targets)
+        proof.backward(loss)
+        inputs.mul_(2.0)
+        opt.step()
+        opt.zero_grad()
+    with pytest.raises(zkdv.ZKDVPoisonedError, match="changed in place"):
+        train_step(proof, model, opt, 1)
+    steps = [r["step"] for r, _ in read_records(tmp_path / "p" / "records.cborl") if r["type"] == "step"]
+    assert steps == [0]

@@ -84,8 +84,20 @@ def machine_key(device: torch.device) -> str:
     return _keys[str(device)]
 
 
+_files: dict[tuple[str, str, str, str], Path] = {}  # (env values cache_dir reads, device) -> cache file
+
+
 def cache_file(device: torch.device) -> Path:
-    return cache_dir() / f"repops-mm-engines-{machine_key(device)}.json"
+    """The cache file of this machine and device. Every product looks it up, so the Path is kept
+    per value of the variables that cache_dir reads (still read on every call: a test that
+    changes them gets its own file)."""
+    from trainer.repops._native import env
+
+    key = (env("REFEREED_CACHE_DIR"), env("XDG_CACHE_HOME"), env("HOME"), str(device))
+    found = _files.get(key)
+    if found is None:
+        found = _files[key] = cache_dir() / f"repops-mm-engines-{machine_key(device)}.json"
+    return found
 
 
 def shape_class(a: torch.Tensor, b: torch.Tensor) -> str:

@@ -26,7 +26,6 @@ from __future__ import annotations
 import functools
 import math
 import operator
-import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -93,7 +92,7 @@ def engine_candidates(a: torch.Tensor, b: torch.Tensor) -> list[Engine]:
     n = b.shape[-1]
     if m * n * k < _SMALL or k > int8_max_k(p_dot(k)):
         return ["f64"]
-    every = os.environ.get("REFEREED_MM_CALIBRATE_ALL", "").strip() == "1"
+    every = _native.env("REFEREED_MM_CALIBRATE_ALL") == "1"
     fast = a.device.type == "cuda" or (a.device.type == "cpu" and _cpu_has_fast_int8())
     found: list[Engine] = ["f64", "int8"] if fast or every else ["f64"]
     if _int16_ok(a, k) and (native_isa() != "portable" or every):
@@ -104,7 +103,7 @@ def engine_candidates(a: torch.Tensor, b: torch.Tensor) -> list[Engine]:
 def default_engine(a: torch.Tensor, b: torch.Tensor) -> Engine:
     """The engine matmul_exact uses for these operands: REFEREED_MM_ENGINE if set, else the
     calibrated choice for their shape class (calibrating it now if it is new)."""
-    forced = os.environ.get("REFEREED_MM_ENGINE", "").strip()
+    forced = _native.env("REFEREED_MM_ENGINE")
     if forced:
         if forced not in ENGINES:
             raise RepOpsError(f"REFEREED_MM_ENGINE={forced!r}: expected one of {ENGINES}")
@@ -291,7 +290,7 @@ def native_isa() -> str:
     lib = _linalg_lib()
     if lib is None:
         raise RepOpsError("the native linalg library is not built (python trainer/repops/_native.py)")
-    forced = os.environ.get(ISA_ENV, "").strip()
+    forced = _native.env(ISA_ENV)
     if forced:
         if forced not in _native.ISAS:
             raise RepOpsError(f"{ISA_ENV}={forced!r}: expected one of {_native.ISAS}")

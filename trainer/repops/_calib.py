@@ -30,6 +30,9 @@ __all__ = ["Choice", "cache_dir", "cache_file", "choose", "clear_memory", "machi
 
 CACHE_VERSION = 3  # 3: the int16 engine is a candidate (2: the int8 engine copies a transposed operand first)
 _memory: dict[str, dict[str, str]] = {}  # cache file path -> {class: engine}
+# linalg.default_engine's choices by every input they depend on (shapes, device, threads, variables, cache
+# file); emptied whenever a table changes (calibrate, clear_memory), so they always agree with the tables
+choices: dict[tuple[object, ...], str] = {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +148,7 @@ def _store(path: Path, choice: Choice) -> None:
 def clear_memory() -> None:
     """Forget the in-memory copies (the next product reads the files again)."""
     _memory.clear()
+    choices.clear()
 
 
 ROUNDS = 5  # timed rounds per candidate, after one warm-up round
@@ -175,6 +179,7 @@ def calibrate(a: torch.Tensor, b: torch.Tensor, candidates: Sequence[str], run: 
     choice = Choice(shape_class(a, b), min(candidates, key=lambda e: seconds[e]), seconds)
     path = cache_file(a.device)
     _load(path)[choice.shape_class] = choice.engine
+    choices.clear()
     _store(path, choice)
     return choice
 

@@ -108,10 +108,23 @@ def default_engine(a: torch.Tensor, b: torch.Tensor) -> Engine:
         if forced not in ENGINES:
             raise RepOpsError(f"REFEREED_MM_ENGINE={forced!r}: expected one of {ENGINES}")
         return _engine(forced)
+    # Every input of the choice below, so that a product of a shape seen before skips it (about
+    # 30 us of Python a product): the shapes, device and threads, the variables engine_candidates
+    # and native_isa read, whether the library is there, and the calibration cache file (its
+    # variables). _calib drops these whenever a calibration or clear_memory changes a table.
+    key = (
+        a.shape, b.shape, a.device, torch.get_num_threads(), _native.env("REFEREED_MM_CALIBRATE_ALL"),
+        _native.env(ISA_ENV), _native.linalg_library() is None, _calib.cache_file(a.device),
+    )  # fmt: skip
+    known = _calib.choices.get(key)
+    if known is not None:
+        return _engine(known)
     candidates = engine_candidates(a, b)
     if len(candidates) == 1:
-        return candidates[0]
-    chosen = _calib.choose(a, b, candidates, lambda e: _run_engine(a, b, _engine(e)))
+        chosen: str = candidates[0]
+    else:
+        chosen = _calib.choose(a, b, candidates, lambda e: _run_engine(a, b, _engine(e)))
+    _calib.choices[key] = chosen
     return _engine(chosen)
 
 

@@ -333,6 +333,33 @@ class _Workspace(threading.local):
                 self.bufs.pop(key, None)
         return buf[:numel].view(tuple(shape))
 
+    def raw(self, role: str, nbytes: int) -> torch.Tensor:
+        """A uint8 buffer of at least `nbytes` bytes (64-byte aligned, as every CPU allocation of
+        torch), for scratch that the native passes only see by address; the caller keeps the
+        returned tensor referenced while the address is in use. Cheaper than `get` (no view)."""
+        key = (role, torch.uint8)
+        buf = self.bufs.get(key)
+        if buf is None or buf.numel() < nbytes:
+            buf = torch.empty(max(nbytes, 1), dtype=torch.uint8)
+            if nbytes <= WORKSPACE_MAX:
+                self.bufs[key] = buf
+            else:
+                self.bufs.pop(key, None)
+        return buf
+
+
+def _carve(base: int, *sizes: int) -> list[int]:
+    """Addresses of consecutive parts of the given byte sizes from `base`, each 64-byte aligned."""
+    out = []
+    for size in sizes:
+        out.append(base)
+        base += (size + 63) & ~63
+    return out
+
+
+def _carved_size(*sizes: int) -> int:
+    return sum((size + 63) & ~63 for size in sizes)
+
 
 WORKSPACE_MAX = 1 << 28  # bytes per buffer kept between calls
 _workspace = _Workspace()
@@ -536,16 +563,15 @@ def _matmul_int16_native(a: torch.Tensor, b: torch.Tensor, p: int) -> torch.Tens
     xa, _, _, _, asb, asr, asl = _lines(a3)
     xbt, _, _, _, bsb, bsc, bsr = _lines(b3.transpose(1, 2))
     kp, pm, pn = (k + 1) // 2, -(-m // 6), -(-n // 8)
-    pa = _workspace.get("i16pa", (nb * pm * kp * 6,), torch.int32)
-    pb = _workspace.get("i16pb", (nb * pn * kp * 16,), torch.int32)
-    ua = torch.empty(nb * m, dtype=torch.float64)
-    ub = torch.empty(nb * n, dtype=torch.float64)
-    bad_a = torch.empty(nb * m, dtype=torch.uint8)
-    bad_b = torch.empty(nb * n, dtype=torch.uint8)
+    # scratch seen by address only, carved from one reused buffer: the packed panels (int32), the
+    # scales ua, ub (float64) and the flags bad_a, bad_b (uint8); the C code writes each before reading it
+    sizes = (nb * pm * kp * 6 * 4, nb * pn * kp * 16 * 4, nb * m * 8, nb * n * 8, nb * m, nb * n)
+    scratch = _workspace.raw("i16", _carved_size(*sizes))
+    pa, pb, ua, ub, bad_a, bad_b = _carve(scratch.data_ptr(), *sizes)
     out = torch.empty((nb, m, n), dtype=torch.float32)
     rc = lib.mm_i16(
-        xa.data_ptr(), nb, m, k, asb, asr, asl, xbt.data_ptr(), n, bsb, bsr, bsc, p, pa.data_ptr(), pb.data_ptr(),
-        ua.data_ptr(), ub.data_ptr(), bad_a.data_ptr(), bad_b.data_ptr(), out.data_ptr(), isa, _threads(),
+        xa.data_ptr(), nb, m, k, asb, asr, asl, xbt.data_ptr(), n, bsb, bsr, bsc, p, pa, pb,
+        ua, ub, bad_a, bad_b, out.data_ptr(), isa, _threads(),
     )  # fmt: skip
     if rc < 0:
         raise RepOpsError("native int16 engine refused its arguments")

@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 import torch
 
-from trainer.commit import MerkleTree, commit_tensor, encode_record, leaf_hash
+from trainer.commit import MerkleTree, commit_tensor, commit_tensors, encode_record, leaf_hash
 from trainer.program._schema import ArgTemplate
 from trainer.program.program import ConstRef, InputRef, Node, NodeRef, Program, Ref
 from trainer.repops import KERNELS, OpSpec, RepOpsError, UnsupportedOpError
@@ -75,6 +75,23 @@ class Trace:
 
 def commitment(t: Tensor) -> bytes:
     return commit_tensor(t if t.is_contiguous() else t.contiguous())
+
+
+COMMIT_BATCH_BYTES = 1 << 26  # trace mode's batches: the contiguous copies of one batch live at once
+
+
+def _commit_batches(items: Sequence[tuple[int, Tensor]], hashes: list[bytes | None]) -> None:
+    """hashes[slot] = commitment(tensor) for each (slot, tensor), by `commit_tensors` (the same
+    bits: tests/commit/test_native.py), in batches of about COMMIT_BATCH_BYTES."""
+    start, size = 0, 0
+    for end, (_, t) in enumerate(items, 1):
+        size += t.numel() * t.element_size()
+        if size >= COMMIT_BATCH_BYTES or end == len(items):
+            part = items[start:end]
+            tensors = [t if t.is_contiguous() else t.contiguous() for _, t in part]
+            for (slot, _), c in zip(part, commit_tensors(tensors), strict=True):
+                hashes[slot] = c
+            start, size = end, 0
 
 
 def commit_worker_default() -> bool:
@@ -201,30 +218,40 @@ class Interpreter:
         self, step: Callable[..., tuple[Tensor, ...]], values: dict[str, Tensor]
     ) -> tuple[tuple[Tensor, ...], tuple[NodeRecord, ...]]:
         """Runs the compiled trace step, committing each tensor it hands over, and assembles the
-        records from the step's static layout. Where a CPU is spare (`commit_worker_default`),
-        one worker thread fed in node order through a queue does the committing (hashing
-        releases the GIL, so it overlaps the next kernels); else the calling thread commits each
-        tensor as it comes. Kernels never write into their inputs or earlier outputs, so a tensor
-        committed a little later has the same bytes (tests/interp compares these records with
-        the node walk's, hash for hash, both ways)."""
+        records from the step's static layout. The tensors are committed in batches, each one
+        native call (`commit_tensors`: the same commitments as `commitment`, tensor by tensor,
+        without the fixed cost of a call per tensor, which made small tensors cost about 100 us
+        each). Where a CPU is spare (`commit_worker_default`), one worker thread fed in node
+        order through a queue commits whatever has arrived while the next kernels run (hashing
+        releases the GIL); else the tensors are collected as they come and committed after the
+        step, in batches of about COMMIT_BATCH_BYTES (the compiled step keeps every node's
+        outputs referenced until it returns, so collecting them keeps nothing alive longer).
+        Kernels never write into their inputs or earlier outputs, so a tensor committed later has
+        the same bytes (tests/interp compares these records with the node walk's, hash for hash,
+        both ways)."""
         layout, count = step.layout, step.commitments  # type: ignore[attr-defined]
         hashes: list[bytes | None] = [None] * count
         worker_wanted = self.commit_worker if self.commit_worker is not None else commit_worker_default()
         if not worker_wanted:
-
-            def put(item: tuple[int, Tensor]) -> None:
-                hashes[item[0]] = commitment(item[1])
-
-            outs = step(*values.values(), put)
+            items: list[tuple[int, Tensor]] = []
+            outs = step(*values.values(), items.append)
+            _commit_batches(items, hashes)
         else:
             failed: list[BaseException] = []
             work: queue.SimpleQueue[tuple[int, Tensor] | None] = queue.SimpleQueue()
 
             def worker() -> None:
-                while (item := work.get()) is not None:
-                    if not failed:
+                done = False
+                while not done:
+                    batch = [work.get()]
+                    while not work.empty() and len(batch) < 256:  # what has arrived meanwhile, one call
+                        batch.append(work.get())
+                    if batch[-1] is None:
+                        done = True
+                        batch.pop()
+                    if not failed and batch:
                         try:
-                            hashes[item[0]] = commitment(item[1])
+                            _commit_batches(batch, hashes)  # type: ignore[arg-type]
                         except BaseException as e:  # re-raised on the calling thread below
                             failed.append(e)
 

@@ -30,6 +30,9 @@ __all__ = ["Choice", "cache_dir", "cache_file", "choose", "clear_memory", "machi
 
 CACHE_VERSION = 3  # 3: the int16 engine is a candidate (2: the int8 engine copies a transposed operand first)
 _memory: dict[str, dict[str, str]] = {}  # cache file path -> {class: engine}
+# linalg.default_engine's choices by every input they depend on (shapes, device, threads, variables, cache
+# file); emptied whenever a table changes (calibrate, clear_memory), so they always agree with the tables
+choices: dict[tuple[object, ...], str] = {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,8 +87,20 @@ def machine_key(device: torch.device) -> str:
     return _keys[str(device)]
 
 
+_files: dict[tuple[str, str, str, str], Path] = {}  # (env values cache_dir reads, device) -> cache file
+
+
 def cache_file(device: torch.device) -> Path:
-    return cache_dir() / f"repops-mm-engines-{machine_key(device)}.json"
+    """The cache file of this machine and device. Every product looks it up, so the Path is kept
+    per value of the variables that cache_dir reads (still read on every call: a test that
+    changes them gets its own file)."""
+    from trainer.repops._native import env
+
+    key = (env("REFEREED_CACHE_DIR"), env("XDG_CACHE_HOME"), env("HOME"), str(device))
+    found = _files.get(key)
+    if found is None:
+        found = _files[key] = cache_dir() / f"repops-mm-engines-{machine_key(device)}.json"
+    return found
 
 
 def shape_class(a: torch.Tensor, b: torch.Tensor) -> str:
@@ -133,6 +148,7 @@ def _store(path: Path, choice: Choice) -> None:
 def clear_memory() -> None:
     """Forget the in-memory copies (the next product reads the files again)."""
     _memory.clear()
+    choices.clear()
 
 
 ROUNDS = 5  # timed rounds per candidate, after one warm-up round
@@ -163,6 +179,7 @@ def calibrate(a: torch.Tensor, b: torch.Tensor, candidates: Sequence[str], run: 
     choice = Choice(shape_class(a, b), min(candidates, key=lambda e: seconds[e]), seconds)
     path = cache_file(a.device)
     _load(path)[choice.shape_class] = choice.engine
+    choices.clear()
     _store(path, choice)
     return choice
 

@@ -192,9 +192,33 @@ class Linalg:
 _linalg_holder: list[Linalg | None] = []
 
 
+# os.environ's own dict (bytes keys on POSIX), read directly: `os.environ.get` encodes the key and
+# decodes the value through Python-level methods on every call (about 2 us; the kernels of one
+# transformer step read variables several hundred times). The dict is what os.environ's reads and
+# writes (monkeypatch.setenv, putenv) go through, so every call still sees the current value.
+_ENV_DATA: dict[bytes, bytes] | None = getattr(os.environ, "_data", None)
+if not isinstance(_ENV_DATA, dict) or os.name != "posix":
+    _ENV_DATA = None
+
+
+def env(key: str) -> str:
+    """os.environ.get(key, "").strip() for an ASCII key, without os.environ's per-call encoding."""
+    if _ENV_DATA is None:
+        return os.environ.get(key, "").strip()
+    raw = _ENV_DATA.get(key.encode())
+    return "" if raw is None else os.fsdecode(raw).strip()
+
+
+def _switched_off() -> bool:
+    """REFEREED_NATIVE=0 (read on every call; one dict lookup when the variable is unset)."""
+    if _ENV_DATA is not None and b"REFEREED_NATIVE" not in _ENV_DATA:
+        return False
+    return env("REFEREED_NATIVE") == "0"
+
+
 def linalg_library() -> Linalg | None:
     """linalg.c loaded, or None when it is not built or REFEREED_NATIVE=0 (read on every call)."""
-    if os.environ.get("REFEREED_NATIVE", "").strip() == "0":
+    if _switched_off():
         return None
     if not _linalg_holder:
         found: Linalg | None = None
@@ -210,9 +234,9 @@ def linalg_library() -> Linalg | None:
 
 def library() -> _Library | None:
     """The library, or None when it is unavailable or switched off by REFEREED_NATIVE=0."""
-    if os.environ.get("REFEREED_NATIVE", "").strip() == "0":
+    if _switched_off():
         return None
-    return _load()
+    return _holder[0] if _holder else _load()
 
 
 def available() -> bool:

@@ -26,7 +26,6 @@ from __future__ import annotations
 import functools
 import math
 import operator
-import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -93,7 +92,7 @@ def engine_candidates(a: torch.Tensor, b: torch.Tensor) -> list[Engine]:
     n = b.shape[-1]
     if m * n * k < _SMALL or k > int8_max_k(p_dot(k)):
         return ["f64"]
-    every = os.environ.get("REFEREED_MM_CALIBRATE_ALL", "").strip() == "1"
+    every = _native.env("REFEREED_MM_CALIBRATE_ALL") == "1"
     fast = a.device.type == "cuda" or (a.device.type == "cpu" and _cpu_has_fast_int8())
     found: list[Engine] = ["f64", "int8"] if fast or every else ["f64"]
     if _int16_ok(a, k) and (native_isa() != "portable" or every):
@@ -104,15 +103,28 @@ def engine_candidates(a: torch.Tensor, b: torch.Tensor) -> list[Engine]:
 def default_engine(a: torch.Tensor, b: torch.Tensor) -> Engine:
     """The engine matmul_exact uses for these operands: REFEREED_MM_ENGINE if set, else the
     calibrated choice for their shape class (calibrating it now if it is new)."""
-    forced = os.environ.get("REFEREED_MM_ENGINE", "").strip()
+    forced = _native.env("REFEREED_MM_ENGINE")
     if forced:
         if forced not in ENGINES:
             raise RepOpsError(f"REFEREED_MM_ENGINE={forced!r}: expected one of {ENGINES}")
         return _engine(forced)
+    # Every input of the choice below, so that a product of a shape seen before skips it (about
+    # 30 us of Python a product): the shapes, device and threads, the variables engine_candidates
+    # and native_isa read, whether the library is there, and the calibration cache file (its
+    # variables). _calib drops these whenever a calibration or clear_memory changes a table.
+    key = (
+        a.shape, b.shape, a.device, torch.get_num_threads(), _native.env("REFEREED_MM_CALIBRATE_ALL"),
+        _native.env(ISA_ENV), _native.linalg_library() is None, _calib.cache_file(a.device),
+    )  # fmt: skip
+    known = _calib.choices.get(key)
+    if known is not None:
+        return _engine(known)
     candidates = engine_candidates(a, b)
     if len(candidates) == 1:
-        return candidates[0]
-    chosen = _calib.choose(a, b, candidates, lambda e: _run_engine(a, b, _engine(e)))
+        chosen: str = candidates[0]
+    else:
+        chosen = _calib.choose(a, b, candidates, lambda e: _run_engine(a, b, _engine(e)))
+    _calib.choices[key] = chosen
     return _engine(chosen)
 
 
@@ -291,7 +303,7 @@ def native_isa() -> str:
     lib = _linalg_lib()
     if lib is None:
         raise RepOpsError("the native linalg library is not built (python trainer/repops/_native.py)")
-    forced = os.environ.get(ISA_ENV, "").strip()
+    forced = _native.env(ISA_ENV)
     if forced:
         if forced not in _native.ISAS:
             raise RepOpsError(f"{ISA_ENV}={forced!r}: expected one of {_native.ISAS}")
@@ -320,6 +332,33 @@ class _Workspace(threading.local):
             else:
                 self.bufs.pop(key, None)
         return buf[:numel].view(tuple(shape))
+
+    def raw(self, role: str, nbytes: int) -> torch.Tensor:
+        """A uint8 buffer of at least `nbytes` bytes (64-byte aligned, as every CPU allocation of
+        torch), for scratch that the native passes only see by address; the caller keeps the
+        returned tensor referenced while the address is in use. Cheaper than `get` (no view)."""
+        key = (role, torch.uint8)
+        buf = self.bufs.get(key)
+        if buf is None or buf.numel() < nbytes:
+            buf = torch.empty(max(nbytes, 1), dtype=torch.uint8)
+            if nbytes <= WORKSPACE_MAX:
+                self.bufs[key] = buf
+            else:
+                self.bufs.pop(key, None)
+        return buf
+
+
+def _carve(base: int, *sizes: int) -> list[int]:
+    """Addresses of consecutive parts of the given byte sizes from `base`, each 64-byte aligned."""
+    out = []
+    for size in sizes:
+        out.append(base)
+        base += (size + 63) & ~63
+    return out
+
+
+def _carved_size(*sizes: int) -> int:
+    return sum((size + 63) & ~63 for size in sizes)
 
 
 WORKSPACE_MAX = 1 << 28  # bytes per buffer kept between calls
@@ -524,16 +563,15 @@ def _matmul_int16_native(a: torch.Tensor, b: torch.Tensor, p: int) -> torch.Tens
     xa, _, _, _, asb, asr, asl = _lines(a3)
     xbt, _, _, _, bsb, bsc, bsr = _lines(b3.transpose(1, 2))
     kp, pm, pn = (k + 1) // 2, -(-m // 6), -(-n // 8)
-    pa = _workspace.get("i16pa", (nb * pm * kp * 6,), torch.int32)
-    pb = _workspace.get("i16pb", (nb * pn * kp * 16,), torch.int32)
-    ua = torch.empty(nb * m, dtype=torch.float64)
-    ub = torch.empty(nb * n, dtype=torch.float64)
-    bad_a = torch.empty(nb * m, dtype=torch.uint8)
-    bad_b = torch.empty(nb * n, dtype=torch.uint8)
+    # scratch seen by address only, carved from one reused buffer: the packed panels (int32), the
+    # scales ua, ub (float64) and the flags bad_a, bad_b (uint8); the C code writes each before reading it
+    sizes = (nb * pm * kp * 6 * 4, nb * pn * kp * 16 * 4, nb * m * 8, nb * n * 8, nb * m, nb * n)
+    scratch = _workspace.raw("i16", _carved_size(*sizes))
+    pa, pb, ua, ub, bad_a, bad_b = _carve(scratch.data_ptr(), *sizes)
     out = torch.empty((nb, m, n), dtype=torch.float32)
     rc = lib.mm_i16(
-        xa.data_ptr(), nb, m, k, asb, asr, asl, xbt.data_ptr(), n, bsb, bsr, bsc, p, pa.data_ptr(), pb.data_ptr(),
-        ua.data_ptr(), ub.data_ptr(), bad_a.data_ptr(), bad_b.data_ptr(), out.data_ptr(), isa, _threads(),
+        xa.data_ptr(), nb, m, k, asb, asr, asl, xbt.data_ptr(), n, bsb, bsr, bsc, p, pa, pb,
+        ua, ub, bad_a, bad_b, out.data_ptr(), isa, _threads(),
     )  # fmt: skip
     if rc < 0:
         raise RepOpsError("native int16 engine refused its arguments")

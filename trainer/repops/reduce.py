@@ -92,11 +92,12 @@ def _check_dtype_arg(op: str, x: torch.Tensor, dtype: torch.dtype | None) -> Non
 # --- fast kernels -----------------------------------------------------------------------------
 
 
-def _native_grid_sum(x: torch.Tensor, dims: list[int], p: int) -> tuple[torch.Tensor, torch.Tensor] | None:
+def _native_grid_sum(x: torch.Tensor, dims: list[int], p: int) -> tuple[torch.Tensor, torch.Tensor | None] | None:
     """The native pass of linalg.c (max, grid, exact sum per slice, in one call) when x is a
     contiguous CPU tensor whose reduced dims are consecutive; None otherwise. Returns (s, m) as
     _grid_sum, with m standing in for the maxima: 0 for finite slices, inf for the others (the
-    only use _finish makes of m)."""
+    only use _finish makes of m), or None when the pass flagged no slice (all finite: _finish
+    then needs no check, which would cost a reduction and a host sync)."""
     if (
         x.dtype != torch.float32
         or x.device.type != "cpu"
@@ -122,15 +123,15 @@ def _native_grid_sum(x: torch.Tensor, dims: list[int], p: int) -> tuple[torch.Te
     if nbad < 0:
         raise RepOpsError("native grid sum refused its arguments")
     keep = [1 if d in dims else n for d, n in enumerate(x.shape)]
-    m = torch.zeros(keep, dtype=torch.float32)
-    if nbad:
-        m = torch.where(bad.view(keep).bool(), torch.tensor(math.inf), m)
+    if not nbad:
+        return sums.view(keep), None
+    m = torch.where(bad.view(keep).bool(), torch.tensor(math.inf), torch.zeros(keep, dtype=torch.float32))
     return sums.view(keep), m
 
 
-def _grid_sum(x: torch.Tensor, dims: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
+def _grid_sum(x: torch.Tensor, dims: list[int]) -> tuple[torch.Tensor, torch.Tensor | None]:
     """(s, m), keepdim: s the exact float64 value of each slice's grid sum, m the slice's max |x|
-    (or, from the native pass, 0 / inf for finite / non-finite slices)."""
+    (or, from the native pass, 0 / inf for finite / non-finite slices, None when all are finite)."""
     length = math.prod(x.shape[d] for d in dims)
     native = _native_grid_sum(x, dims, p_sum(length))
     if native is not None:
@@ -140,10 +141,11 @@ def _grid_sum(x: torch.Tensor, dims: list[int]) -> tuple[torch.Tensor, torch.Ten
     return x.to(torch.float64).add_(c).sub_(c).sum(dim=dims, keepdim=True), m  # see _fixed.quantize
 
 
-def _finish(v: torch.Tensor, x: torch.Tensor, dims: list[int], m: torch.Tensor) -> torch.Tensor:
-    """float64 results -> float32; slices holding inf or NaN get the IEEE sum's value instead."""
+def _finish(v: torch.Tensor, x: torch.Tensor, dims: list[int], m: torch.Tensor | None) -> torch.Tensor:
+    """float64 results -> float32; slices holding inf or NaN get the IEEE sum's value instead
+    (m None: every slice is finite)."""
     out = v.to(torch.float32)
-    if all_finite(m):
+    if m is None or all_finite(m):
         return out
     hi = torch.amax(x, dim=dims, keepdim=True)  # NaN if any NaN
     lo = torch.amin(x, dim=dims, keepdim=True)

@@ -868,7 +868,7 @@ contract ElementReferee is IElementReferee {
         uint256 n = head - 0x80; // a list of n items: 0x80 + n, n < 24
         if (n > 15 || a.length != 15 + n) return (false, 0);
         uint256 s = n;
-        uint256 seen;
+        uint256 seen = 0; // a bit per dim seen
         for (uint256 i; i < n; ++i) {
             uint256 d = uint8(a[15 + i]); // an int below 24 is its own head
             if (d >= n || seen & (1 << d) != 0) return (false, 0);

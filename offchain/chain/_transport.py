@@ -28,6 +28,14 @@ from web3.types import RPCEndpoint
 
 _HEADERS: Final = {"Content-Type": "application/json", "Connection": "keep-alive"}
 _SENDS: Final = frozenset({"eth_sendRawTransaction", "eth_sendTransaction"})
+# The largest response body read into memory. A node (or something posing as one) that answers more is refused
+# with a connection error, not buffered: an agent's largest answers, log queries over a whole market's history,
+# stay far below it.
+MAX_RESPONSE_BYTES: Final = 64 << 20
+
+
+class ResponseTooLarge(requests.exceptions.ConnectionError):
+    """The node's answer is larger than MAX_RESPONSE_BYTES (the body was not read)."""
 
 
 def _dropped(e: BaseException) -> bool:
@@ -42,6 +50,19 @@ def _direct(url: str) -> bool:
         return False
     proxies = urllib.request.getproxies()
     return parts.scheme not in proxies or bool(urllib.request.proxy_bypass(parts.hostname))
+
+
+def _bounded_body(response: http.client.HTTPResponse, method: str, url: str) -> bytes:
+    """The response's body, refused (`ResponseTooLarge`) beyond MAX_RESPONSE_BYTES: by its declared length before
+    reading anything, else (chunked, or no length) once one byte more than the bound has come."""
+    limit = MAX_RESPONSE_BYTES
+    declared = response.getheader("Content-Length")
+    if declared is not None and declared.strip().isdigit() and int(declared) > limit:
+        raise ResponseTooLarge(f"{method} to {url}: the answer declares {int(declared)} bytes, more than {limit}")
+    body = response.read(limit + 1)
+    if len(body) > limit:
+        raise ResponseTooLarge(f"{method} to {url}: the answer is longer than {limit} bytes")
+    return body
 
 
 def _readable(sock: socket.socket) -> bool:
@@ -98,8 +119,11 @@ class KeepAliveHTTPProvider(HTTPProvider):
             try:
                 conn.request("POST", self._path, body=request_data, headers=_HEADERS)
                 response = conn.getresponse()
-                body = response.read()
+                body = _bounded_body(response, method, self.endpoint_uri)
                 break
+            except ResponseTooLarge:
+                self._drop()  # the rest of the body is still on the socket
+                raise
             except TimeoutError as e:
                 self._drop()
                 raise requests.exceptions.Timeout(f"{method} to {self.endpoint_uri} timed out: {e}") from e
@@ -112,7 +136,7 @@ class KeepAliveHTTPProvider(HTTPProvider):
                     continue
                 why = f"{type(e).__name__}: {e}"
                 raise requests.exceptions.ConnectionError(f"{method} to {self.endpoint_uri}: {why}") from e
-        if response.will_close:
+        if response.will_close or not response.isclosed():
             self._drop()
         if response.status >= 400:
             raise requests.exceptions.HTTPError(

@@ -57,8 +57,10 @@ def _bounded_body(response: http.client.HTTPResponse, method: str, url: str) -> 
     reading anything, else (chunked, or no length) once one byte more than the bound has come."""
     limit = MAX_RESPONSE_BYTES
     declared = response.getheader("Content-Length")
-    if declared is not None and declared.strip().isdigit() and int(declared) > limit:
-        raise ResponseTooLarge(f"{method} to {url}: the answer declares {int(declared)} bytes, more than {limit}")
+    if declared is not None and declared.strip().isdigit():
+        if int(declared) > limit:
+            raise ResponseTooLarge(f"{method} to {url}: the answer declares {int(declared)} bytes, more than {limit}")
+        return response.read()  # all of it: a body cut short raises IncompleteRead, retried as a dropped connection
     body = response.read(limit + 1)
     if len(body) > limit:
         raise ResponseTooLarge(f"{method} to {url}: the answer is longer than {limit} bytes")

@@ -3,7 +3,8 @@
 Run `PYTHONPATH=. .venv/bin/python scripts/element_referee_vectors.py [OUT_DIR]` (default
 contracts/test/vectors); it writes element_referee.json, element_referee_gas.json and
 element_referee_scalar.json (Tensor-Scalar nodes), element_referee_args.json (their argument bytes) and
-element_referee_layout.json (data movement: view, squeeze, unsqueeze, clone, expand, permute).
+element_referee_layout.json (data movement: view, squeeze, unsqueeze, clone, expand, permute) and
+element_referee_const.json (creation: scalar_tensor, full, full_like).
 contracts/test/ElementReferee.t.sol, ElementRefereeGas.t.sol and ElementRefereeArgs.t.sol play games with them;
 tests/game/test_element_referee_vectors.py checks that the committed files are what this writes now.
 Everything derives from fixed seeds.
@@ -27,7 +28,10 @@ import torch
 
 from offchain.game.element_table import (
     ARGS_OPS,
+    CONST0,
+    CONST1,
     SCALAR_ENTRIES,
+    const_arg,
     element_op,
     input_index,
     packed_dims,
@@ -46,6 +50,7 @@ GAS_NAME = "element_referee_gas.json"
 SCALAR_NAME = "element_referee_scalar.json"
 ARGS_NAME = "element_referee_args.json"
 LAYOUT_NAME = "element_referee_layout.json"
+CONST_NAME = "element_referee_const.json"
 
 Json = dict[str, Any]
 
@@ -361,6 +366,77 @@ def permute_arg_vectors() -> list[Json]:
     return out
 
 
+def _const_case(name: str, op: str, args: list[tuple[str, Any]], inputs: list[torch.Tensor]) -> Json:
+    """A creation node as the capture writes it (`scalar_tensor`, `full`, `full_like`), opened by `openNode` with its
+    argument bytes' hash (keyed by the operator and its input count); the fill value read by `openArgs`."""
+    arg_bytes = encode_args(args)
+    code = element_op(op, arg_bytes, len(inputs))
+    assert code in (CONST0, CONST1) and const_arg(code, arg_bytes) is not None, (op, arg_bytes.hex())
+    values = [v for _, v in args]
+    if op == "aten.scalar_tensor.default":
+        out = _kernel(op, values[0], dtype=values[1])
+    elif op == "aten.full.default":
+        out = _kernel(op, values[0], values[1], dtype=values[2])
+    else:
+        out = _kernel(op, inputs[0], values[1], dtype=values[2], memory_format=values[3])
+    case = _case(name, code, inputs, out, (0, 0), arg_bytes)
+    return {**case, "opName": op, "args": _hex(arg_bytes), "argsMoves": 1}
+
+
+def const_cases() -> list[Json]:
+    """Creation ops (ElementReferee.CONST0, CONST1): every output element is the fill value rounded to fp32."""
+    gen = torch.Generator().manual_seed(55)
+    f32 = ("dtype", torch.float32)
+    out = [
+        _const_case("scalar_tensor_neg_inf", "aten.scalar_tensor.default", [("s", float("-inf")), f32], []),
+        _const_case("scalar_tensor_tenth", "aten.scalar_tensor.default", [("s", 0.1), f32], []),
+        _const_case("full_zero", "aten.full.default", [("size", (32, 64)), ("fill_value", 0), f32], []),
+        _const_case("full_int_rounded", "aten.full.default", [("size", (3, 300)), ("fill_value", 2**40 + 1), f32], []),
+        _const_case("full_large_sizes", "aten.full.default", [("size", (1, 300, 2)), ("fill_value", 1e-08), f32], []),
+    ]
+    x = _f32(gen, 40, 30)
+    for name, v, fmt in [("full_like_one", 1, torch.preserve_format), ("full_like_half", 0.5, None),
+                         ("full_like_nan", float("nan"), None), ("full_like_tiny", 1e-300, None)]:  # fmt: skip
+        args = [("self", TENSOR), ("fill_value", v), ("dtype", None), ("memory_format", fmt)]
+        out.append(_const_case(name, "aten.full_like.default", args, [x]))
+    return out
+
+
+def const_arg_vectors() -> list[Json]:
+    """Creation calls' argument bytes and the fill value the referee must read (`ok` false: Inapplicable)."""
+    f32 = ("dtype", torch.float32)
+    like = [("self", TENSOR), ("fill_value", 0.1)]
+    calls: list[tuple[str, int, list[tuple[str, Any]]]] = [
+        ("aten.scalar_tensor.default", 0, [("s", 0.25), f32]),
+        ("aten.scalar_tensor.default", 0, [("s", -7), f32]),
+        ("aten.scalar_tensor.default", 0, [("s", 0), ("dtype", torch.int64)]),  # not fp32
+        ("aten.scalar_tensor.default", 0, [("s", True), f32]),  # a bool
+        ("aten.scalar_tensor.default", 0, [("s", 0.5)]),  # no dtype
+        ("aten.full.default", 0, [("size", (2**32, 70000, 300, 24, 23, 0)), ("fill_value", 1.5), f32]),
+        ("aten.full.default", 0, [("size", ()), ("fill_value", -0.0), f32]),
+        ("aten.full.default", 0, [("size", (3, -1)), ("fill_value", 1.5), f32]),  # a negative size
+        ("aten.full.default", 0, [("size", (3,)), ("fill_value", 2**53), f32]),  # too large an int
+        ("aten.full.default", 0, [("size", (3,)), ("fill_value", 1.5), ("dtype", torch.float64)]),
+        ("aten.full_like.default", 1, [("self", TENSOR), ("fill_value", 3), ("dtype", None), ("memory_format", None)]),
+        ("aten.full_like.default", 1, [*like, f32, ("memory_format", None)]),  # a dtype given
+        ("aten.full_like.default", 1, [*like, ("dtype", None), ("memory_format", torch.contiguous_format)]),
+    ]
+    out: list[Json] = []
+    for op, n_in, args in calls:
+        a = encode_args(args)
+        code = element_op(op, a, n_in)
+        assert code in (CONST0, CONST1), op
+        bits = const_arg(code, a)
+        out.append({"opName": op, "nIn": n_in, "code": code, "args": _hex(a), "ok": bits is not None,
+                    "scalar": str(bits or 0)})  # fmt: skip
+    full = encode_args(calls[5][2])
+    for bad in (full[:-1], full + b"\x00", full[:9]):  # cut short, a trailing byte, the sizes cut
+        assert const_arg(CONST0, bad) is None
+        out.append({"opName": "aten.full.default", "nIn": 0, "code": CONST0, "args": _hex(bad), "ok": False,
+                    "scalar": "0"})  # fmt: skip
+    return out
+
+
 def gas_cases() -> list[Json]:
     """The gas test's cases: 4 MiB of fp32 output, 1024 chunks (three descent levels at arity 16)."""
     gen = torch.Generator().manual_seed(4096)
@@ -379,6 +455,7 @@ def vectors() -> dict[str, Json]:
         SCALAR_NAME: {"version": 1, "chunk": CHUNK, "cases": scalar_cases()},
         ARGS_NAME: {"version": 1, "args": arg_vectors()},
         LAYOUT_NAME: {"version": 1, "chunk": CHUNK, "cases": layout_cases(), "args": permute_arg_vectors()},
+        CONST_NAME: {"version": 1, "chunk": CHUNK, "cases": const_cases(), "args": const_arg_vectors()},
         GAS_NAME: {"version": 1, "chunk": CHUNK, "cases": gas_cases()},
     }
 

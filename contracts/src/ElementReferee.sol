@@ -77,6 +77,23 @@ contract ElementReferee is IElementReferee {
     uint256 private constant PERMUTE = 54;
     // permute's argument bytes up to the dims' list: [["self", undefined], ["dims", [d0, d1, ..]]].
     bytes14 private constant ARGS_SELF_DIMS = hex"82826473656c66f7826464696d73";
+    /// @notice The creation codes (docs/game.md 2.7, "Creation ops"): the output element is the call's fill value
+    ///         rounded to fp32 (`scalarToF32`, the kernel's rounding), read from the argument bytes (`openArgs`).
+    ///         CONST0 (55): no tensor input, `scalar_tensor(s, dtype=float32)` and `full(size, v, dtype=float32)`;
+    ///         CONST1 (56): one fp32 input giving the shape, `full_like(x, v, dtype=None, memory_format=..)`.
+    uint256 private constant CONST0 = 55;
+    uint256 private constant CONST1 = 56;
+    // Their templates around the fill value (canonical CBOR): [["s", v], ...; [["size", [..]], ...;
+    // ["fill_value", ...; ["dtype", "float32"]]; [["self", undefined], ["fill_value", ...
+    bytes4 private constant ARGS_S = hex"82826173";
+    bytes7 private constant ARGS_SIZE = hex"83826473697a65";
+    bytes12 private constant ARGS_FILL = hex"826a66696c6c5f76616c7565";
+    bytes32 private constant ARGS_F32_TAIL = keccak256(hex"8265647479706567666c6f61743332");
+    bytes20 private constant ARGS_SELF_FILL = hex"84826473656c66f7826a66696c6c5f76616c7565";
+    // full_like's after the value: ["dtype", None], ["memory_format", preserve_format]] or [.., None]].
+    bytes32 private constant ARGS_PRESERVE_TAIL =
+        keccak256(hex"82656474797065f6826d6d656d6f72795f666f726d61746f70726573657276655f666f726d6174");
+    bytes32 private constant ARGS_NONE_TAIL = keccak256(hex"82656474797065f6826d6d656d6f72795f666f726d6174f6");
 
     /// @notice The DotReferee this referee hands mm and addmm elements to (deployed by the constructor).
     address public immutable dot;
@@ -173,7 +190,7 @@ contract ElementReferee is IElementReferee {
                 arity: arity
             })
         );
-        if (byOp && (code <= SCALAR_LAST + 1 || code == PERMUTE + 1)) {
+        if (byOp && code != COPY + 1 && code != EXPAND + 1) {
             // The referee reads a number or the dims: the defender first opens the argument bytes (openArgs),
             // checked against argHash.
             Game storage g = _games[gameId];
@@ -187,7 +204,10 @@ contract ElementReferee is IElementReferee {
         Game storage g = _begin(gameId, Stage.Args);
         bytes32 h = sha256(args);
         if (h != g.pending) revert ElementRefereeArgsMismatch(gameId, h, g.pending);
-        (bool ok, uint64 s) = g.op == PERMUTE ? _permuteArg(args) : _scalarArg(g.op, args);
+        uint256 op = g.op;
+        (bool ok, uint64 s) = op == PERMUTE
+            ? _permuteArg(args)
+            : op == CONST0 || op == CONST1 ? _constArg(op, args) : _scalarArg(op, args);
         _pass(g, Side.Defender);
         if (!ok) return _resolve(gameId, g, Outcome.Inapplicable);
         g.scalars[0] = s;
@@ -198,7 +218,7 @@ contract ElementReferee is IElementReferee {
     // The table of docs/game.md 2.7, written by `python -m offchain.game.element_table` and checked against it
     // by tests/game/test_element_table.py: per entry the first 12 bytes of
     // keccak256(abi.encode(H(op), H(argBytes), nIn)), then the game's op code + 1 (one byte); the
-    // Tensor-Scalar and data-movement entries are keyed with argHash 0 (openNode's second lookup). A node
+    // Tensor-Scalar, data-movement and creation entries are keyed with argHash 0 (openNode's second lookup). A node
     // another entry's key would take needs a 96-bit second preimage (about 2^92 hashes for the table).
     //   1 aten.add.Tensor
     //   3 aten.sub.Tensor
@@ -235,7 +255,10 @@ contract ElementReferee is IElementReferee {
     //  53 aten.unsqueeze.default (any arguments)
     //  54 aten.expand.default (any arguments)
     //  55 aten.permute.default (any arguments)
-    bytes private constant TABLE = hex"c751f4a942d431ff1b206154011a8c3d4095d2660482805c9e0313690de099f4327b492265630563f348343fd6862ba5892f920662c071fe9f137c4472b8c955075e51654529e996d12545b2d70831fa46769e8d8cba339bd86b091330e8a2cdc1afb00fee46890aee11884bac8066154a149c860b8a738994fd7761d1aeef2e520d9dc792d539b269d3b7526c2e0e49aa1f20a8be43f3d023eece41af29544aa9c3dbecc2ea1fe3423c58eadafd4808a7396640a14334dcaa024f08c4aeac865b4544f9b653eba8178c12b06870e84592d917256242be0072ddc83e4706662eae7ab8be0f278c2469484db1649eb748c9fdbbd9ff4549cd14c4c5ac638658b5aad7ec4a936674c8414a305b871765c94bd422ecbaec6c70634d01922f35a5d402b5d8c1e2e5625fe73b3563990b8abd96cd91e39d11a71b5403490f94aa5f75f5b76a7b3164c657b7df5c81cafbf08dc03246dbe1c44474fee91fbfdbde33030361a3f25da7a031cc74d4346de44e3fe0d94f9955f48352355ea300e3296dd82f0a1abd2b35987bd09d91996fb5cafbce8435bdc71eb6ee707cd4bf18b937358e5db3243b53ee0a748b300d3597b44b45e7e9b5166a86459936dfae60fe3fd21785cc2d7fd437";
+    //  56 aten.scalar_tensor.default (any fill value)
+    //  56 aten.full.default (any fill value)
+    //  57 aten.full_like.default (any fill value)
+    bytes private constant TABLE = hex"c751f4a942d431ff1b206154011a8c3d4095d2660482805c9e0313690de099f4327b492265630563f348343fd6862ba5892f920662c071fe9f137c4472b8c955075e51654529e996d12545b2d70831fa46769e8d8cba339bd86b091330e8a2cdc1afb00fee46890aee11884bac8066154a149c860b8a738994fd7761d1aeef2e520d9dc792d539b269d3b7526c2e0e49aa1f20a8be43f3d023eece41af29544aa9c3dbecc2ea1fe3423c58eadafd4808a7396640a14334dcaa024f08c4aeac865b4544f9b653eba8178c12b06870e84592d917256242be0072ddc83e4706662eae7ab8be0f278c2469484db1649eb748c9fdbbd9ff4549cd14c4c5ac638658b5aad7ec4a936674c8414a305b871765c94bd422ecbaec6c70634d01922f35a5d402b5d8c1e2e5625fe73b3563990b8abd96cd91e39d11a71b5403490f94aa5f75f5b76a7b3164c657b7df5c81cafbf08dc03246dbe1c44474fee91fbfdbde33030361a3f25da7a031cc74d4346de44e3fe0d94f9955f48352355ea300e3296dd82f0a1abd2b35987bd09d91996fb5cafbce8435bdc71eb6ee707cd4bf18b937358e5db3243b53ee0a748b300d3597b44b45e7e9b5166a86459936dfae60fe3fd21785cc2d7fd43706524ece4f8411cf322f5bd038fe99e7565e810897b2bf21f3387254cc040b08d1af8a90ca8439";
 
     /// @inheritdoc IElementReferee
     function elementOp(bytes32 opHash, bytes32 argHash, uint256 nIn) public pure virtual returns (uint256) {
@@ -375,7 +398,7 @@ contract ElementReferee is IElementReferee {
             }
         }
         // mm and addmm: DotReferee checks the output shape against A's and B's when it takes over.
-        if (op >= MM) return;
+        if (op >= MM || op == CONST0) return; // CONST0: no input, and the element does not depend on the shape
         if (op == COPY) {
             // The same elements in the same order: as many of them.
             uint256 n = TensorLib.numel(inputs[0].shape);
@@ -558,7 +581,10 @@ contract ElementReferee is IElementReferee {
             args[k] = k - nIn < 2 ? g.scalars[k - nIn] : 0;
         }
         uint256 y = args[0]; // data movement: the input element itself
-        if (op < COPY || op > PERMUTE) {
+        if (op == CONST0 || op == CONST1) {
+            // Creation: the fill value rounded to fp32, whatever the element (CONST1's input only gave the shape).
+            y = _unit.evaluateElement(RepOpsElement.F64_TO_F32, g.scalars[0], 0, 0);
+        } else if (op < COPY || op > PERMUTE) {
             if (op >= MUL_SCALAR && op <= SCALAR_LAST) {
                 // Tensor-Scalar: the number rounded to fp32 as the kernel's promotion does, then the binary op.
                 args[1] = _unit.evaluateElement(RepOpsElement.F64_TO_F32, args[1], 0, 0);
@@ -687,6 +713,8 @@ contract ElementReferee is IElementReferee {
         }
         if (op >= MUL_SCALAR && op <= SCALAR_LAST) return (1, 1, F32, F32);
         if (op >= COPY && op <= PERMUTE) return (1, 0, 0, 0); // any dtype, the output's
+        if (op == CONST0) return (0, 0, 0, F32);
+        if (op == CONST1) return (1, 0, F32, F32);
         if (op == MM) return (2, 0, ff, F32);
         if (op == ADDMM) return (3, 0, ff | uint256(F32) << 16, F32);
         if (op >= EXP && op <= TRACE_LAST) return (1, 0, F32, F32);
@@ -892,27 +920,71 @@ contract ElementReferee is IElementReferee {
             return (false, 0);
         }
         if (bytes14(a[1:15]) != ARGS_SELF_OTHER) return (false, 0);
-        uint256 head = uint8(a[15]);
+        (bool ok, uint64 bits, uint256 next) = _number(a, 15);
+        return (ok && next == end, bits);
+    }
+
+    /// @dev A creation call's fill value (CONST0: scalar_tensor or full with dtype float32; CONST1: full_like with
+    ///      dtype None) as a binary64 pattern; false if the bytes are not one of those templates or the value not a
+    ///      number `_number` reads.
+    function _constArg(uint256 op, bytes calldata a) private pure returns (bool, uint64) {
+        uint256 at;
+        if (op == CONST1) {
+            if (a.length < 20 || bytes20(a[0:20]) != ARGS_SELF_FILL) return (false, 0);
+            at = 20;
+        } else if (a.length >= 4 && bytes4(a[0:4]) == ARGS_S) {
+            at = 4;
+        } else if (a.length >= 8 && bytes7(a[0:7]) == ARGS_SIZE) {
+            // full: the sizes, a list of fewer than 24 CBOR unsigned ints, then ["fill_value", ...
+            uint256 head = uint8(a[7]);
+            if (head < 0x80 || head >= 0x98) return (false, 0);
+            at = 8;
+            for (uint256 i = head - 0x80; i > 0; --i) {
+                if (at >= a.length) return (false, 0);
+                uint256 h = uint8(a[at]);
+                if (h > 0x1B) return (false, 0);
+                at += 1 + (h < 24 ? 0 : 1 << (h - 24));
+            }
+            if (a.length < at + 12 || bytes12(a[at:at + 12]) != ARGS_FILL) return (false, 0);
+            at += 12;
+        } else {
+            return (false, 0);
+        }
+        (bool ok, uint64 bits, uint256 next) = _number(a, at);
+        if (!ok) return (false, 0);
+        bytes32 h = keccak256(a[next:]);
+        if (op == CONST1) return (h == ARGS_PRESERVE_TAIL || h == ARGS_NONE_TAIL, bits);
+        return (h == ARGS_F32_TAIL, bits);
+    }
+
+    /// @dev The CBOR number at `a[at]` as a binary64 pattern, and the offset after it: a float of 16, 32 or 64 bits
+    ///      widened exactly, or an int of magnitude below 2^53 (RFC 8949 section 3); false for anything else (a
+    ///      bool, null, a larger int, bytes cut short).
+    function _number(bytes calldata a, uint256 at) private pure returns (bool, uint64, uint256) {
+        if (at >= a.length) return (false, 0, 0);
+        uint256 head = uint8(a[at]);
         uint256 info = head & 31;
         uint256 v = info;
+        uint256 next = at + 1;
         if (info >= 24) {
-            if (info > 27 || end != 16 + (1 << (info - 24))) return (false, 0);
-            v = uint256(bytes32(a[16:end])) >> (256 - 8 * (end - 16));
-        } else if (end != 16) {
-            return (false, 0);
+            if (info > 27) return (false, 0, 0);
+            uint256 size = 1 << (info - 24);
+            next += size;
+            if (next > a.length) return (false, 0, 0);
+            v = uint256(bytes32(a[at + 1:next])) >> (256 - 8 * size);
         }
         uint256 major = head >> 5;
         if (major == 7) {
-            if (info == 25) return (true, _widen(v, 5, 10)); // binary16
-            if (info == 26) return (true, _widen(v, 8, 23)); // binary32
-            return (info == 27, uint64(v)); // binary64; simple values (true, null, ...) are not numbers
+            if (info == 25) return (true, _widen(v, 5, 10), next); // binary16
+            if (info == 26) return (true, _widen(v, 8, 23), next); // binary32
+            return (info == 27, uint64(v), next); // binary64; simple values (true, null, ...) are not numbers
         }
-        if (major > 1) return (false, 0);
+        if (major > 1) return (false, 0, 0);
         // An int: 0 (major 0, v) or 1 (-1 - v); exact in binary64 below 2^53.
         uint256 m = v + major;
-        if (m >= 1 << 53) return (false, 0);
-        if (m == 0) return (true, 0);
-        return (true, uint64(major << 63 | _norm(m, 1075, 52)));
+        if (m >= 1 << 53) return (false, 0, 0);
+        if (m == 0) return (true, 0, next);
+        return (true, uint64(major << 63 | _norm(m, 1075, 52)), next);
     }
 
     /// @dev A binary16 or binary32 pattern (`eb` exponent bits, `mb` fraction bits) widened to binary64, exactly.

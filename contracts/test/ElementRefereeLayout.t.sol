@@ -12,11 +12,14 @@ import {ElementGames} from "./utils/ElementGames.sol";
 
 /// @notice Data movement in the element phase (docs/game.md 2.7, "Data movement"): view, squeeze, unsqueeze and
 ///         clone (COPY: the same flat index), expand (EXPAND: the broadcast position) and permute (PERMUTE: the
-///         permuted position, its dims read by `openArgs`). The nodes are keyed by their operator alone
+///         permuted position, its dims read by `openArgs`); and creation ops ("Creation ops": scalar_tensor, full,
+///         full_like, the element the fill value read by `openArgs`). The nodes are keyed by their operator alone
 ///         (`openNode`'s second lookup); the games are played on scripts/element_referee_vectors.py's
-///         element_referee_layout.json, and the dims reading is checked against the Python reading.
+///         element_referee_layout.json and element_referee_const.json, and the readings of the dims and of the
+///         fill values are checked against the Python readings.
 contract ElementRefereeLayoutTest is ElementGames {
     string internal json;
+    string internal consts; // creation ops
     TensorLibHarness internal tensors;
     bytes32 internal constant OUT_A = keccak256("defender's output");
     bytes32 internal constant OUT_B = keccak256("challenger's output");
@@ -25,6 +28,7 @@ contract ElementRefereeLayoutTest is ElementGames {
     function setUp() public override {
         super.setUp();
         json = _vectors("element_referee_layout.json");
+        consts = _vectors("element_referee_const.json");
         tensors = new TensorLibHarness();
     }
 
@@ -222,5 +226,96 @@ contract ElementRefereeLayoutTest is ElementGames {
         vm.prank(defender);
         vm.expectRevert(abi.encodeWithSelector(ElementRefereeDtype.selector, 1, 9, 1));
         referee.openHeaders(id, out, ins);
+    }
+
+    // ---- creation ops --------------------------------------------------------------------
+
+    /// @notice Every creation case (scalar_tensor of -inf and 0.1, full of 0, of an int that rounds and of 1e-08,
+    ///         full_like of 1, 0.5, NaN and 1e-300) and lie, both ways: the referee reads the fill value, rounds it
+    ///         to fp32 and compares it with the isolated element, wherever it is.
+    function test_constCases_everyLie_honestWins_succeeds() public {
+        assertEq(_playEveryCaseAndLie(consts), 9, "cases");
+    }
+
+    /// @notice Every creation argument vector: the fill value the referee reads equals the Python reading bit for
+    ///         bit, or both refuse the bytes (another dtype, a bool, no dtype, a negative size, an int of 2^53, bytes
+    ///         cut short or trailing) and the game resolves Inapplicable.
+    function test_openArgs_constVectors_matchPython_succeeds() public {
+        uint256 n;
+        uint256 refused;
+        while (vm.keyExistsJson(consts, _at(".args", n))) {
+            string memory key = _at(".args", n);
+            string memory op = vm.parseJsonString(consts, string.concat(key, ".opName"));
+            uint256 nIn = vm.parseJsonUint(consts, string.concat(key, ".nIn"));
+            bytes memory args = vm.parseJsonBytes(consts, string.concat(key, ".args"));
+            bool ok = vm.parseJsonBool(consts, string.concat(key, ".ok"));
+            uint64 value = uint64(vm.parseJsonUint(consts, string.concat(key, ".scalar")));
+            bytes32[] memory inputs = new bytes32[](nIn);
+            if (nIn == 1) inputs[0] = keccak256("x");
+            uint256 id = referee.openNode(
+                sha256(bytes(op)), sha256(args), inputs, [OUT_A, OUT_B], [defender, challenger], [CLOCK, CLOCK], N
+            );
+            assertEq(referee.gameOf(id).op, vm.parseJsonUint(consts, string.concat(key, ".code")), "op code");
+            assertEq(uint256(referee.gameOf(id).stage), uint256(IElementReferee.Stage.Args), "Args first");
+            if (ok) {
+                vm.expectEmit(address(referee));
+                emit IElementReferee.ArgsOpened(id, value);
+            }
+            vm.prank(defender);
+            referee.openArgs(id, args);
+            IElementReferee.GameView memory v = referee.gameOf(id);
+            if (ok) {
+                assertEq(uint256(v.stage), uint256(IElementReferee.Stage.Header), "on to the headers");
+            } else {
+                assertEq(uint256(v.outcome), uint256(IElementReferee.Outcome.Inapplicable), "refused");
+                ++refused;
+            }
+            ++n;
+        }
+        assertEq(n, 16, "vectors");
+        assertEq(refused, 11, "refused vectors");
+    }
+
+    /// @notice Every move of every creation game stays below the 100k move bound of docs/game.md 2.5.
+    function test_gas_constMoves_belowMoveBound_succeeds() public {
+        uint256 most;
+        uint256 n = _caseCount(consts);
+        for (uint256 i; i < n; ++i) {
+            Case memory c = _case(consts, i);
+            Match memory m = _newMatch(c, _lie(c, 0), 1);
+            while (_view(m).stage != IElementReferee.Stage.Resolved) {
+                _play(m);
+                most = _max(most, m.lastGas);
+            }
+            _honestWon(m);
+        }
+        emit log_named_uint("creation ops, most gas of a move", most);
+        assertLe(most, 100_000);
+    }
+
+    /// @notice full_like's input is fp32 (its dtype None makes the output the input's): of another dtype, the
+    ///         defender proves it and the oracle decides; scalar_tensor and full have no input to prove.
+    function test_proveInapplicable_fullLikeInt64_succeeds() public {
+        Case memory c = _case(consts, 5); // full_like_one: one fp32 input
+        Match memory m = _newMatch(c, _lie(c, 0), 0);
+        _play(m); // openArgs
+        uint64[] memory shape = _shape(c.json, string.concat(_at(_k(c, ".inputs"), 0), ".shape"));
+        IElementReferee.Header memory h = IElementReferee.Header(9, shape, keccak256("int64 data"));
+        bytes32 commitment = tensors.commitmentOf(9, h.shape, h.dataRoot);
+        bytes32[] memory inputs = new bytes32[](1);
+        inputs[0] = commitment;
+        uint256 id = referee.openNode(
+            sha256(bytes(c.opName)), sha256(c.args), inputs, [OUT_A, OUT_B], [defender, challenger], [CLOCK, CLOCK], N
+        );
+        vm.prank(defender);
+        referee.openArgs(id, c.args);
+        vm.prank(defender);
+        referee.proveInapplicable(id, 0, h);
+        assertEq(uint256(referee.gameOf(id).outcome), uint256(IElementReferee.Outcome.Inapplicable));
+        // An fp32 input is the operator's: nothing to prove.
+        IElementReferee.Header[] memory fp32 = _inputHeaders(c);
+        vm.prank(defender);
+        vm.expectRevert(abi.encodeWithSelector(ElementRefereeApplicable.selector, 1, 1));
+        referee.proveInapplicable(m.id, 0, fp32[0]);
     }
 }

@@ -80,6 +80,10 @@ SCALAR_OPS: frozenset[int] = frozenset(code for _, code in SCALAR_ENTRIES)
 # EXPAND (53): at its broadcast position; PERMUTE (54): at its permuted position, the dims read from the argument
 # bytes in stage ARGS (`permute_dims`).
 COPY, EXPAND, PERMUTE = 52, 53, 54
+# Creation ops, also keyed with argHash 0 (the fill value varies): the output element is the fill value rounded to
+# fp32, read from the argument bytes in stage ARGS (`const_arg`). CONST0 (55): no tensor input (scalar_tensor, full);
+# CONST1 (56): one, which gives only the shape (full_like).
+CONST0, CONST1 = 55, 56
 LAYOUT_ENTRIES: tuple[tuple[str, int], ...] = (
     ("aten.view.default", COPY),
     ("aten._unsafe_view.default", COPY),
@@ -89,15 +93,31 @@ LAYOUT_ENTRIES: tuple[tuple[str, int], ...] = (
     ("aten.expand.default", EXPAND),
     ("aten.permute.default", PERMUTE),
 )
+CONST_ENTRIES: tuple[tuple[str, int, int], ...] = (  # (op, nIn, code)
+    ("aten.scalar_tensor.default", 0, CONST0),
+    ("aten.full.default", 0, CONST0),
+    ("aten.full_like.default", 1, CONST1),
+)
+CONST_OPS: frozenset[int] = frozenset({CONST0, CONST1})
 LAYOUT_OPS: frozenset[int] = frozenset({COPY, EXPAND, PERMUTE})
 # The codes whose game starts in stage ARGS (the defender opens the argument bytes) when keyed with argHash 0.
-ARGS_OPS: frozenset[int] = SCALAR_OPS | {PERMUTE}
+ARGS_OPS: frozenset[int] = SCALAR_OPS | {PERMUTE} | CONST_OPS
 SCALAR_ARGS = bytes(32)  # the argHash of the scalar and layout entries' keys
 # The template of their argument bytes (canonical CBOR, docs/program.md): [["self", undefined], ["other", s]],
 # then ["alpha", 1] for add and sub.
 _SELF_OTHER = bytes.fromhex("826473656c66f782656f74686572")
 _ALPHA_ONE = bytes.fromhex("8265616c70686101")
 _SELF_DIMS = bytes.fromhex("82826473656c66f7826464696d73")  # permute's: [["self", undefined], ["dims", [..]]]
+# The creation calls' templates around their fill value (canonical CBOR, docs/program.md).
+_SCALAR_TENSOR_HEAD = bytes.fromhex("82826173")  # [["s", v], ...
+_FULL_HEAD = bytes.fromhex("83826473697a65")  # [["size", [..]], ...
+_FILL_VALUE = bytes.fromhex("826a66696c6c5f76616c7565")  # ["fill_value", ...
+_DTYPE_F32 = bytes.fromhex("8265647479706567666c6f61743332")  # ["dtype", "float32"]]
+_FULL_LIKE_HEAD = bytes.fromhex("84826473656c66f7826a66696c6c5f76616c7565")  # [["self", undefined], ["fill_value",
+_FULL_LIKE_TAILS = (  # ["dtype", None], ["memory_format", preserve_format or None]]
+    bytes.fromhex("82656474797065f6826d6d656d6f72795f666f726d61746f70726573657276655f666f726d6174"),
+    bytes.fromhex("82656474797065f6826d6d656d6f72795f666f726d6174f6"),
+)
 
 # The op codes ElementReferee hands to DotReferee once it isolated the element.
 DOT_OPS: frozenset[int] = frozenset({64, 65})
@@ -142,27 +162,66 @@ def scalar_arg(code: int, arg_bytes: bytes) -> int | None:
         return None
     if a[1:15] != _SELF_OTHER:
         return None
-    head = a[15]
-    major, info = head >> 5, head & 31
-    v = info
-    if info >= 24:
-        if info > 27 or end != 16 + (1 << (info - 24)):
-            return None
-        v = int.from_bytes(a[16:end], "big")
-    elif end != 16:
+    got = _number(a, 15)
+    return got[0] if got is not None and got[1] == end else None
+
+
+def _number(a: bytes, at: int) -> tuple[int, int] | None:
+    """The CBOR number at `a[at]` as a binary64 pattern and the offset after it, as the referee reads one (`_number`):
+    a float of 16, 32 or 64 bits widened exactly, or an int of magnitude below 2^53; None for anything else."""
+    if at >= len(a):
         return None
+    head = a[at]
+    major, info = head >> 5, head & 31
+    v, end = info, at + 1
+    if info >= 24:
+        if info > 27:
+            return None
+        end = at + 1 + (1 << (info - 24))
+        if end > len(a):
+            return None
+        v = int.from_bytes(a[at + 1 : end], "big")
     if major == 7:
         if info == 25:
-            return int.from_bytes(struct.pack(">d", struct.unpack(">e", v.to_bytes(2, "big"))[0]), "big")
+            return int.from_bytes(struct.pack(">d", struct.unpack(">e", v.to_bytes(2, "big"))[0]), "big"), end
         if info == 26:
-            return int.from_bytes(struct.pack(">d", struct.unpack(">f", v.to_bytes(4, "big"))[0]), "big")
-        return v if info == 27 else None
+            return int.from_bytes(struct.pack(">d", struct.unpack(">f", v.to_bytes(4, "big"))[0]), "big"), end
+        return (v, end) if info == 27 else None
     if major > 1:
         return None
     n = v if major == 0 else -1 - v
     if abs(n) >= 1 << 53:
         return None
-    return int.from_bytes(struct.pack(">d", float(n)), "big")
+    return int.from_bytes(struct.pack(">d", float(n)), "big"), end
+
+
+def const_arg(code: int, arg_bytes: bytes) -> int | None:
+    """The fill value of a creation call (CONST0: `scalar_tensor(s, dtype=float32)` and `full(size, v,
+    dtype=float32)`; CONST1: `full_like(x, v, dtype=None, memory_format=preserve_format or None)`) as a binary64
+    pattern, read as `ElementReferee.openArgs` reads it; None where the referee resolves the game `Inapplicable`."""
+    a = arg_bytes
+    if code == CONST1:
+        if a[:20] != _FULL_LIKE_HEAD:
+            return None
+        got = _number(a, 20)
+        return got[0] if got is not None and a[got[1] :] in _FULL_LIKE_TAILS else None
+    if code != CONST0:
+        return None
+    if a[:4] == _SCALAR_TENSOR_HEAD:
+        at = 4
+    elif a[:7] == _FULL_HEAD and len(a) > 7 and 0x80 <= a[7] < 0x98:  # a list of fewer than 24 sizes
+        at = 8
+        for _ in range(a[7] - 0x80):  # each a CBOR unsigned int
+            if at >= len(a) or a[at] > 0x1B:
+                return None
+            at += 1 + (0 if a[at] < 24 else 1 << (a[at] - 24))
+        if a[at : at + 12] != _FILL_VALUE:
+            return None
+        at += 12
+    else:
+        return None
+    got = _number(a, at)
+    return got[0] if got is not None and a[got[1] :] == _DTYPE_F32 else None
 
 
 def permute_dims(arg_bytes: bytes) -> tuple[int, ...] | None:
@@ -216,6 +275,8 @@ def table() -> list[tuple[bytes, int, str]]:
         out.append((_key(op, SCALAR_ARGS, 1), code, op + " (Tensor-Scalar)"))
     for op, code in LAYOUT_ENTRIES:
         out.append((_key(op, SCALAR_ARGS, 1), code, op + " (any arguments)"))
+    for op, n_in, code in CONST_ENTRIES:
+        out.append((_key(op, SCALAR_ARGS, n_in), code, op + " (any fill value)"))
     return out
 
 

@@ -285,8 +285,8 @@ def waited_for_oracles(played: Played) -> None:
 
 
 def hostile_question_answered(played: Played) -> None:
-    """The sybils' game asked about the log-softmax node with the 1-d input they published (dim 1 does not exist
-    there; an mm, covered by the dot phase, would be decided on chain instead): the oracle drawn to answer
+    """The sybils' game asked about the gather node with the 1-d input they published (dim 1 does not exist
+    there; an mm or a view, covered by the element table, would be decided on chain instead): the oracle drawn to answer
     ran it, answered INAPPLICABLE and wrote down why; nobody challenged; both sybils lost that game. Every
     oracle went on serving the honest trainer's games, whose questions it answered with the computed outputs."""
     scenario, result = played.scenario, played.result

@@ -15,6 +15,7 @@ Tensor-Scalar entry, whose defender first opens the node's argument bytes (stage
 reads the number on chain. The `permute-*` and `view-*` runs play a cheater whose permute (view) kernel is off: the
 first differing node is the forward's `permute(fc1.weight, [1, 0])` (the loss head's `view`), which the referee
 decides by opening the input element the data movement reads (the dims read from the arguments in stage ARGS).
+`full-like-honest-challenges`: a cheater whose full_like kernel is off, decided by the fill value read on chain.
 """
 
 from __future__ import annotations
@@ -40,7 +41,16 @@ from offchain.contracts import element_referee as er
 from offchain.contracts.dispute_game import GameView, Outcome, Stage
 from offchain.contracts.protocol import Protocol
 from offchain.contracts.task_market import TaskStatus
-from offchain.game.element_table import LAYOUT_OPS, PERMUTE, element_op, packed_dims, permute_dims, scalar_arg
+from offchain.game.element_table import (
+    CONST_OPS,
+    LAYOUT_OPS,
+    PERMUTE,
+    const_arg,
+    element_op,
+    packed_dims,
+    permute_dims,
+    scalar_arg,
+)
 from offchain.game.witness import Deviation, DeviationKind
 from trainer.program.program import encode_args
 from trainer.runner.runner import RunConfig
@@ -130,6 +140,8 @@ RUNS = [
     # Data movement: the referee opens the input element a permute (view) puts at the first differing position.
     Run("permute-honest-challenges", target="aten.permute.default"),
     Run("view-honest-defends", honest_defends=True, target="aten.view.default"),
+    # Creation: the referee reads the fill value of the first full_like (the loss's backward seed) and rounds it.
+    Run("full-like-honest-challenges", target="aten.full_like.default"),
 ]
 
 # The element phase of a Tensor-Scalar node: the cheater's mul kernel is off by 1e-3 on the last step, only in
@@ -226,11 +238,14 @@ def test_a_covered_node_is_decided_in_stage_element_with_no_oracle(
         elif run.target:  # the first node the cheater's data movement changes, keyed by its operator alone
             args = encode_args(node.args)
             code = p.referee.game_of(view.element_game).op
-            assert node.op == run.target and code == element_op(node.op, args, 1) and code in LAYOUT_OPS, (node, code)
-            opened = p.referee._logs("ArgsOpened", {"gameId": view.element_game})
+            assert code == element_op(node.op, args, len(node.inputs)) and code in LAYOUT_OPS | CONST_OPS, (node, code)
+            assert node.op == run.target
+            opened = [e["scalar"] for e in p.referee._logs("ArgsOpened", {"gameId": view.element_game})]
             if code == PERMUTE:  # its dims read on chain from the argument bytes
                 dims = permute_dims(args)
-                assert dims is not None and [e["scalar"] for e in opened] == [packed_dims(dims)]
+                assert dims is not None and opened == [packed_dims(dims)]
+            elif code in CONST_OPS:  # its fill value read on chain
+                assert opened == [const_arg(code, args)] and opened[0] is not None
             else:
                 assert opened == []
         else:

@@ -148,7 +148,10 @@ def test_the_honest_trainer_wins_a_real_dispute(
     defender: str,
     decided_in: Stage,
 ) -> None:
-    cheat = witness(workload, Deviation(WRONG_STEP, kind))
+    # A faulty log-softmax: the element phase does not take it, so the oracle decides (node 0's op, the default
+    # target, is a permute, which the ElementReferee decides on chain).
+    target = "aten._log_softmax.default" if kind is DeviationKind.KERNEL else ""
+    cheat = witness(workload, Deviation(WRONG_STEP, kind, target))
     client, anyone = actors["client"], actors["oracle"]
     task_id, spec = post(client, honest)
     runs = {"honest": honest, "cheater": cheat}

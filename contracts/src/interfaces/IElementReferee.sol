@@ -114,8 +114,9 @@ interface IElementReferee {
     /// @notice The contract computed element `element`: `args` are the operator's arguments, `value` its result.
     event ElementComputed(uint256 indexed gameId, uint256 element, uint256[3] args, uint256 value);
     event GameResolved(uint256 indexed gameId, Outcome outcome);
-    /// @notice A Tensor-Scalar game's number, read from the node's argument bytes (binary64 pattern); a permute
-    ///         game's dims (the count in the low 4 bits, then 4 bits a dim, the first lowest).
+    /// @notice A Tensor-Scalar game's number or a creation game's fill value, read from the node's argument bytes
+    ///         (binary64 pattern); a permute game's dims (the count in the low 4 bits, then 4 bits a dim, the first
+    ///         lowest).
     event ArgsOpened(uint256 indexed gameId, uint64 scalar);
 
     /// @notice Opens a game; the caller is its owner. The defender moves first.
@@ -148,9 +149,9 @@ interface IElementReferee {
         uint64 arity
     ) external returns (uint256 gameId);
 
-    /// @notice Args stage (a Tensor-Scalar or a permute node opened by `openNode`): the defender opens the node's
-    ///         argument bytes, whose SHA-256 must be the node's argument hash (`ElementRefereeArgsMismatch`). If
-    ///         they are the call's template with a number the referee reads (a CBOR float, or an int below 2^53
+    /// @notice Args stage (a Tensor-Scalar, permute or creation node opened by `openNode`): the defender opens the
+    ///         node's argument bytes, whose SHA-256 must be the node's argument hash (`ElementRefereeArgsMismatch`).
+    ///         If they are the call's template with a number the referee reads (a CBOR float, or an int below 2^53
     ///         in magnitude) or dims it reads (a permutation of 0 .. n - 1, n <= 15), that is the game's scalar
     ///         (`ArgsOpened`) and the game goes on to the header stage; otherwise it resolves `Inapplicable` and
     ///         the dispute game asks the oracle.

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 from offchain.agents.adversaries._agents import ColludingOracle, CommitteeGrinder, LateOracle, OracleStarver
 from offchain.agents.adversaries._strategies import (
+    ORACLE_OP,
     Cheater,
     DeviatingStrategy,
     EagerKernels,
@@ -137,8 +138,8 @@ PROOF_REFUSED = "refused, it loses on time"
 register(
     Adversary(
         "faulty-kernel",
-        "one operator of one step computes a wrong value (off by 1e-3), the rest follows from it",
-        lambda c: DeviatingStrategy("faulty-kernel", Deviation(late_step(c), DeviationKind.KERNEL)),
+        "one operator of one step, its log-softmax, computes a wrong value (off by 1e-3), the rest follows from it",
+        lambda c: DeviatingStrategy("faulty-kernel", Deviation(late_step(c), DeviationKind.KERNEL, ORACLE_OP)),
         decided_by="oracle",
     )
 )
@@ -239,7 +240,7 @@ register(
     Adversary(
         "lying-oracle",
         "a faulty kernel, and the oracle drawn to answer lies; an honest oracle challenges it",
-        lambda c: DeviatingStrategy("faulty-kernel", Deviation(late_step(c), DeviationKind.KERNEL)),
+        lambda c: DeviatingStrategy("faulty-kernel", Deviation(late_step(c), DeviationKind.KERNEL, ORACLE_OP)),
         lying_oracle=True,
         decided_by="oracle (the liar's answer is challenged and overturned by the committee)",
     )
@@ -302,7 +303,7 @@ register(
         "a faulty kernel; it controls an oracle and tries to choose the committee: challenges and draws in one "
         "transaction through its own contract, and runs every draw at several blocks, sending it only when its "
         "oracle is picked",
-        lambda c: DeviatingStrategy("committee-grinder", Deviation(late_step(c), DeviationKind.KERNEL)),
+        lambda c: DeviatingStrategy("committee-grinder", Deviation(late_step(c), DeviationKind.KERNEL, ORACLE_OP)),
         decided_by="oracle (the draws are fixed by randomness requested before them: every block gives the same "
         "picks; its oracle, one among six, never holds a committee majority)",
         casting=_cheater_with_an_oracle(CommitteeGrinder),
@@ -313,7 +314,7 @@ register(
         "oracle-starver",
         "a faulty kernel; before its game reaches the oracle it asks the oracle directly and opens a game "
         "between two of its own accounts (both refused), and registers an oracle of its own (a liar)",
-        lambda c: DeviatingStrategy("oracle-starver", Deviation(late_step(c), DeviationKind.KERNEL)),
+        lambda c: DeviatingStrategy("oracle-starver", Deviation(late_step(c), DeviationKind.KERNEL, ORACLE_OP)),
         decided_by="oracle (drawn among the honest oracles and its own, none of them slashed or deactivated)",
         casting=_cheater_with_an_oracle(OracleStarver),
     )
@@ -322,7 +323,7 @@ register(
     Adversary(
         "lone-liar",
         "a faulty kernel, and the only oracle registered when its question is asked is its own liar",
-        lambda c: DeviatingStrategy("lone-liar", Deviation(late_step(c), DeviationKind.KERNEL)),
+        lambda c: DeviatingStrategy("lone-liar", Deviation(late_step(c), DeviationKind.KERNEL, ORACLE_OP)),
         decided_by="oracle (the question waits in its draw until five oracles are eligible, then is drawn among them)",
         casting=_lone_liar,
     )
@@ -406,7 +407,7 @@ register(
     Adversary(
         "last-second",
         "a faulty kernel at one step, revealed in the last second of the reveal window",
-        lambda c: LastSecond("last-second", Deviation(late_step(c), DeviationKind.KERNEL)),
+        lambda c: LastSecond("last-second", Deviation(late_step(c), DeviationKind.KERNEL, ORACLE_OP)),
         decided_by="oracle (the game is opened after the late reveal, within the dispute hour)",
     )
 )

@@ -212,23 +212,27 @@ class ForgedRoots(Cheater):
         return view.stage is Stage.CHECKPOINT_DESCENT
 
 
-# The node whose input the hostile question flattens: the first log-softmax (over dim 1, which a 1-d input
-# lacks). An mm would do too, but the element table covers mm (the dot phase decides it on chain, docs/game.md
-# 2.8), so between two sybils it would never reach the oracle this attack is aimed at.
-HOSTILE_OP = "aten._log_softmax.default"
+# The operator the oracle-bound cheaters get wrong: the element phase does not take a log-softmax (docs/game.md
+# 2.7, "What the oracle still decides"), so their games reach the oracle these attacks are aimed at. (Node 0's
+# op, the default, is a permute, which the referee now decides on chain.)
+ORACLE_OP = "aten._log_softmax.default"
+# The node whose input the hostile question flattens: the first gather (over dim 1, which a 1-d input lacks),
+# after the faulty log-softmax. An mm or a view would do too, but the element table covers them (decided on
+# chain), so between two sybils they would never reach the oracle this attack is aimed at.
+HOSTILE_OP = "aten.gather.default"
 
 
 class HostileQuestion(Cheater):
-    """A sybil of an attacker who plays several (`variant` 0, 1, ...): a faulty kernel at step `step` (node 0's
-    op), and in that step's trace the first log-softmax after node 0 claims a 1-d input
-    (`HostileInputsWitness`). Against an honest trainer its first wrong record is node 0's, an ordinary
-    question; between two of its variants it is the log-softmax node, whose inputs they agree on and publish:
-    a question the node cannot run."""
+    """A sybil of an attacker who plays several (`variant` 0, 1, ...): a faulty log-softmax kernel at step `step`
+    (ORACLE_OP), and in that step's trace the first gather after it claims a 1-d input (`HostileInputsWitness`).
+    Against an honest trainer its first wrong record is the log-softmax's, an ordinary question; between two of
+    its variants it is the gather node, whose inputs they agree on and publish: a question the node cannot
+    run."""
 
     def __init__(self, name: str, step: int, variant: int) -> None:
-        summary = f"a faulty kernel at step {step}; claims a 1-d input for a log-softmax node (variant {variant})"
+        summary = f"a faulty kernel at step {step}; claims a 1-d input for a gather node (variant {variant})"
         super().__init__(name, summary, step)
-        self.deviation = Deviation(step, DeviationKind.KERNEL)
+        self.deviation = Deviation(step, DeviationKind.KERNEL, ORACLE_OP)
         self.variant = variant
 
     def witness(self, program: Program, dataset: Dataset, config: RunConfig, initial: State) -> RunWitness:
@@ -238,7 +242,7 @@ class HostileQuestion(Cheater):
             config,
             initial,
             self.deviation,
-            node=first_op_after(program, 0, HOSTILE_OP),
+            node=first_op_after(program, first_op_after(program, -1, ORACLE_OP), HOSTILE_OP),
             variant=self.variant,
         )
 

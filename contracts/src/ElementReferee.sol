@@ -68,10 +68,10 @@ contract ElementReferee is IElementReferee {
     bytes14 private constant ARGS_SELF_OTHER = hex"826473656c66f782656f74686572";
     bytes8 private constant ARGS_ALPHA_ONE = hex"8265616c70686101";
     /// @notice The data-movement codes (docs/game.md 2.7, "Data movement"): the output element is one element of
-    ///         the input, copied (any dtype: the input's is the output's). COPY (52): at the same flat index (view, squeeze, unsqueeze, clone, _to_copy
-    ///         to fp32: the input and the output hold the same elements in the same order); EXPAND (53): at its
-    ///         broadcast position (expand); PERMUTE (54): at its permuted position, the dims read from the node's
-    ///         argument bytes (`openArgs`).
+    ///         the input, copied (any dtype: the input's is the output's). COPY (52): at the same flat index (view,
+    ///         squeeze, unsqueeze, clone: the input and the output hold the same elements in the same order);
+    ///         EXPAND (53): at its broadcast position (expand); PERMUTE (54): at its permuted position, the dims read
+    ///         from the node's argument bytes (`openArgs`).
     uint256 public constant COPY = 52;
     uint256 private constant EXPAND = 53;
     uint256 private constant PERMUTE = 54;
@@ -174,8 +174,8 @@ contract ElementReferee is IElementReferee {
         uint64 arity
     ) external returns (uint256 gameId) {
         uint256 code = elementOp(opHash, argHash, inputs.length);
-        // Not keyed with its arguments: a Tensor-Scalar call (its number varies) or a data-movement call (its
-        // sizes and dims vary) is keyed with argHash 0.
+        // Not keyed with its arguments: a Tensor-Scalar call (its number varies), a data-movement call (its sizes
+        // and dims vary) or a creation call (its fill value varies) is keyed with argHash 0.
         bool byOp = code == 0;
         if (byOp) code = elementOp(opHash, 0, inputs.length);
         if (code == 0) return 0;
@@ -191,8 +191,8 @@ contract ElementReferee is IElementReferee {
             })
         );
         if (byOp && code != COPY + 1 && code != EXPAND + 1) {
-            // The referee reads a number or the dims: the defender first opens the argument bytes (openArgs),
-            // checked against argHash.
+            // The referee reads a number, a fill value or the dims: the defender first opens the argument bytes
+            // (openArgs), checked against argHash.
             Game storage g = _games[gameId];
             g.stage = Stage.Args;
             g.pending = argHash;
@@ -571,9 +571,10 @@ contract ElementReferee is IElementReferee {
         uint256[3] memory args = [uint256(0), 0, 0];
         for (uint256 k; k < nIn; ++k) {
             InputOpening calldata o = openings[k];
-            uint256 index = op == COPY
-                ? e
-                : op == PERMUTE ? _permuteIndex(e, outputShape, o.shape, g.scalars[0]) : _broadcastIndex(e, outputShape, o.shape, 1 + k);
+            uint256 index;
+            if (op == COPY) index = e;
+            else if (op == PERMUTE) index = _permuteIndex(e, outputShape, o.shape, g.scalars[0]);
+            else index = _broadcastIndex(e, outputShape, o.shape, 1 + k);
             args[k] = TensorLib.verifyElement(g.inputs[k], o.dtype, o.shape, index, o.chunk, o.siblings);
         }
         // The scalars fill the slots after the tensor inputs; open checked that unused ones are 0.

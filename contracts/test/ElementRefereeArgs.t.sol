@@ -60,20 +60,8 @@ contract ElementRefereeArgsTest is ElementGames {
             uint256 id = _openScalar(op, args);
             assertEq(referee.gameOf(id).op, vm.parseJsonUint(json, string.concat(key, ".code")), "op code");
             assertEq(uint256(referee.gameOf(id).stage), uint256(IElementReferee.Stage.Args), "Args stage");
-            if (ok) {
-                vm.expectEmit(address(referee));
-                emit IElementReferee.ArgsOpened(id, scalar);
-            }
-            vm.prank(defender);
-            referee.openArgs(id, args);
-            IElementReferee.GameView memory v = referee.gameOf(id);
-            if (ok) {
-                assertEq(uint256(v.stage), uint256(IElementReferee.Stage.Header), "on to the headers");
-                assertEq(uint256(v.toMove), 0, "the defender opens its header next");
-            } else {
-                assertEq(uint256(v.outcome), uint256(IElementReferee.Outcome.Inapplicable), "refused");
-                ++refused;
-            }
+            if (_openArgsVector(id, args, ok, scalar)) ++refused;
+            else assertEq(uint256(referee.gameOf(id).toMove), 0, "the defender opens its header next");
             ++n;
         }
         assertEq(n, 67, "vectors");

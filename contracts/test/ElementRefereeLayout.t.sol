@@ -83,19 +83,7 @@ contract ElementRefereeLayoutTest is ElementGames {
             bool ok = vm.parseJsonBool(json, string.concat(key, ".ok"));
             uint64 dims = uint64(vm.parseJsonUint(json, string.concat(key, ".dims")));
             uint256 id = _open("aten.permute.default", args, keccak256("x"));
-            if (ok) {
-                vm.expectEmit(address(referee));
-                emit IElementReferee.ArgsOpened(id, dims);
-            }
-            vm.prank(defender);
-            referee.openArgs(id, args);
-            IElementReferee.GameView memory v = referee.gameOf(id);
-            if (ok) {
-                assertEq(uint256(v.stage), uint256(IElementReferee.Stage.Header), "on to the headers");
-            } else {
-                assertEq(uint256(v.outcome), uint256(IElementReferee.Outcome.Inapplicable), "refused");
-                ++refused;
-            }
+            if (_openArgsVector(id, args, ok, dims)) ++refused;
             ++n;
         }
         assertEq(n, 15, "vectors");
@@ -257,19 +245,7 @@ contract ElementRefereeLayoutTest is ElementGames {
             );
             assertEq(referee.gameOf(id).op, vm.parseJsonUint(consts, string.concat(key, ".code")), "op code");
             assertEq(uint256(referee.gameOf(id).stage), uint256(IElementReferee.Stage.Args), "Args first");
-            if (ok) {
-                vm.expectEmit(address(referee));
-                emit IElementReferee.ArgsOpened(id, value);
-            }
-            vm.prank(defender);
-            referee.openArgs(id, args);
-            IElementReferee.GameView memory v = referee.gameOf(id);
-            if (ok) {
-                assertEq(uint256(v.stage), uint256(IElementReferee.Stage.Header), "on to the headers");
-            } else {
-                assertEq(uint256(v.outcome), uint256(IElementReferee.Outcome.Inapplicable), "refused");
-                ++refused;
-            }
+            if (_openArgsVector(id, args, ok, value)) ++refused;
             ++n;
         }
         assertEq(n, 16, "vectors");

@@ -137,7 +137,7 @@ def element_move(
         return None
     gid = element_game
     defender = side is Side.DEFENDER
-    if rv.stage is er.Stage.ARGS:  # a Tensor-Scalar or permute node: the defender opens its argument bytes first
+    if rv.stage is er.Stage.ARGS:  # Tensor-Scalar, permute or creation node: the defender opens its args first
         scalar = referee.open_args(gid, mine.args)
         what = "dims" if rv.op == PERMUTE else "number"
         if scalar is None:

@@ -302,6 +302,25 @@ abstract contract ElementGames is Test {
         }
     }
 
+    /// @notice The defender opens argument vector `args` on game `id` (in stage Args): if `ok`, the referee emits
+    ///         `ArgsOpened(id, value)` and goes on to the headers; else the game resolves Inapplicable. Returns
+    ///         whether it was refused.
+    function _openArgsVector(uint256 id, bytes memory args, bool ok, uint64 value) internal returns (bool refused) {
+        if (ok) {
+            vm.expectEmit(address(referee));
+            emit IElementReferee.ArgsOpened(id, value);
+        }
+        vm.prank(defender);
+        referee.openArgs(id, args);
+        IElementReferee.GameView memory v = referee.gameOf(id);
+        if (ok) {
+            assertEq(uint256(v.stage), uint256(IElementReferee.Stage.Header), "on to the headers");
+        } else {
+            assertEq(uint256(v.outcome), uint256(IElementReferee.Outcome.Inapplicable), "refused");
+        }
+        return !ok;
+    }
+
     /// @dev The winning player from the game's outcome (address(0) while it runs or when neither wins).
     function _winner(uint256 id) internal view returns (address) {
         IElementReferee.GameView memory v = referee.gameOf(id);

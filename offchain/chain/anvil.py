@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import functools
 import json
 import os
 import re
@@ -60,12 +61,16 @@ class DevAccount:
 
 def dev_accounts(count: int = 10, mnemonic: str = DEFAULT_MNEMONIC) -> tuple[DevAccount, ...]:
     """The accounts anvil funds for `mnemonic`, derived along m/44'/60'/0'/0/i."""
+    return tuple(_dev_account(mnemonic, i) for i in range(count))
+
+
+@functools.cache
+def _dev_account(mnemonic: str, index: int) -> DevAccount:
+    """One derivation (about 30 ms of pure-Python elliptic-curve arithmetic), done once per process: every
+    agent of a multi-agent process (`oracle run --count 5`) and every anvil started by tests asks again."""
     Account.enable_unaudited_hdwallet_features()
-    out = []
-    for i in range(count):
-        acct = Account.from_mnemonic(mnemonic, account_path=DERIVATION_PATH.format(i))
-        out.append(DevAccount(acct.address, "0x" + bytes(acct.key).hex()))
-    return tuple(out)
+    acct = Account.from_mnemonic(mnemonic, account_path=DERIVATION_PATH.format(index))
+    return DevAccount(acct.address, "0x" + bytes(acct.key).hex())
 
 
 def anvil_binary(root: Path | None = None) -> Path:

@@ -20,7 +20,7 @@ from itertools import accumulate
 
 import torch
 
-from offchain.game.dot import NON_FINITE, NO_OPENING, Opening, grid_exponent, magnitude_class, opening, split_points
+from offchain.game.dot import NO_OPENING, NON_FINITE, Opening, grid_exponent, magnitude_class, opening, split_points
 from offchain.game.element import TensorHeader, header_of
 from offchain.game.element_table import sum_reduced
 from offchain.game.errors import GameError

@@ -7,7 +7,6 @@ import struct
 from pathlib import Path
 
 from offchain.game.element_table import (
-    key,
     CONST_OPS,
     ENTRIES,
     KEY_BYTES,
@@ -18,6 +17,7 @@ from offchain.game.element_table import (
     const_arg,
     element_op,
     input_index,
+    key,
     packed,
     permute_dims,
     scalar_arg,

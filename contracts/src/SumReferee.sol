@@ -421,7 +421,7 @@ contract SumReferee is ISumReferee {
         returns (uint64 length)
     {
         length = 1;
-        uint256 o; // the next output dimension
+        uint256 o = 0; // the next output dimension
         for (uint256 d; d < sh.length; ++d) {
             bool r = (reduced >> d) & 1 == 1;
             if (r) length *= sh[d];

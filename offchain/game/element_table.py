@@ -307,14 +307,14 @@ def table() -> list[tuple[bytes, int, str]]:
         out.append((_key(op, SCALAR_ARGS, 1), code, op + " (any arguments)"))
     for op, n_in, code in CONST_ENTRIES:
         out.append((_key(op, SCALAR_ARGS, n_in), code, op + " (any fill value)"))
+    out.extend(sum_table())
     return out
 
 
 def sum_table() -> list[tuple[bytes, int, str]]:
-    """(key, code, op) of the sums' entries (docs/game.md 2.10). Withheld from `table()`, and so from ElementReferee's
-    TABLE, until the trainer agents play the sum phase (an honest defender of a keyed sum node that cannot move at
-    ElementProof would lose on time); with them, `table()` appends these 12 entries (156 bytes of the contract, which
-    fit: ElementReferee 24,302 bytes, the oracle's share of the bundled workloads then 13 and 59 nodes)."""
+    """(key, code, op) of the sums' entries (docs/game.md 2.10), the last 12 of `table()`: `sum.dim_IntList` keyed by
+    its own argument bytes (dims (), 0, 1, 2, -1, (0, 1); keepdim both) to SUM_BASE + its variant. The trainer agents
+    hand such a node's element to a sum game (`offchain.agents._element.sum_move`)."""
     out = []
     for keep in (False, True):
         for dims in SUM_DIMS:

@@ -49,7 +49,7 @@ from offchain.chain.deploy import deploy_all
 from offchain.contracts.dispute_game import Side
 from offchain.contracts.protocol import Protocol
 from offchain.contracts.task_market import TaskStatus
-from offchain.game.element_table import DOT_OPS, TRACE_OPS, trace_function
+from offchain.game.element_table import DOT_OPS, SUM_OPS, TRACE_OPS, trace_function
 from trainer.workloads import Workload, mlp_digits
 
 ETH = 10**18
@@ -288,6 +288,8 @@ def build_report(
                 "dot": dot,
                 # a transcendental function: the TraceReferee game that decided it (docs/game.md 2.9), else None
                 "trace": _trace_of(p, int(view.element_game)),
+                # a sum: the SumReferee game that decided it (docs/game.md 2.10), else None
+                "sum": _sum_of(p, int(view.element_game)),
                 "ended_in": ended_in,  # the stage the game was in when it ended
                 "isolated_step": g.step,
                 "node": node,
@@ -633,6 +635,29 @@ def _trace_of(p: Protocol, element_game: int) -> dict[str, object] | None:
     steps = dot.trace()._logs("StepRecomputed", {"gameId": tid})
     how = f"step {int(steps[0]['step'])} (of 0..{tv.steps - 1}) recomputed" if steps else "a clock ran out"
     return {"game": tid, "function": trace_function(op), "how": how}
+
+
+def _sum_of(p: Protocol, element_game: int) -> dict[str, object] | None:
+    """The sum game that decided element game `element_game` (a `sum.dim_IntList` node), and how, or None."""
+    if not element_game or p.referee is None or p.referee.game_of(element_game).op not in SUM_OPS:
+        return None
+    dot = p.referee.dot()
+    sid = dot.summed_by(element_game)
+    if not sid:
+        return None
+    summer = dot.sum()
+    sv = summer.game_of(sid)
+    term = summer._logs("TermComputed", {"gameId": sid})
+    refuted = summer._logs("Refuted", {"gameId": sid})
+    if term:
+        how = f"term {int(term[0]['at'])} of L = {sv.length} recomputed"
+    elif refuted:
+        how = f"the defender's claim refuted by term {int(refuted[0]['at'])}"
+    elif sv.moves <= 1 and int(sv.outcome) == 1:
+        how = "decided by the claim (L = 0, a NaN or both infinities)"
+    else:
+        how = "a clock ran out"
+    return {"game": sid, "length": sv.length, "element": sv.element, "moves": sv.moves, "how": how}
 
 
 def _dot_of(p: Protocol, element_game: int) -> dict[str, object] | None:

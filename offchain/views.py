@@ -27,6 +27,7 @@ def _decided_on_chain(p: Any, element_game: int) -> dict[str, Any] | None:
         "stage": rv.stage.name.lower(),
         "dot_game": None,
         "trace_game": None,
+        "sum_game": None,
     }
     if rv.stage.name in ("DELEGATED", "RESOLVED"):
         dot = referee.dot()
@@ -44,6 +45,15 @@ def _decided_on_chain(p: Any, element_game: int) -> dict[str, Any] | None:
                 "stage": tv.stage.name.lower(),
                 "function": trace_function(int(rv.op)),
                 "steps": tv.steps,
+            }
+        sid = dot.summed_by(element_game)
+        if sid:
+            sv = dot.sum().game_of(sid)
+            out["sum_game"] = {
+                "game": sid,
+                "stage": sv.stage.name.lower(),
+                "length": sv.length,
+                "range": [sv.lo, sv.hi],
             }
     return out
 

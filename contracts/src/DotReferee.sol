@@ -4,8 +4,10 @@ pragma solidity ^0.8.28;
 import {IDotReferee} from "./interfaces/IDotReferee.sol";
 import {IElementReferee} from "./interfaces/IElementReferee.sol";
 import {ITraceReferee} from "./interfaces/ITraceReferee.sol";
+import {ISumReferee} from "./interfaces/ISumReferee.sol";
 import {TensorLib} from "./lib/TensorLib.sol";
 import {Binary32} from "./lib/Binary32.sol";
+import {GridLib} from "./lib/GridLib.sol";
 import {
     DotRefereeUnknown,
     DotRefereeBadParams,
@@ -33,11 +35,14 @@ contract DotReferee is IDotReferee {
     uint256 private constant MM = 0;
     uint256 private constant ADDMM = 1;
     uint8 private constant F32 = 1;
-    uint16 private constant NON_FINITE = 0xFFFF;
+    uint16 private constant NON_FINITE = GridLib.NON_FINITE;
     uint32 private constant NAN = 0x7FC00000;
     uint256 private constant P_DOT_MAX = 14;
     uint256 private constant MM_CODE = 64; // ElementReferee.MM (ADDMM = 65)
     uint256 private constant TRACE_CODE = 66; // ElementReferee.EXP: codes 66.. are TracePrograms' functions 0..
+    uint256 private constant TRACE_LAST = 74;
+    uint256 private constant SUM_CODE = 112; // ElementReferee.SUM: codes 112 + variant (ISumReferee.Params)
+    uint256 private constant SUM_LAST = 239;
 
     uint256 private constant TX_BASE_GAS = 21_000;
     uint256 private constant CALLDATA_GAS_PER_BYTE = 40;
@@ -78,8 +83,10 @@ contract DotReferee is IDotReferee {
     IElementReferee public immutable element;
     /// @inheritdoc IDotReferee
     address public immutable trace;
+    /// @inheritdoc IDotReferee
+    address public immutable sum;
 
-    /// @dev An element game handed to a trace game: its id there and the defender's gas for `startTrace`.
+    /// @dev An element game handed to a trace or sum game: its id there and the defender's gas for the hand-over.
     struct TraceLink {
         uint64 game;
         uint40 startGas;
@@ -89,6 +96,7 @@ contract DotReferee is IDotReferee {
     mapping(uint256 gameId => Game) private _games;
     mapping(uint256 elementGame => uint256 gameId) private _taken;
     mapping(uint256 elementGame => TraceLink) private _traces;
+    mapping(uint256 elementGame => TraceLink) private _sums;
 
     /// @dev Charges a player's call to its side's meter; a call that resolved a game taken over from the
     ///      ElementReferee settles that game there (once: no move of a resolved game succeeds).
@@ -99,9 +107,10 @@ contract DotReferee is IDotReferee {
         _settle(gameId);
     }
 
-    constructor(address element_, address trace_) {
+    constructor(address element_, address trace_, address sum_) {
         element = IElementReferee(element_);
         trace = trace_;
+        sum = sum_;
     }
 
     // ---- opening -------------------------------------------------------------------------
@@ -181,13 +190,8 @@ contract DotReferee is IDotReferee {
         returns (uint256 traceGame)
     {
         uint256 gas0 = gasleft();
-        IElementReferee.GameView memory v = element.gameOf(elementGame);
-        if (msg.sender != v.players[0]) revert DotRefereeNotYourTurn(elementGame, msg.sender, v.players[0]);
-        if (v.op < TRACE_CODE) revert DotRefereeBadParams(1, v.op);
-        uint256 deadline = uint256(v.turnStartedAt) + v.clockLeft[0];
-        if (block.timestamp > deadline) revert DotRefereeClockExpired(elementGame, deadline);
-        // hand checks the stage (ElementProof) and stops the element game's clocks.
-        (bytes32 hh,) = element.hand(elementGame, IElementReferee.Outcome.Pending, [uint256(0), 0]);
+        (IElementReferee.GameView memory v, bytes32 hh,, uint64[2] memory clocks) =
+            _handOver(elementGame, TRACE_CODE, TRACE_LAST);
         // A unary elementwise node: its input has the output's shape, element e sits at index e.
         bytes32 got = keccak256(abi.encodePacked(F32, input.shape));
         if (got != hh) revert DotRefereeHeader(0, got, hh);
@@ -198,30 +202,69 @@ contract DotReferee is IDotReferee {
             )
         );
         uint256 fn = v.op - TRACE_CODE;
-        uint64 left = uint64(deadline - block.timestamp);
-        traceGame = ITraceReferee(trace).open(
-            fn,
-            x,
-            [uint32(v.values[0]), uint32(v.values[1])],
-            v.players,
-            [left == 0 ? 1 : left, v.clockLeft[1] == 0 ? 1 : v.clockLeft[1]]
-        );
+        traceGame = ITraceReferee(trace).open(fn, x, [uint32(v.values[0]), uint32(v.values[1])], v.players, clocks);
         emit TraceStarted(elementGame, traceGame, fn, x);
-        uint256 used = gas0 - gasleft() + TX_BASE_GAS + CALLDATA_GAS_PER_BYTE * msg.data.length + METER_GAS;
-        _traces[elementGame] = TraceLink(uint64(traceGame), uint40(used));
+        _traces[elementGame] = TraceLink(uint64(traceGame), _used(gas0));
+    }
+
+    /// @inheritdoc IDotReferee
+    function startSum(uint256 elementGame) external returns (uint256 sumGame) {
+        uint256 gas0 = gasleft();
+        (, bytes32 hh, uint64 arity, uint64[2] memory clocks) = _handOver(elementGame, SUM_CODE, SUM_LAST);
+        sumGame = ISumReferee(sum).take(elementGame, hh, arity, clocks);
+        emit SumStarted(elementGame, sumGame);
+        _sums[elementGame] = TraceLink(uint64(sumGame), _used(gas0));
+    }
+
+    /// @dev The element game `elementGame` handed over (stage Delegated, its clocks stopped) by its defender, on
+    ///      its clock, for an op code in [first, last]; returns its view, output header hash, arity and what is
+    ///      left of both clocks (at least one second each: the new game's open refuses 0).
+    function _handOver(uint256 elementGame, uint256 first, uint256 last)
+        private
+        returns (IElementReferee.GameView memory v, bytes32 hh, uint64 arity, uint64[2] memory clocks)
+    {
+        v = element.gameOf(elementGame);
+        if (msg.sender != v.players[0]) revert DotRefereeNotYourTurn(elementGame, msg.sender, v.players[0]);
+        if (v.op < first || v.op > last) revert DotRefereeBadParams(1, v.op);
+        uint256 deadline = uint256(v.turnStartedAt) + v.clockLeft[0];
+        if (block.timestamp > deadline) revert DotRefereeClockExpired(elementGame, deadline);
+        // hand checks the stage (ElementProof) and stops the element game's clocks.
+        (hh, arity) = element.hand(elementGame, IElementReferee.Outcome.Pending, [uint256(0), 0]);
+        uint64 left = uint64(deadline - block.timestamp);
+        clocks = [left == 0 ? 1 : left, v.clockLeft[1] == 0 ? 1 : v.clockLeft[1]];
+    }
+
+    /// @dev The gas of a hand-over since `gas0`, metered as a move (the defender's, added when it settles).
+    function _used(uint256 gas0) private view returns (uint40) {
+        return uint40(gas0 - gasleft() + TX_BASE_GAS + CALLDATA_GAS_PER_BYTE * msg.data.length + METER_GAS);
     }
 
     /// @inheritdoc IDotReferee
     function settleTrace(uint256 elementGame) external {
-        TraceLink memory l = _traces[elementGame];
+        _settleLinked(elementGame, _traces[elementGame], trace);
+    }
+
+    /// @inheritdoc IDotReferee
+    function settleSum(uint256 elementGame) external {
+        _settleLinked(elementGame, _sums[elementGame], sum);
+    }
+
+    /// @dev Hands the outcome and both meters (the defender's hand-over gas added) of the resolved game `l.game` of
+    ///      `referee` (a TraceReferee or a SumReferee: the same `ownedOutcome` and `meterOf`) to the element game.
+    function _settleLinked(uint256 elementGame, TraceLink memory l, address referee) private {
         if (l.game == 0) revert DotRefereeUnknown(elementGame);
-        ITraceReferee t = ITraceReferee(trace);
+        ITraceReferee t = ITraceReferee(referee);
         IElementReferee.Outcome o = t.ownedOutcome(l.game);
         if (o == IElementReferee.Outcome.Pending) revert DotRefereeTracePending(l.game);
         uint256[2] memory gas = t.meterOf(l.game);
         gas[0] += l.startGas;
         emit TraceSettled(elementGame, l.game, o);
         element.hand(elementGame, o, gas);
+    }
+
+    /// @inheritdoc IDotReferee
+    function summedBy(uint256 elementGame) external view returns (uint256) {
+        return _sums[elementGame].game;
     }
 
     /// @inheritdoc IDotReferee
@@ -321,12 +364,12 @@ contract DotReferee is IDotReferee {
         if (k != 0) {
             if (c.rowAt >= k) revert DotRefereeWidth(c.rowAt, k);
             if (c.colAt >= k) revert DotRefereeWidth(c.colAt, k);
-            rowKey = _key(_openA(g, i, c.rowAt, c.row));
-            colKey = _key(_openB(g, c.colAt, j, c.col));
+            rowKey = GridLib.key(_openA(g, i, c.rowAt, c.row));
+            colKey = GridLib.key(_openB(g, c.colAt, j, c.col));
             if (rowKey == NON_FINITE || colKey == NON_FINITE) {
                 mm = NAN;
             } else {
-                int256 scale = _exponent(rowKey) + _exponent(colKey) - 2 * int256(_pDot(k));
+                int256 scale = GridLib.exponent(rowKey) + GridLib.exponent(colKey) - 2 * int256(_pDot(k));
                 mm = Binary32.fromScaledInt(c.total, scale);
                 // linalg.md: a product that rounds to zero is +0 (an integer sum has no sign).
                 if (mm == 0x80000000) mm = 0;
@@ -366,7 +409,7 @@ contract DotReferee is IDotReferee {
         if (which > 1) revert DotRefereeWidth(which, 2);
         if (at >= g.k) revert DotRefereeWidth(at, g.k);
         (uint256 i, uint256 j) = _coords(g);
-        uint16 key = _key(which == 0 ? _openA(g, i, at, o) : _openB(g, at, j, o));
+        uint16 key = GridLib.key(which == 0 ? _openA(g, i, at, o) : _openB(g, at, j, o));
         uint16 claimed = which == 0 ? g.rowKey : g.colKey;
         if (key <= claimed) revert DotRefereeNotGreater(key, claimed);
         _pass(g, IElementReferee.Side.Defender);
@@ -413,17 +456,17 @@ contract DotReferee is IDotReferee {
         (uint32 x, uint32 w) = _termElements(g, a, b);
         o = IElementReferee.Outcome.ChallengerWins;
         // An element of a larger class than the claimed maximum disproves the claim itself.
-        if (_key(x) > g.rowKey || _key(w) > g.colKey) return (o, 0, 0);
+        if (GridLib.key(x) > g.rowKey || GridLib.key(w) > g.colKey) return (o, 0, 0);
         uint256 p = _pDot(g.k);
-        qa = _grid(x, _exponent(g.rowKey), p);
-        qb = _grid(w, _exponent(g.colKey), p);
+        qa = GridLib.grid(x, GridLib.exponent(g.rowKey), p);
+        qb = GridLib.grid(w, GridLib.exponent(g.colKey), p);
         int256 prod = qa * qb; // |qa|, |qb| <= 2^14 here
         int256 pLo = g.pLo;
         bool ok;
         unchecked {
-            int256 sum = pLo + prod;
+            int256 total = pLo + prod;
             // pLo + prod wraps only for a pLo at the end of the int256 range, which no sum of K terms is.
-            ok = sum == g.pHi && (prod >= 0 ? sum >= pLo : sum < pLo);
+            ok = total == g.pHi && (prod >= 0 ? total >= pLo : total < pLo);
         }
         if (ok) o = IElementReferee.Outcome.DefenderWins;
     }
@@ -449,15 +492,8 @@ contract DotReferee is IDotReferee {
     // ---- views ---------------------------------------------------------------------------
 
     /// @inheritdoc IDotReferee
-    function splitPoints(uint64 lo, uint64 hi, uint64 arity) public pure returns (uint64[] memory points) {
-        if (hi <= lo + 1) return new uint64[](0);
-        uint256 w = hi - lo;
-        uint256 step = (w + arity - 1) / arity;
-        uint256 count = (w + step - 1) / step - 1; // < arity
-        points = new uint64[](count);
-        for (uint256 m; m < count; ++m) {
-            points[m] = uint64(lo + step * (m + 1));
-        }
+    function splitPoints(uint64 lo, uint64 hi, uint64 arity) public pure returns (uint64[] memory) {
+        return GridLib.splitPoints(lo, hi, arity);
     }
 
     /// @inheritdoc IDotReferee
@@ -619,56 +655,9 @@ contract DotReferee is IDotReferee {
         return TensorLib.verifyElement(g.inputs[0], F32, sh, index, o.chunk, o.siblings);
     }
 
-    /// @dev The magnitude class of binary32 `x`: 0 for +-0, 150 + e for a finite nonzero value with
-    ///      2^(e-1) <= |x| < 2^e (2 .. 278), NON_FINITE for NaN and +-inf. Larger class, larger exponent.
-    function _key(uint32 x) private pure returns (uint16) {
-        uint32 mag = x & 0x7FFFFFFF;
-        if (mag == 0) return 0;
-        uint32 biased = mag >> 23;
-        if (biased == 0xFF) return NON_FINITE;
-        if (biased != 0) return uint16(biased + 24);
-        uint16 bits;
-        while (mag != 0) {
-            mag >>= 1;
-            ++bits;
-        }
-        return bits + 1; // a subnormal f * 2^-149 with f of `bits` bits: e = bits - 148
-    }
-
-    /// @dev The grid exponent of a slice whose largest class is `key` (linalg.md: e = 1 for an all-zero slice).
-    function _exponent(uint16 key) private pure returns (int256) {
-        return key == 0 ? int256(1) : int256(uint256(key)) - 150;
-    }
-
     /// @dev p_dot(K) = min(14, floor((53 - ceil(log2 K)) / 2)) for K >= 1.
     function _pDot(uint256 k) private pure returns (uint256) {
-        uint256 c;
-        while ((uint256(1) << c) < k) ++c;
-        uint256 p = (53 - c) / 2;
+        uint256 p = (53 - GridLib.ceilLog2(k)) / 2;
         return p < P_DOT_MAX ? p : P_DOT_MAX;
-    }
-
-    /// @dev q = RN(x * 2^(p - e)), ties to even (linalg.md, "Fixed-point grid"), for finite `x` of a class at
-    ///      most the slice's (so |q| <= 2^p).
-    function _grid(uint32 x, int256 e, uint256 p) private pure returns (int256) {
-        uint256 mag = x & 0x7FFFFFFF;
-        uint256 biased = mag >> 23;
-        uint256 m = mag & 0x7FFFFF;
-        if (biased == 0) biased = 1;
-        else m |= 1 << 23;
-        int256 sh = int256(biased) - 150 + int256(p) - e;
-        uint256 q = 0; // below a quarter step: 0
-        if (sh >= 0) {
-            q = m << uint256(sh);
-        } else {
-            uint256 r = uint256(-sh);
-            if (r <= 40) {
-                q = m >> r;
-                uint256 rem = m & ((1 << r) - 1);
-                uint256 half = 1 << (r - 1);
-                if (rem > half || (rem == half && q & 1 == 1)) ++q;
-            }
-        }
-        return x >> 31 == 1 ? -int256(q) : int256(q);
     }
 }

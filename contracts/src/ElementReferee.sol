@@ -55,6 +55,10 @@ contract ElementReferee is IElementReferee {
     ///         gelu tanh: TracePrograms' order), whose element the trace game decides (docs/game.md 2.9).
     uint256 public constant EXP = 66;
     uint256 private constant TRACE_LAST = 74;
+    /// @notice The first code of the sums (docs/game.md 2.10): `sum.dim_IntList` keyed by its argument bytes to
+    ///         SUM + variant (the reduced dims and keepdim, ISumReferee.Params), whose element the sum game decides.
+    uint256 private constant SUM = 112;
+    uint256 private constant SUM_LAST = 239;
     /// @notice The Tensor-Scalar codes (docs/game.md 2.7): an fp32 tensor and a Python number, `mul.Tensor(x, s)`
     ///         (48), `div.Tensor(x, s)` (49), `add.Tensor(x, s)` (50), `sub.Tensor(x, s)` (51), both with alpha 1.
     ///         The number is read from the node's argument bytes (`openArgs`) as a binary64 pattern, and the
@@ -151,8 +155,10 @@ contract ElementReferee is IElementReferee {
 
     /// @param trace The TraceReferee that decides the transcendental functions' elements (codes EXP.. ; the
     ///              DotReferee hands them to it, docs/game.md 2.9).
-    constructor(address trace) {
-        dot = address(new DotReferee(address(this), trace));
+    /// @param sum The SumReferee that decides the sums' elements (codes SUM..; the DotReferee hands them to it,
+    ///            docs/game.md 2.10).
+    constructor(address trace, address sum) {
+        dot = address(new DotReferee(address(this), trace, sum));
         _unit = ITraceReferee(trace);
     }
 
@@ -258,7 +264,19 @@ contract ElementReferee is IElementReferee {
     //  56 aten.scalar_tensor.default (any fill value)
     //  56 aten.full.default (any fill value)
     //  57 aten.full_like.default (any fill value)
-    bytes private constant TABLE = hex"c751f4a942d431ff1b206154011a8c3d4095d2660482805c9e0313690de099f4327b492265630563f348343fd6862ba5892f920662c071fe9f137c4472b8c955075e51654529e996d12545b2d70831fa46769e8d8cba339bd86b091330e8a2cdc1afb00fee46890aee11884bac8066154a149c860b8a738994fd7761d1aeef2e520d9dc792d539b269d3b7526c2e0e49aa1f20a8be43f3d023eece41af29544aa9c3dbecc2ea1fe3423c58eadafd4808a7396640a14334dcaa024f08c4aeac865b4544f9b653eba8178c12b06870e84592d917256242be0072ddc83e4706662eae7ab8be0f278c2469484db1649eb748c9fdbbd9ff4549cd14c4c5ac638658b5aad7ec4a936674c8414a305b871765c94bd422ecbaec6c70634d01922f35a5d402b5d8c1e2e5625fe73b3563990b8abd96cd91e39d11a71b5403490f94aa5f75f5b76a7b3164c657b7df5c81cafbf08dc03246dbe1c44474fee91fbfdbde33030361a3f25da7a031cc74d4346de44e3fe0d94f9955f48352355ea300e3296dd82f0a1abd2b35987bd09d91996fb5cafbce8435bdc71eb6ee707cd4bf18b937358e5db3243b53ee0a748b300d3597b44b45e7e9b5166a86459936dfae60fe3fd21785cc2d7fd43706524ece4f8411cf322f5bd038fe99e7565e810897b2bf21f3387254cc040b08d1af8a90ca8439";
+    // 113 aten.sum.dim_IntList dim=[] keepdim=False
+    // 115 aten.sum.dim_IntList dim=[0] keepdim=False
+    // 117 aten.sum.dim_IntList dim=[1] keepdim=False
+    // 121 aten.sum.dim_IntList dim=[2] keepdim=False
+    // 145 aten.sum.dim_IntList dim=[-1] keepdim=False
+    // 119 aten.sum.dim_IntList dim=[0, 1] keepdim=False
+    // 114 aten.sum.dim_IntList dim=[] keepdim=True
+    // 116 aten.sum.dim_IntList dim=[0] keepdim=True
+    // 118 aten.sum.dim_IntList dim=[1] keepdim=True
+    // 122 aten.sum.dim_IntList dim=[2] keepdim=True
+    // 146 aten.sum.dim_IntList dim=[-1] keepdim=True
+    // 120 aten.sum.dim_IntList dim=[0, 1] keepdim=True
+    bytes private constant TABLE = hex"c751f4a942d431ff1b206154011a8c3d4095d2660482805c9e0313690de099f4327b492265630563f348343fd6862ba5892f920662c071fe9f137c4472b8c955075e51654529e996d12545b2d70831fa46769e8d8cba339bd86b091330e8a2cdc1afb00fee46890aee11884bac8066154a149c860b8a738994fd7761d1aeef2e520d9dc792d539b269d3b7526c2e0e49aa1f20a8be43f3d023eece41af29544aa9c3dbecc2ea1fe3423c58eadafd4808a7396640a14334dcaa024f08c4aeac865b4544f9b653eba8178c12b06870e84592d917256242be0072ddc83e4706662eae7ab8be0f278c2469484db1649eb748c9fdbbd9ff4549cd14c4c5ac638658b5aad7ec4a936674c8414a305b871765c94bd422ecbaec6c70634d01922f35a5d402b5d8c1e2e5625fe73b3563990b8abd96cd91e39d11a71b5403490f94aa5f75f5b76a7b3164c657b7df5c81cafbf08dc03246dbe1c44474fee91fbfdbde33030361a3f25da7a031cc74d4346de44e3fe0d94f9955f48352355ea300e3296dd82f0a1abd2b35987bd09d91996fb5cafbce8435bdc71eb6ee707cd4bf18b937358e5db3243b53ee0a748b300d3597b44b45e7e9b5166a86459936dfae60fe3fd21785cc2d7fd43706524ece4f8411cf322f5bd038fe99e7565e810897b2bf21f3387254cc040b08d1af8a90ca84398c5272bbc6121001cc9b88357194de4a46c0ea6e93d5f8502873919db5cd4fe673e7a24c44d2752c721220ee283c3e676a5bcb7936e985afed7f3d32abb5999791811c712a5bbebd3559d7a3957701a7782724eb3627394679ca723383f853a506723fc5ff1e27744046601a826096834249463a76095247a7e9c0e883403c93e77a3174b0bb5817412873a9ddb7925294a553a903e87b62e6746378";
 
     /// @inheritdoc IElementReferee
     function elementOp(bytes32 opHash, bytes32 argHash, uint256 nIn) public pure virtual returns (uint256) {
@@ -393,11 +411,12 @@ contract ElementReferee is IElementReferee {
             uint8 want = uint8(inDtypes >> (8 * k));
             if (want == 0) want = output.dtype;
             if (h.dtype != want) revert ElementRefereeDtype(1 + k, h.dtype, want);
-            if (h.shape.length > ndim && op != COPY) {
+            if (h.shape.length > ndim && op != COPY && op < SUM) {
                 revert ElementRefereeShape(1 + k, type(uint256).max, h.shape.length, ndim);
             }
         }
-        // mm and addmm: DotReferee checks the output shape against A's and B's when it takes over.
+        // mm and addmm: DotReferee checks the output shape against A's and B's when it takes over; a sum's,
+        // SumReferee against the input's and the dims.
         if (op >= MM || op == CONST0) return; // CONST0: no input, and the element does not depend on the shape
         if (op == COPY) {
             // The same elements in the same order: as many of them.
@@ -718,7 +737,7 @@ contract ElementReferee is IElementReferee {
         if (op == CONST1) return (1, 0, F32, F32);
         if (op == MM) return (2, 0, ff, F32);
         if (op == ADDMM) return (3, 0, ff | uint256(F32) << 16, F32);
-        if (op >= EXP && op <= TRACE_LAST) return (1, 0, F32, F32);
+        if ((op >= EXP && op <= TRACE_LAST) || (op >= SUM && op <= SUM_LAST)) return (1, 0, F32, F32);
         revert ElementRefereeBadParams(1, op);
     }
 

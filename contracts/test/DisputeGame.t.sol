@@ -8,6 +8,7 @@ import {DisputeGame} from "../src/DisputeGame.sol";
 import {RecomputeOracle} from "../src/RecomputeOracle.sol";
 import {ElementReferee} from "../src/ElementReferee.sol";
 import {TraceReferee} from "../src/TraceReferee.sol";
+import {SumReferee} from "../src/SumReferee.sol";
 import {IElementReferee} from "../src/interfaces/IElementReferee.sol";
 import {IDisputeGame} from "../src/interfaces/IDisputeGame.sol";
 import {IRecomputeOracle} from "../src/interfaces/IRecomputeOracle.sol";
@@ -97,7 +98,7 @@ abstract contract DisputeGameBase is Test {
 
     /// @notice The ElementReferee to bind (a subclass may give one with another table).
     function _referee() internal virtual returns (IElementReferee) {
-        return new ElementReferee(address(new TraceReferee()));
+        return new ElementReferee(address(new TraceReferee()), address(new SumReferee()));
     }
 
     /// @notice `who` and the two more oracles a whole escalation needs (answer, challenge, committee).

@@ -4,6 +4,7 @@ pragma solidity ^0.8.28;
 import {DisputeGameBase} from "./DisputeGame.t.sol";
 import {ElementReferee} from "../src/ElementReferee.sol";
 import {TraceReferee} from "../src/TraceReferee.sol";
+import {SumReferee} from "../src/SumReferee.sol";
 import {IDisputeGame} from "../src/interfaces/IDisputeGame.sol";
 import {IElementReferee} from "../src/interfaces/IElementReferee.sol";
 import {IRecomputeOracle} from "../src/interfaces/IRecomputeOracle.sol";
@@ -21,7 +22,7 @@ import {Reference} from "./utils/Reference.sol";
 /// @notice A referee whose table also holds the fixture's operator (`H("aten.mul.Tensor")`, `H("")`, 3
 ///         inputs) as `where`: the fixture's nodes then go to the element phase. Only the table differs.
 contract FixtureTableReferee is ElementReferee {
-    constructor(address trace) ElementReferee(trace) {}
+    constructor(address trace, address sum) ElementReferee(trace, sum) {}
 
     function elementOp(bytes32 opHash, bytes32 argHash, uint256 nIn) public pure override returns (uint256) {
         if (opHash == Players.OP_MUL && argHash == Players.NO_ARGS && nIn == 3) return 14; // WHERE + 1
@@ -44,7 +45,7 @@ contract DisputeGameElementTest is DisputeGameBase {
     FixtureTableReferee internal ref;
 
     function _referee() internal override returns (IElementReferee) {
-        ref = new FixtureTableReferee(address(new TraceReferee()));
+        ref = new FixtureTableReferee(address(new TraceReferee()), address(new SumReferee()));
         return ref;
     }
 

@@ -5,6 +5,7 @@ import {DotGames} from "./utils/DotGames.sol";
 import {DotReferee} from "../src/DotReferee.sol";
 import {ElementReferee} from "../src/ElementReferee.sol";
 import {TraceReferee} from "../src/TraceReferee.sol";
+import {SumReferee} from "../src/SumReferee.sol";
 import {IDotReferee} from "../src/interfaces/IDotReferee.sol";
 import {IElementReferee} from "../src/interfaces/IElementReferee.sol";
 import {
@@ -403,7 +404,7 @@ contract DotRefereeTest is DotGames {
     // ---- the takeover's access rules ---------------------------------------------------------------
 
     function test_takeover_handAndStart_refusedOutsideTheirRules_reverts() public {
-        ElementReferee referee = new ElementReferee(address(new TraceReferee()));
+        ElementReferee referee = new ElementReferee(address(new TraceReferee()), address(new SumReferee()));
         DotReferee linked = DotReferee(referee.dot());
         assertEq(address(linked.element()), address(referee), "deployed by its referee");
         vm.expectRevert(abi.encodeWithSelector(ElementRefereeUnknown.selector, 1));

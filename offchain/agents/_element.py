@@ -7,6 +7,13 @@ inputs and its own output, from its `RunWitness`); `element_due` is what anyone 
 (the referee's `timeout` once the side to move let its clock run out, DisputeGame's `resolveElement`
 once the referee game is decided). Every call reads the referee's state first, so a tick taken again
 (after a crash, or a lost race) makes the move that is due then, never one twice.
+
+An isolated element of an mm or addmm node goes to a dot game (docs/game.md 2.8, `dot_move`), of a
+transcendental function to a trace game (2.9, `trace_move`), of a `sum.dim_IntList` node to a sum game
+(2.10, `sum_move`): the defender hands it over at stage ElementProof (`DotReferee.start`, `startTrace`,
+`startSum`), both play there, and anyone settles the outcome back (`settleTrace`, `settleSum`; the dot game
+settles itself) once that game is decided. Which game took an element over is read from the chain
+(`takenOver`, `tracedBy`, `summedBy`), never from an agent's memory.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ import torch
 from offchain.agents.base import BUSY, Tick, idle
 from offchain.contracts import dot_referee as dr
 from offchain.contracts import element_referee as er
+from offchain.contracts import sum_referee as sr
 from offchain.contracts import trace_referee as tr
 from offchain.contracts.dispute_game import (
     DisputeGameClient,
@@ -28,7 +36,16 @@ from offchain.contracts.dispute_game import (
 )
 from offchain.game.dot import DotSide
 from offchain.game.element import ElementSide
-from offchain.game.element_table import DOT_OPS, PERMUTE, TRACE_BASE, TRACE_OPS, permute_dims, trace_function
+from offchain.game.element_table import (
+    DOT_OPS,
+    PERMUTE,
+    SUM_OPS,
+    TRACE_BASE,
+    TRACE_OPS,
+    permute_dims,
+    trace_function,
+)
+from offchain.game.sum import SumSide
 from offchain.game.witness import RunWitness
 from trainer.program.program import encode_args
 from trainer.repops import programs
@@ -42,20 +59,32 @@ RACES = (
     dr.DotRefereeClockRunning,
     tr.TraceRefereeNotPlaying,
     tr.TraceRefereeClockRunning,
-    er.ElementRefereeWrongStage,  # someone else settled the trace game first
+    sr.SumRefereeNotPlaying,
+    sr.SumRefereeClockRunning,
+    er.ElementRefereeWrongStage,  # someone else settled the trace (or sum) game first
 )
+
+
+class NoMove(Exception):
+    """The side to move has no move the referee would take (a challenger facing a true infinite sum claim: only a
+    refutation is a move there, and none exists); it lets its clock run out. `deadline` is when."""
+
+    def __init__(self, what: str, deadline: int) -> None:
+        super().__init__(what)
+        self.deadline = deadline
 
 
 @dataclass(frozen=True, slots=True)
 class Turn:
-    """Whose move it is in an element game, counting the dot game (docs/game.md 2.8) or the trace game (2.9)
-    that took it over."""
+    """Whose move it is in an element game, counting the dot game (docs/game.md 2.8), the trace game (2.9) or the
+    sum game (2.10) that took it over."""
 
     to_move: int | None  # 0 defender, 1 challenger; None once decided
     deadline: int
     moves: int  # both games' moves: changes whenever anyone moved
     dot_game: int  # 0: no dot game
     trace_game: int = 0  # 0: no trace game
+    sum_game: int = 0  # 0: no sum game
 
 
 def element_turn(referee: er.ElementRefereeClient, element_game: int) -> Turn:
@@ -67,6 +96,11 @@ def element_turn(referee: er.ElementRefereeClient, element_game: int) -> Turn:
             tv = dot.trace().game_of(tid)
             done = tv.stage is tr.Stage.RESOLVED
             return Turn(None if done else tv.to_move, tv.deadline, rv.moves + tv.moves, 0, tid)
+        sid = dot.summed_by(element_game)
+        if sid:
+            sv = dot.sum().game_of(sid)
+            done = sv.stage is sr.Stage.RESOLVED
+            return Turn(None if done else sv.to_move, sv.deadline, rv.moves + sv.moves, 0, 0, sid)
         did = dot.taken_over(element_game)
         dv = dot.game_of(did)
         done = dv.stage is dr.Stage.RESOLVED
@@ -102,6 +136,17 @@ def element_due(
                     trace.timeout(tid)
                     return BUSY, f"trace game {tid}: {Side(tv.to_move).name.lower()}'s clock ran out"
                 return idle(tv.deadline + 1), None
+            sid = dot.summed_by(view.element_game)
+            if sid:
+                summer = dot.sum()
+                sv = summer.game_of(sid)
+                if sv.stage is sr.Stage.RESOLVED:  # decided there: hand the outcome back to the element game
+                    dot.settle_sum(view.element_game)
+                    return BUSY, f"sum game {sid} settled its element game {view.element_game}"
+                if now > sv.deadline:
+                    summer.timeout(sid)
+                    return BUSY, f"sum game {sid}: {Side(sv.to_move).name.lower()}'s clock ran out"
+                return idle(sv.deadline + 1), None
             did = dot.taken_over(view.element_game)
             dv = dot.game_of(did)
             if dv.stage is not dr.Stage.RESOLVED and now > dv.deadline:
@@ -127,11 +172,14 @@ def element_move(
     referee: er.ElementRefereeClient, element_game: int, side: Side, mine: ElementSide, arity: int
 ) -> str | None:
     """This side's move in element game `element_game` if it is its turn (what it did), else None. A move the
-    referee refuses raises its typed `ContractRevert`."""
+    referee refuses raises its typed `ContractRevert`; a side with no move raises `NoMove`."""
     rv = referee.game_of(element_game)
     if rv.stage is er.Stage.DELEGATED:
-        if referee.dot().traced_by(element_game):
+        dot = referee.dot()
+        if dot.traced_by(element_game):
             return trace_move(referee, element_game, side, mine)
+        if dot.summed_by(element_game):
+            return sum_move(referee, element_game, side, mine, arity)
         return dot_move(referee, element_game, side, mine, arity)
     if rv.stage in (er.Stage.NONE, er.Stage.RESOLVED) or rv.to_move != int(side):
         return None
@@ -176,6 +224,9 @@ def element_move(
         tid = referee.dot().start_trace(gid, mine.openings(rv.element)[0])
         name = trace_function(rv.op)
         return f"element game {gid}: element {rv.element} of {name} goes to trace game {tid} (docs/game.md 2.9)"
+    if rv.op in SUM_OPS:  # a sum: the defender hands the element to a sum game, where it claims next
+        sid = referee.dot().start_sum(gid)
+        return f"element game {gid}: element {rv.element} of a sum goes to sum game {sid} (docs/game.md 2.10)"
     # ELEMENT_PROOF: the defender opens the inputs at element e; the contract computes it and decides.
     outcome = referee.prove_element(gid, tuple(mine.output.shape), mine.openings(rv.element, rv.op))
     return f"element game {gid}: opened the inputs at element {rv.element}; the contract computed it: " + (
@@ -238,6 +289,57 @@ def trace_move(referee: er.ElementRefereeClient, element_game: int, side: Side, 
     step = len(posted) - 1 if wrong is None else wrong
     outcome, _ = trace.refute(tid, packed, step)
     return f"trace game {tid}: named step {step}; the contract recomputed it: " + er.Outcome(outcome).name.lower()
+
+
+def sum_move(
+    referee: er.ElementRefereeClient, element_game: int, side: Side, mine: ElementSide, arity: int
+) -> str | None:
+    """This side's move in the sum game that decides `element_game`, if it is its turn (what it did); its arity is
+    the element game's. The defender claims the slice's largest class with a witness, the S its own value follows
+    from and the true prefix sums, then splits and opens the last term; the challenger refutes a claim it can
+    disprove (a larger element; against an infinity a NaN or the opposite one), else picks the first sub-range
+    whose end the defender got wrong (an honest output's claim is the spec's; another's is found out at the last
+    term)."""
+    dot = referee.dot()
+    sid = dot.summed_by(element_game)
+    summer = dot.sum()
+    sv = summer.game_of(sid)
+    if sv.stage is sr.Stage.RESOLVED or sv.to_move != int(side):
+        return None
+    ss = _sum_side(sv.variant, mine, sv.element, side)
+    if side is Side.CHALLENGER:  # stage PICK or REFUTE
+        refutation = ss.refutation(sv.key, sv.witness)
+        if refutation is not None:
+            at, opening = refutation
+            outcome = summer.refute(sid, at, opening)
+            return f"sum game {sid}: refuted the defender's claim with term {at}: " + er.Outcome(outcome).name.lower()
+        if sv.stage is sr.Stage.REFUTE:
+            raise NoMove(f"sum game {sid}: the defender's infinite claim holds; nothing refutes it", sv.deadline)
+        theirs = summer.defender_splits(sid)
+        m = ss.pick(sv.lo, sv.hi, arity, theirs)
+        summer.pick(sid, theirs, m)
+        return f"sum game {sid}: disputes sub-range {m} of the prefix sums over [{sv.lo}, {sv.hi}]"
+    if sv.stage is sr.Stage.CLAIM:
+        claim = ss.claim(arity)
+        summer.claim(sid, claim)
+        return (
+            f"sum game {sid}: claimed S = {claim.total} over L = {ss.length} terms with the slice's largest element "
+            f"at term {claim.at}"
+        )
+    if sv.stage is sr.Stage.SPLIT:
+        summer.split(sid, ss.splits(sv.lo, sv.hi, arity))
+        return f"sum game {sid}: posted the prefix sums splitting [{sv.lo}, {sv.hi}]"
+    outcome = summer.prove_term(sid, ss.term_opening(sv.lo))
+    return f"sum game {sid}: opened term {sv.lo}; the contract recomputed it: " + er.Outcome(outcome).name.lower()
+
+
+def _sum_side(variant: int, mine: ElementSide, element: int, side: Side) -> SumSide:
+    """The sum game's side from the agreed input; the defender claims the S its own output's value follows from
+    (as `_dot_side`)."""
+    ss = SumSide(variant, mine.inputs[0], tuple(mine.output.shape), element)
+    if side is Side.DEFENDER:
+        ss.defend(int(mine.output.contiguous().view(torch.int32).reshape(-1)[element]) & 0xFFFFFFFF)
+    return ss
 
 
 def _f64(bits: int) -> float:

@@ -59,7 +59,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from offchain.agents._element import element_due, element_move, element_side, element_turn
+from offchain.agents._element import NoMove, element_due, element_move, element_side, element_turn
 from offchain.agents._questions import tend
 from offchain.agents.base import BUSY, DONE, Agent, Tick, idle
 from offchain.agents.strategy import HONEST, Strategy
@@ -838,6 +838,11 @@ class TrainerAgent(Agent):
                     )
             try:
                 what = element_move(referee, element, side, mine, game.config_of(game_id).arity)
+            except NoMove as e:  # nothing to play: our clock runs out, then anyone times us out
+                if not rec.get("no_move"):
+                    self.db.update("game", game_id, no_move=True)
+                    self.say(f"game {game_id}: {e}; we let our clock run out")
+                return idle(e.deadline + 1)
             except ContractRevert as e:
                 if element_turn(referee, element).moves != turn.moves:
                     self.say(

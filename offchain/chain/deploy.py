@@ -84,9 +84,10 @@ PROTOCOL: Final[tuple[ContractSpec, ...]] = (
     ContractSpec("TaskMarket", lambda a: (a["DisputeGame"], a["RecomputeOracle"])),
     ContractSpec("TrainingLedger"),  # stands alone: ledgers of docs/ledger.md
     ContractSpec("TraceReferee"),  # the transcendental functions' trace game (docs/game.md 2.9)
+    ContractSpec("SumReferee"),  # the sums' game (docs/game.md 2.10)
     # Stands alone until DisputeGame is bound to it (REFEREE_BINDING); deploys its DotReferee, which hands the
-    # transcendental functions to the TraceReferee.
-    ContractSpec("ElementReferee", lambda a: (a["TraceReferee"],)),
+    # transcendental functions to the TraceReferee and the sums to the SumReferee.
+    ContractSpec("ElementReferee", lambda a: (a["TraceReferee"], a["SumReferee"])),
 )
 
 # What the deployer binds once every contract is deployed: only the game asks the oracle, only the
@@ -312,6 +313,13 @@ def check_deployment(client: ChainClient, deployment: Deployment) -> Deployment:
                 f"ElementReferee's DotReferee {dot} hands the transcendental functions to {trace}, not to the "
                 f"deployed TraceReferee {deployment.contracts['TraceReferee'].address}"
             )
+        if "SumReferee" in deployment.contracts:
+            summer = _address_at(client, dot, "sum()")
+            if summer.lower() != deployment.contracts["SumReferee"].address.lower():
+                problems.append(
+                    f"ElementReferee's DotReferee {dot} hands the sums to {summer}, not to the deployed SumReferee "
+                    f"{deployment.contracts['SumReferee'].address}"
+                )
     if problems:
         raise DeploymentMismatch(
             f"{where} does not match chain {client.chain_id} at {client.rpc_url}: {'; '.join(problems)}. "

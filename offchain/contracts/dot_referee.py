@@ -5,7 +5,8 @@ Every custom error of the contract (contracts/src/lib/DotRefereeErrors.sol) is a
 (`LIBRARY_ERRORS`), and ElementReferee's bubble up through `start`. `DotRefereeClient` sends the moves
 `offchain.game.dot.DotSide` computes and reads back the defender's last prefix sums (`defender_splits`)
 for the challenger to pass back. ElementReferee hands an mm or addmm game to it once the element is
-isolated; the trainer agents play it (`offchain.agents._element`).
+isolated; the trainer agents play it (`offchain.agents._element`). It hands a transcendental function's element
+to a TraceReferee game (`start_trace`) and a sum's to a SumReferee game (`start_sum`), and settles them back.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from offchain.contracts._base import (
     error_table,
 )
 from offchain.contracts.element_referee import ELEMENT_REFEREE_ERRORS
+from offchain.contracts.sum_referee import SUM_REFEREE_ERRORS, SumRefereeClient
 from offchain.contracts.trace_referee import TRACE_REFEREE_ERRORS, TraceRefereeClient
 from offchain.game.dot import Claim, Opening
 from offchain.game.element import InputOpening, TensorHeader
@@ -130,6 +132,7 @@ ERRORS: Final[tuple[ErrorTable, ...]] = (
     DOT_REFEREE_ERRORS,
     ELEMENT_REFEREE_ERRORS,
     TRACE_REFEREE_ERRORS,
+    SUM_REFEREE_ERRORS,
     LIBRARY_ERRORS,
 )
 
@@ -220,7 +223,7 @@ class DotRefereeClient(ContractClient):
     """Calls a deployed DotReferee through a `ChainClient` (moves are sent from its key)."""
 
     CONTRACT_NAME = CONTRACT_NAME
-    CALLEES = ("ElementReferee", "TraceReferee")
+    CALLEES = ("ElementReferee", "TraceReferee", "SumReferee")
     ERRORS = ERRORS
 
     def open(self, params: DotParams) -> GameId:
@@ -285,6 +288,35 @@ class DotRefereeClient(ContractClient):
             compiled = compile_contracts()
             cached = TraceRefereeClient(self.chain, self.trace_address(), compiled[TraceRefereeClient.CONTRACT_NAME])
             self._trace = cached
+        return cached
+
+    def start_sum(self, element_game: int) -> int:
+        """The defender hands an isolated element of a `sum.dim_IntList` node to a sum game (the agreed input, both
+        values and what is left of both clocks, read from the element game); returns the sum game's id (docs/game.md
+        2.10). Its next move is `SumReferee.claim` there."""
+        receipt = self._send(self.contract.functions.startSum(element_game))
+        return int(self._event(receipt, "SumStarted")["sumGame"])
+
+    def settle_sum(self, element_game: int) -> Receipt:
+        """Once the sum game is resolved: its outcome and meters back to the element game (anyone may)."""
+        return self._send(self.contract.functions.settleSum(element_game))
+
+    def summed_by(self, element_game: int) -> int:
+        """The sum game that decides ElementReferee game `element_game` (0: none yet)."""
+        return int(self._call(self.contract.functions.summedBy(element_game)))
+
+    def sum_address(self) -> ChecksumAddress:
+        return address(self._call(self.contract.functions.sum()))
+
+    def sum(self) -> SumRefereeClient:
+        """A client of the SumReferee this referee hands the sums to."""
+        from offchain.chain.build import compile_contracts
+
+        cached = getattr(self, "_sum", None)
+        if cached is None:
+            compiled = compile_contracts()
+            cached = SumRefereeClient(self.chain, self.sum_address(), compiled[SumRefereeClient.CONTRACT_NAME])
+            self._sum = cached
         return cached
 
     def taken_over(self, element_game: int) -> int:

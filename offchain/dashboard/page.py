@@ -111,6 +111,7 @@ function draw(s) {
     (g.on_chain ? ` · on chain: element game ${g.on_chain.element_game}` + (g.on_chain.dot_game ?
       `, dot game ${g.on_chain.dot_game.game} (K = ${g.on_chain.dot_game.k}, prefix sums [${g.on_chain.dot_game.range.join(", ")}])` : "") +
       (g.on_chain.trace_game ? `, trace game ${g.on_chain.trace_game.game} (${esc(g.on_chain.trace_game.function)}, ${g.on_chain.trace_game.steps} steps)` : "") +
+      (g.on_chain.sum_game ? `, sum game ${g.on_chain.sum_game.game} (L = ${g.on_chain.sum_game.length}, prefix sums [${g.on_chain.sum_game.range.join(", ")}])` : "") +
       ", no oracle" : "") + "<br>" + timeline(g.game, s.timelines[String(g.game)] || []) + "</div>").join("")
     : '<span class="dim">no game yet</span>';
   document.getElementById("oracles").textContent = `${s.oracles} oracle slots registered`;

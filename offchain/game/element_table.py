@@ -126,6 +126,36 @@ TRACE_BASE = 66
 TRACE_OPS: frozenset[int] = frozenset(range(TRACE_BASE, TRACE_BASE + 9))
 
 
+# The sums (docs/game.md 2.10): `sum.dim_IntList(x, dims, keepdim, dtype=None)` keyed by its own argument bytes,
+# one entry per (dims, keepdim), to ElementReferee.SUM (112) + variant, the variant being the dims and keepdim
+# (bit 0 keepdim; bits 1 .. 4 the dims 0 .. 3, bit 5 the dim -1, bit 6 the dim -2; no dim bit: every dim).
+# The element is isolated here, then decided by a SumReferee game that the DotReferee opens (`startSum`). The
+# same arguments on a bool or int64 input (a mean's count) are keyed too: the defender proves the input's dtype
+# inapplicable and the oracle decides them.
+SUM_BASE = 112
+_SUM_SLOTS = (0, 1, 2, 3, -1, -2)  # the dims a variant names, from bit 1 on
+SUM_DIMS: tuple[tuple[int, ...], ...] = ((), (0,), (1,), (2,), (-1,), (0, 1))
+SUM_OPS: frozenset[int] = frozenset(range(SUM_BASE, SUM_BASE + 128))
+
+
+def sum_variant(dims: tuple[int, ...], keepdim: bool) -> int:
+    """The variant (ISumReferee.Params) of `sum.dim_IntList(x, dims, keepdim)`."""
+    return int(keepdim) | sum(1 << (1 + _SUM_SLOTS.index(d)) for d in set(dims))
+
+
+def sum_args(dims: tuple[int, ...], keepdim: bool) -> tuple[tuple[str, object], ...]:
+    return (("self", TENSOR), ("dim", dims), ("keepdim", keepdim), ("dtype", None))
+
+
+def sum_reduced(variant: int, ndim: int) -> tuple[int, ...]:
+    """The dims a sum of `variant` reduces on an input of `ndim` dimensions, sorted (SumReferee's `_slice`; a
+    0-dimensional input: none, its one value is the slice)."""
+    if ndim == 0:
+        return ()
+    dims = {d % ndim for i, d in enumerate(_SUM_SLOTS) if variant >> (1 + i) & 1}
+    return tuple(sorted(dims)) if dims else tuple(range(ndim))
+
+
 def trace_function(code: int) -> str:
     """The trainer.repops.programs function a trace op code stands for."""
     from trainer.repops.programs import FUNCTIONS
@@ -277,6 +307,20 @@ def table() -> list[tuple[bytes, int, str]]:
         out.append((_key(op, SCALAR_ARGS, 1), code, op + " (any arguments)"))
     for op, n_in, code in CONST_ENTRIES:
         out.append((_key(op, SCALAR_ARGS, n_in), code, op + " (any fill value)"))
+    out.extend(sum_table())
+    return out
+
+
+def sum_table() -> list[tuple[bytes, int, str]]:
+    """(key, code, op) of the sums' entries (docs/game.md 2.10), the last 12 of `table()`: `sum.dim_IntList` keyed by
+    its own argument bytes (dims (), 0, 1, 2, -1, (0, 1); keepdim both) to SUM_BASE + its variant. The trainer agents
+    hand such a node's element to a sum game (`offchain.agents._element.sum_move`)."""
+    out = []
+    for keep in (False, True):
+        for dims in SUM_DIMS:
+            arg_bytes = encode_args(list(sum_args(dims, keep)))
+            what = f"aten.sum.dim_IntList dim={list(dims)} keepdim={keep}"
+            out.append((key("aten.sum.dim_IntList", arg_bytes, 1), SUM_BASE + sum_variant(dims, keep), what))
     return out
 
 

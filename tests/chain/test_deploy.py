@@ -156,3 +156,21 @@ def test_a_deployment_whose_dot_referee_uses_another_trace_referee_is_refused(
     assert swapped["TraceReferee"].code_hash == deployment.contracts["TraceReferee"].code_hash
     with pytest.raises(DeploymentMismatch, match="hands the transcendental functions to"):
         check_deployment(client, dataclasses.replace(deployment, contracts=swapped))
+
+
+def test_a_deployment_whose_dot_referee_uses_another_sum_referee_is_refused(
+    client: ChainClient, artifacts: dict[str, Artifact]
+) -> None:
+    """As the TraceReferee: the SumReferee lives only in the DotReferee's immutable, so check_deployment reads it
+    back (`sum()`) and refuses an identical SumReferee put in the file in place of the real one, by name."""
+    import dataclasses
+
+    from offchain.chain.deploy import DeploymentMismatch, check_deployment
+
+    deployment = deploy_all(client, artifacts=artifacts, write=False)
+    assert check_deployment(client, deployment) == deployment
+    other = deploy_all(client, artifacts=artifacts, protocol=(ContractSpec("SumReferee"),), write=False)
+    swapped = dict(deployment.contracts, SumReferee=other.contracts["SumReferee"])
+    assert swapped["SumReferee"].code_hash == deployment.contracts["SumReferee"].code_hash
+    with pytest.raises(DeploymentMismatch, match="hands the sums to"):
+        check_deployment(client, dataclasses.replace(deployment, contracts=swapped))

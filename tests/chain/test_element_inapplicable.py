@@ -26,7 +26,8 @@ Referees = tuple[er.ElementRefereeClient, er.ElementRefereeClient, er.ElementRef
 def referees(anvil: Anvil, artifacts: dict[str, Artifact]) -> Referees:
     """One ElementReferee seen by its games' owner, a defender and a challenger."""
     deployer = ChainClient(anvil.rpc_url, anvil.accounts[3].private_key, artifacts=artifacts.values())
-    address = deployer.deploy(artifacts["ElementReferee"], deployer.deploy(artifacts["TraceReferee"]).address).address
+    trace, summer = (deployer.deploy(artifacts[name]).address for name in ("TraceReferee", "SumReferee"))
+    address = deployer.deploy(artifacts["ElementReferee"], trace, summer).address
     chains = [ChainClient(anvil.rpc_url, anvil.accounts[i].private_key) for i in (3, 5, 6)]
     owner, defender, challenger = (er.ElementRefereeClient(c, address, artifacts["ElementReferee"]) for c in chains)
     return owner, defender, challenger

@@ -28,7 +28,7 @@ ADD, ARITY, CLOCK = 0, 4, 3600
 def referees(anvil: Anvil, artifacts: dict[str, Artifact]) -> dict[str, er.ElementRefereeClient]:
     deployer = ChainClient(anvil.rpc_url, anvil.accounts[3].private_key, artifacts=artifacts.values())
     trace = deployer.deploy(artifacts["TraceReferee"]).address
-    deployed = deployer.deploy(artifacts["ElementReferee"], trace)
+    deployed = deployer.deploy(artifacts["ElementReferee"], trace, deployer.deploy(artifacts["SumReferee"]).address)
     out = {}
     for name, account in (("owner", 3), ("defender", 5), ("challenger", 6)):
         chain = ChainClient(anvil.rpc_url, anvil.accounts[account].private_key)

@@ -34,6 +34,7 @@ def test_every_error_of_the_contracts_has_a_sentence(artifacts: dict[str, Artifa
     from offchain.contracts.element_referee import ELEMENT_ARITHMETIC_ERRORS, ELEMENT_REFEREE_ERRORS
     from offchain.contracts.payout_distributor import ERRORS as PAYOUT_ERRORS
     from offchain.contracts.recompute_oracle import RANDOMNESS_ERRORS, RECOMPUTE_ORACLE_ERRORS
+    from offchain.contracts.sum_referee import SUM_REFEREE_ERRORS
     from offchain.contracts.task_market import TASK_MARKET_ERRORS
     from offchain.contracts.trace_referee import TRACE_REFEREE_ERRORS
     from offchain.contracts.training_ledger import TRAINING_LEDGER_ERRORS
@@ -45,6 +46,7 @@ def test_every_error_of_the_contracts_has_a_sentence(artifacts: dict[str, Artifa
     typed.update(ELEMENT_ARITHMETIC_ERRORS)
     typed.update(DOT_REFEREE_ERRORS)
     typed.update(TRACE_REFEREE_ERRORS)
+    typed.update(SUM_REFEREE_ERRORS)
     assert all(cls.__dict__.get("__doc__") for cls in typed.values())
     names = {item["name"] for art in artifacts.values() for item in art.abi if item["type"] == "error"}
     assert names, "the contracts declare no custom errors?"

@@ -17,6 +17,7 @@ from offchain.game.element_table import (
     const_arg,
     element_op,
     input_index,
+    key,
     packed,
     permute_dims,
     scalar_arg,
@@ -123,7 +124,7 @@ def test_what_the_oracle_still_decides_in_the_bundled_workloads() -> None:
         program = workload.program
         n = sum(not decided_on_chain(program, node) for node in program.nodes)
         left[workload.name] = (n, len(program.nodes))
-    assert left == {"mlp-digits": (17, 86), "char-transformer": (123, 1011)}, left
+    assert left == {"mlp-digits": (13, 86), "char-transformer": (59, 1011)}, left
 
 
 def test_data_movement_reads_the_element_torch_moves_succeeds() -> None:
@@ -172,3 +173,25 @@ def test_the_bundled_workloads_transcendental_nodes_go_to_the_trace_game_succeed
                 assert code in TRACE_OPS and trace_function(code) == want[n.op], (workload.name, n.op, code)
                 seen.add(n.op)
     assert seen == set(want)
+
+
+def test_sum_entries_key_the_bundled_workloads_sums_succeeds() -> None:
+    """The sums' entries (`sum_table`, docs/game.md 2.10; the last 12 of the contract's table) key every
+    sum.dim_IntList node of the bundled workloads to SUM + its variant."""
+    from offchain.game.element_table import SUM_BASE, sum_reduced, sum_table
+    from trainer.workloads import char_transformer, mlp_digits
+
+    by_key = {k: code for k, code, _ in sum_table()}
+    assert len(by_key) == 12 and table()[-12:] == sum_table()
+    seen = 0
+    for workload in (mlp_digits(), char_transformer()):
+        for n in workload.program.nodes:
+            if n.op != "aten.sum.dim_IntList":
+                continue
+            args = dict(n.args)
+            code = by_key[key(n.op, encode_args(list(n.args)), 1)]
+            ndim = len(workload.program.ref_type(n.inputs[0]).shape)
+            want = sorted({d % ndim for d in args["dim"]}) if args["dim"] else list(range(ndim))
+            assert list(sum_reduced(code - SUM_BASE, ndim)) == want and (code - SUM_BASE) & 1 == args["keepdim"]
+            seen += 1
+    assert seen == 70  # 5 and 65, the two bool counts included (their dtype is proved inapplicable)

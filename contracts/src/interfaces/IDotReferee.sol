@@ -149,8 +149,11 @@ interface IDotReferee {
     /// @notice The TraceReferee game `traceGame` now decides ElementReferee game `elementGame` (a transcendental
     ///         function `fn` of TracePrograms on the agreed fp32 input `x`).
     event TraceStarted(uint256 indexed elementGame, uint256 indexed traceGame, uint256 fn, uint32 x);
-    /// @notice The trace game's outcome and meters were handed back to the element game.
+    /// @notice The trace game's (or, from `settleSum`, the sum game's) outcome and meters were handed back to the
+    ///         element game.
     event TraceSettled(uint256 indexed elementGame, uint256 indexed traceGame, IElementReferee.Outcome outcome);
+    /// @notice The SumReferee game `sumGame` now decides ElementReferee game `elementGame` (a sum node).
+    event SumStarted(uint256 indexed elementGame, uint256 indexed sumGame);
 
     /// @notice The TraceReferee that decides the transcendental functions' elements (docs/game.md 2.9).
     function trace() external view returns (address);
@@ -161,7 +164,7 @@ interface IDotReferee {
     ///         opens `input`, the element of the node's one input at the output's index (the same shape,
     ///         fp32), against the agreed input commitment. The trace game's clocks are what is left of the
     ///         element game's; the defender's next move is `TraceReferee.claim` there. Returns its id.
-    /// @dev Reverts `DotRefereeNotYourTurn`, `DotRefereeBadParams(1, op)` (not a trace op),
+    /// @dev Reverts `DotRefereeNotYourTurn`, `DotRefereeBadParams(1, op)` (not a trace op, codes 66 .. 74),
     ///      `DotRefereeClockExpired`, `DotRefereeHeader` (a shape that is not the output's),
     ///      `DotRefereeShape` (not fp32), TensorLib's opening errors and ElementReferee's stage errors.
     function startTrace(uint256 elementGame, IElementReferee.InputOpening calldata input)
@@ -175,6 +178,29 @@ interface IDotReferee {
 
     /// @notice The trace game that decides ElementReferee game `elementGame` (0: none).
     function tracedBy(uint256 elementGame) external view returns (uint256);
+
+    /// @notice The SumReferee that decides the sums' elements (docs/game.md 2.10).
+    function sum() external view returns (address);
+
+    /// @notice The ElementReferee whose mm, addmm, transcendental and sum games this referee takes over.
+    function element() external view returns (IElementReferee);
+
+    /// @notice Hands ElementReferee game `elementGame` (a `sum.dim_IntList` node, ElementReferee codes SUM .. SUM +
+    ///         127, its first differing element isolated: stage ElementProof) to a SumReferee game owned by this
+    ///         referee (`SumReferee.take`: the agreed input, the output header, the element, both values and
+    ///         players, what is left of both clocks and the element game's arity). Only the element game's defender may call, on its
+    ///         element-game clock; its next move is `SumReferee.claim` there. Returns the sum game's id.
+    /// @dev Reverts `DotRefereeNotYourTurn`, `DotRefereeBadParams(1, op)` (not a sum op), `DotRefereeClockExpired`
+    ///      and ElementReferee's stage errors.
+    function startSum(uint256 elementGame) external returns (uint256 sumGame);
+
+    /// @notice Once the sum game of `elementGame` is resolved (`DotRefereeTracePending` before), hands its outcome
+    ///         and metered gas (the defender's `startSum` included) to the element game (event `TraceSettled`);
+    ///         anyone may call, once (ElementReferee's stage error after; `DotRefereeUnknown` with no sum game).
+    function settleSum(uint256 elementGame) external;
+
+    /// @notice The sum game that decides ElementReferee game `elementGame` (0: none).
+    function summedBy(uint256 elementGame) external view returns (uint256);
 
     /// @notice The defender's claim. Its exponents follow from the witnesses, and `f32(S * 2^(e_i + e'_j -
     ///         2p))` (plus the bias for addmm; NaN when a witness is NaN or infinite) must be its own value

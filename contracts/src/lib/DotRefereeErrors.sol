@@ -38,5 +38,5 @@ error DotRefereeNotOwner(uint256 gameId, address caller, address owner);
 ///         the element game's `expected`.
 error DotRefereeHeader(uint256 tensor, bytes32 computed, bytes32 expected);
 
-/// @notice The trace game `traceGame` has no outcome yet: it cannot be settled.
+/// @notice The trace (or sum) game `traceGame` has no outcome yet: it cannot be settled.
 error DotRefereeTracePending(uint256 traceGame);

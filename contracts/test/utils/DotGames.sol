@@ -56,7 +56,7 @@ abstract contract DotGames is Test {
 
     function setUp() public virtual {
         // A standalone DotReferee (its takeovers come from an ElementReferee: DotRefereeTakeover.t.sol).
-        dot = new DotReferee(address(0xE1E), address(0x7ACE));
+        dot = new DotReferee(address(0xE1E), address(0x7ACE), address(0x5E5));
         vm.warp(1_000_000);
         json = vm.readFile(string.concat(vm.projectRoot(), "/contracts/test/vectors/dot_referee.json"));
     }

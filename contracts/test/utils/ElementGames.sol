@@ -5,6 +5,7 @@ import {Test} from "forge-std/Test.sol";
 
 import {ElementReferee} from "../../src/ElementReferee.sol";
 import {TraceReferee} from "../../src/TraceReferee.sol";
+import {SumReferee} from "../../src/SumReferee.sol";
 import {IElementReferee} from "../../src/interfaces/IElementReferee.sol";
 import {MerkleLib} from "../../src/lib/MerkleLib.sol";
 
@@ -69,7 +70,7 @@ abstract contract ElementGames is Test {
     }
 
     function setUp() public virtual {
-        referee = new ElementReferee(address(new TraceReferee()));
+        referee = new ElementReferee(address(new TraceReferee()), address(new SumReferee()));
         vm.warp(1_000_000);
     }
 

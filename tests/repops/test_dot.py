@@ -1,0 +1,162 @@
+"""`refereed::exact_dot` (docs/repops/linalg.md, "Exact dot products"): the fast kernel equals the scalar
+reference bit for bit; invariance under layout, reduced-axis permutation, threads and batch composition
+(a row alone equals the same row in a stack of 64); special values; the operator is captured as one node,
+exported and run by the interpreter. Every comparison is of binary64 bit patterns."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from fractions import Fraction
+from typing import ClassVar
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.repops.test_linalg import KINDS, sample
+from trainer.interp import Interpreter
+from trainer.program import capture
+from trainer.program.onnx_io import OPS_DOMAIN, from_bytes, to_bytes, to_onnx
+from trainer.repops import KERNELS, RepOpsError, UnsupportedOpError
+from trainer.repops._fixed import p_dot, p_dot64
+from trainer.repops.dot import CANONICAL_NAN64_BITS, EXACT_DOT, exact_dot, exact_dot_reference
+
+
+def bits64(t: torch.Tensor) -> list[int]:
+    assert t.dtype == torch.float64
+    return t.contiguous().view(torch.int64).tolist()
+
+
+@pytest.fixture
+def threads() -> Iterator[None]:
+    saved = torch.get_num_threads()
+    yield
+    torch.set_num_threads(saved)
+
+
+def test_grid_bits_keep_every_sum_a_binary64_integer() -> None:
+    assert [p_dot64(k) for k in (1, 2, 3, 4096, 1 << 20, 1 << 25, 1 << 40)] == [26, 26, 25, 20, 16, 14, 6]
+    for k in (1, 2, 3, 1000, 4097, 1 << 25, 12345678901):
+        assert k * 4 ** p_dot64(k) <= 2**53 and p_dot64(k) >= p_dot(k)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    rows=st.integers(0, 5),
+    shape=st.lists(st.integers(0, 7), min_size=0, max_size=3),
+    kind_rows=st.sampled_from(KINDS),
+    kind_w=st.sampled_from(KINDS),
+    seed=st.integers(0, 2**31),
+)
+def test_fast_equals_reference(rows: int, shape: list[int], kind_rows: str, kind_w: str, seed: int) -> None:
+    g = sample((rows, *shape), kind_rows, seed)
+    w = sample(tuple(shape), kind_w, seed + 1)
+    assert bits64(exact_dot(g, w)) == bits64(exact_dot_reference(g, w))
+
+
+@pytest.mark.parametrize("kind", ["normal", "spread", "ties", "tiny", "huge"])
+def test_the_result_is_the_exact_dot_product_of_the_grid_integers(kind: str) -> None:
+    # Independently of the kernels: each row and the weight on their grids with Fractions, the exact sum.
+    g, w = sample((3, 5, 7), kind, 11), sample((5, 7), "spread", 12)
+    n = w.numel()
+    p = p_dot64(n)
+
+    def grid(line: list[float]) -> tuple[int, list[int]]:
+        m = max(abs(x) for x in line)
+        e = 1 if m == 0 else math.frexp(m)[1]
+        return e, [round(Fraction(x) * Fraction(2) ** (p - e)) for x in line]
+
+    e_w, qw = grid(w.reshape(-1).tolist())
+    want = []
+    for row in g.reshape(3, n).tolist():
+        e, q = grid(row)
+        exact = Fraction(sum(a * b for a, b in zip(q, qw, strict=True))) * Fraction(2) ** (e + e_w - 2 * p)
+        assert Fraction(float(exact)) == exact  # nothing left to round: the binary64 result is exact
+        want.append(float(exact) + 0.0)
+    assert bits64(exact_dot(g, w)) == bits64(torch.tensor(want, dtype=torch.float64))
+
+
+def test_zeros_infinities_and_nans() -> None:
+    w = torch.tensor([1.5, -2.0, 0.25])
+    g = torch.tensor([[-0.0, 0.0, -0.0], [4.0, 3.0, 0.0], [math.inf, 1.0, 0.0], [1.0, math.nan, 0.0],
+                      [-math.inf, math.inf, 0.0], [1.0, -2.0, 4.0]])  # fmt: skip
+    # a zero result (a zero row, or products that cancel) is +0; a non-finite row gives the canonical NaN
+    want = [0, 0, CANONICAL_NAN64_BITS, CANONICAL_NAN64_BITS, CANONICAL_NAN64_BITS]
+    got = bits64(exact_dot(g, w))
+    assert got[:5] == want and got == bits64(exact_dot_reference(g, w))
+    assert got[5] == torch.tensor(6.5, dtype=torch.float64).view(torch.int64).item()
+    for bad in (math.nan, math.inf, -math.inf):  # a non-finite weight: every row NaN
+        w2 = torch.tensor([1.0, bad, 0.0])
+        assert bits64(exact_dot(g, w2)) == [CANONICAL_NAN64_BITS] * 6 == bits64(exact_dot_reference(g, w2))
+    assert exact_dot(torch.zeros(0, 3), w).shape == (0,)
+    assert bits64(exact_dot(torch.ones(2, 0), torch.ones(0))) == [0, 0]
+
+
+def test_layout_and_the_order_of_the_reduced_axis_do_not_matter() -> None:
+    g = sample((40, 9, 33), "spread", 5)
+    w = sample((9, 33), "normal", 6)
+    base = bits64(exact_dot(g, w))
+    gt = g.transpose(1, 2).contiguous().transpose(1, 2)  # strided rows, same values
+    wt = w.t().contiguous().t()
+    assert bits64(exact_dot(gt, wt)) == base
+    wide = torch.zeros(80, 9, 33)
+    wide[::2] = g
+    assert bits64(exact_dot(wide[::2], w)) == base  # every other row of a larger tensor
+    perm = torch.randperm(9 * 33, generator=torch.Generator().manual_seed(1))
+    assert bits64(exact_dot(g.reshape(40, -1)[:, perm], w.reshape(-1)[perm])) == base
+
+
+def test_a_row_alone_equals_the_row_in_a_stack_of_64() -> None:
+    g = sample((64, 300), "spread", 7)
+    g[5] *= 2.0**40  # another row's magnitude does not coarsen any other row's grid
+    w = sample((300,), "normal", 8)
+    stacked = bits64(exact_dot(g, w))
+    assert [bits64(exact_dot(g[i : i + 1], w))[0] for i in range(64)] == stacked
+
+
+def test_thread_count_does_not_matter(threads: None) -> None:
+    g, w = sample((64, 70_000), "spread", 9), sample((70_000,), "ties", 10)
+    torch.set_num_threads(1)
+    one = bits64(exact_dot(g, w))
+    torch.set_num_threads(2)
+    assert bits64(exact_dot(g, w)) == one
+
+
+def test_wrong_arguments_are_refused() -> None:
+    with pytest.raises(UnsupportedOpError, match="float32"):
+        exact_dot(torch.ones(2, 3, dtype=torch.float64), torch.ones(3))
+    with pytest.raises(RepOpsError, match="not a stack"):
+        exact_dot(torch.ones(2, 3), torch.ones(4))
+    with pytest.raises(RepOpsError, match="not a stack"):
+        exact_dot(torch.ones(()), torch.ones(()))
+
+
+class _Step:
+    """A step whose state carries the exact dot products of its batch rows with one of its parameters."""
+
+    state_names: ClassVar[list[str]] = ["out", "w"]
+    constants: ClassVar[dict[str, torch.Tensor]] = {}
+
+    def fn_with_constants(self, state, batch, constants):  # type: ignore[no-untyped-def]
+        d = torch.ops.refereed.exact_dot(batch["x"], state["w"])
+        return {"out": d + d, "w": state["w"]}, batch["y"].sum()
+
+
+def test_capture_records_one_node_that_the_interpreter_and_the_artifact_keep() -> None:
+    assert KERNELS[EXACT_DOT].fast is exact_dot and str(torch.ops.refereed.exact_dot.default) == EXACT_DOT
+    state = {"out": torch.zeros(6, dtype=torch.float64), "w": sample((4, 5), "normal", 1)}
+    batch = {"x": sample((6, 4, 5), "spread", 2), "y": torch.ones(3)}
+    program = capture(_Step(), state, batch)  # type: ignore[arg-type]
+    ops = [n.op for n in program.nodes]
+    assert ops.count(EXACT_DOT) == 1 and program.nodes[ops.index(EXACT_DOT)].outputs[0].dtype == torch.float64
+    again = from_bytes(to_bytes(program))
+    assert again.program_hash == program.program_hash
+    assert {o.domain for o in to_onnx(program).opset_import} >= {OPS_DOMAIN}
+    want = bits64(exact_dot(batch["x"], state["w"]) * 2)
+    for use in ("fast", "reference"):
+        out, _ = Interpreter(again, use=use).run(state, batch)
+        assert bits64(out["out"]) == want
+    with pytest.raises(UnsupportedOpError, match=EXACT_DOT):
+        Interpreter(program, {k: v for k, v in KERNELS.items() if k != EXACT_DOT})

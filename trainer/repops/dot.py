@@ -1,0 +1,125 @@
+"""Exact dot products of rows against one tensor: `refereed::exact_dot` (docs/repops/linalg.md,
+"Exact dot products").
+
+`exact_dot(rows, weight)`: rows float32 [R, *S], weight float32 [*S] (N = numel(S) values each);
+the result is float64 [R] with
+
+    out[r] = S_r · 2^(e_r + e_w - 2p),   S_r = Σ_n qr[r, n] · qw[n]  (exact integers, |S_r| <= 2^53)
+
+where row r of `rows` and `weight` are each on their own fixed-point grid of
+p = p_dot64(N) = floor((53 - ceil(log2 N)) / 2) bits (the grid of "Matrix products", row r of A
+against the one column w, without p_dot's cap of 14: this kernel has no int8 engine, and every
+bit up to |S| <= 2^53 is free in binary64: 20 bits at N = 4096, 16 at N = 2^20). Nothing is rounded after
+the grids: S_r has at most 53 bits and its exponent stays inside binary64's normal range for
+every fp32 input, so the binary64 result *is* the exact value. It is the f64 engine's
+`rows @ weight` before its one rounding to fp32, so row r depends on row r and the weight only.
+
+It is not an ATen operator: it is registered with `torch.library` as `refereed::exact_dot`, so
+that a captured program records it as one node (`refereed.exact_dot.default`) which the RepOps
+interpreter dispatches here like any other kernel. The ledger's block program uses it for the
+first-order attribution of each contributor row (docs/ledger.md, section 3).
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import torch
+
+from trainer.repops._fixed import exponent_ref, grid_magic, grid_max, is_finite_ref, p_dot64, quantize, quantize_ref
+from trainer.repops._spec import OpSpec, RepOpsError, UnsupportedOpError
+
+Tensor = torch.Tensor
+NAMESPACE = "refereed"  # the project's operator namespace (torch.ops.refereed)
+EXACT_DOT = "refereed.exact_dot.default"
+SECTION = "Exact dot products"
+CANONICAL_NAN64_BITS = 0x7FF8000000000000  # the only binary64 NaN exact_dot returns
+
+
+def _check(rows: Tensor, weight: Tensor) -> tuple[int, int]:
+    for name, t in (("rows", rows), ("weight", weight)):
+        if t.dtype != torch.float32:
+            raise UnsupportedOpError(f"{EXACT_DOT} takes float32 tensors, got {name} of dtype {t.dtype}")
+    if rows.dim() < 1 or tuple(rows.shape[1:]) != tuple(weight.shape):
+        raise RepOpsError(
+            f"{EXACT_DOT}: rows {list(rows.shape)} are not a stack of tensors shaped like the weight "
+            f"{list(weight.shape)}"
+        )
+    return int(rows.shape[0]), int(weight.numel())
+
+
+def exact_dot(rows: Tensor, weight: Tensor) -> Tensor:
+    """The fast kernel: the f64 engine of the matrix products (at p_dot64) without its final rounding. A row's
+    grid values (q · 2^(e_r - p), binary64) times the weight's, summed by one float64 matrix-vector
+    product: every product and partial sum is an integer multiple of 2^(e_r + e_w - 2p) below 2^53
+    of it, so any order, blocking or thread count gives the exact S_r · 2^(e_r + e_w - 2p)."""
+    r, n = _check(rows, weight)
+    if r == 0 or n == 0:
+        return torch.zeros((r,), dtype=torch.float64, device=rows.device)
+    p = p_dot64(n)
+    a = rows.reshape(r, n)  # a view where the layout allows; the values (and so the bits) are the same
+    b = weight.reshape(n, 1)
+    ma, mb = grid_max(a, [1]), grid_max(b, [0])  # (R, 1) and (1, 1)
+    qa = quantize(a, grid_magic(ma, p))
+    qb = quantize(b, grid_magic(mb, p))
+    out = torch.mm(qa, qb).reshape(r).add_(0.0)  # exact; -0 + +0 = +0
+    bad = ~(ma.reshape(r) < math.inf) | ~(mb.reshape(()) < math.inf)  # NaN < inf is False
+    if bool(bad.any()):
+        nan = torch.tensor(CANONICAL_NAN64_BITS, dtype=torch.int64, device=out.device).view(torch.float64)
+        out = torch.where(bad, nan, out)
+    return out
+
+
+def exact_dot_values_ref(rows: list[list[float]], weight: list[float]) -> list[float]:
+    """The spec on Python lists (float32 values as floats): Python integers and fractions only."""
+    n = len(weight)
+    if n == 0:
+        return [0.0 for _ in rows]
+    p = p_dot64(n)
+
+    def on_grid(line: list[float]) -> tuple[int, list[int]] | None:
+        if not all(is_finite_ref(v) for v in line):
+            return None
+        e = exponent_ref(max(abs(v) for v in line))
+        return e, [quantize_ref(v, e, p) for v in line]
+
+    w = on_grid(weight)
+    out = []
+    for row in rows:
+        q = on_grid(row)
+        if q is None or w is None:
+            out.append(math.nan)  # float('nan') is the canonical 0x7FF8000000000000
+            continue
+        s = sum(a * b for a, b in zip(q[1], w[1], strict=True))
+        exact = Fraction(s) * Fraction(2) ** (q[0] + w[0] - 2 * p)
+        value = float(exact)  # exact: |S| <= 2^53 and the exponent is inside binary64's normal range
+        if Fraction(value) != exact:
+            raise AssertionError(f"{EXACT_DOT}: {exact} is not a binary64 value")
+        out.append(value + 0.0)
+    return out
+
+
+def exact_dot_reference(rows: Tensor, weight: Tensor) -> Tensor:
+    r, n = _check(rows, weight)
+    lines = rows.reshape(r, n).tolist() if r else []
+    return torch.tensor(exact_dot_values_ref(lines, weight.reshape(n).tolist()), dtype=torch.float64).reshape(r)
+
+
+# --- the operator (torch.library) --------------------------------------------------------------
+# Registered once, when trainer.repops is imported: capture traces the block program through it
+# (make_fx records one node), and trainer.program._schema reads its schema by name.
+
+
+@torch.library.custom_op("refereed::exact_dot", mutates_args=())
+def _exact_dot_op(rows: Tensor, weight: Tensor) -> Tensor:
+    return exact_dot(rows, weight)
+
+
+@_exact_dot_op.register_fake
+def _exact_dot_fake(rows: Tensor, weight: Tensor) -> Tensor:
+    _check(rows, weight)
+    return rows.new_empty((rows.shape[0],), dtype=torch.float64)
+
+
+OPS: dict[str, OpSpec] = {EXACT_DOT: OpSpec(EXACT_DOT, exact_dot, exact_dot_reference, SECTION)}

@@ -13,7 +13,7 @@ from fractions import Fraction
 import pytest
 import torch
 
-from trainer.ledger.attribution import GRID_BITS, exponent, shapley_exact, shapley_sampled
+from trainer.ledger.attribution import FirstOrder, shapley_exact, shapley_sampled
 from trainer.ledger.block import Block, Genesis, interval_root
 from trainer.ledger.did import did_of
 from trainer.ledger.encoding import dumps, loads
@@ -30,7 +30,7 @@ from trainer.ledger.ledger import (
     batch_commitment,
     earlier_batches,
 )
-from trainer.ledger.programs import LedgerPrograms, model_root
+from trainer.ledger.programs import GRAD, LedgerPrograms, model_root
 from trainer.ledger.shares import forfeited, ledger_shares
 from trainer.program import AdamWConfig, SGDConfig
 from trainer.repops import KERNELS, OpSpec
@@ -89,46 +89,65 @@ def test_aggregation_does_not_depend_on_the_order_of_contributors(setup) -> None
 
 
 def test_rows_permuted_inside_the_block_program_give_the_same_model_root(setup) -> None:
-    # Below the DID ordering: the block program itself, fed the rows in another order, gives the same bits.
+    # Below the DID ordering: the block program itself, fed the rows in another order, gives the same bits,
+    # and each row's attribution moves with its row, bit for bit (a row's φ depends on its row and w only).
     ledger, inputs, states = setup["ledger"], setup["inputs"], setup["states"]
     grads = [c.gradients for c in inputs[1].contributions]
-    a, _, _ = ledger._run_block(states[0], inputs[1].validation, grads, N)
-    b, _, _ = ledger._run_block(states[0], inputs[1].validation, grads[::-1], N)
+    a, _, _, phi_a = ledger._run_block(states[0], inputs[1].validation, grads, N)
+    b, _, _, phi_b = ledger._run_block(states[0], inputs[1].validation, grads[::-1], N)
     assert model_root(a) == model_root(b)
+    assert phi_a.dtype == torch.float64 and bool(phi_a[:N].ne(0).all())
+    assert phi_a[:N].view(torch.int64).tolist() == phi_b[:N].flip(0).view(torch.int64).tolist()
 
 
-def _reference_phi(weights, grads, p=GRID_BITS) -> list[Fraction]:
-    """Slow reference: every element as a Python Fraction, grid rounding by Python's round (ties even)."""
-    out = [Fraction(0)] * len(grads)
-    for name, w in weights.items():
-        wl = [Fraction(float(x)) for x in w.reshape(-1).tolist()]
-        gl = [[Fraction(float(x)) for x in g[name].reshape(-1).tolist()] for g in grads]
-        e_w = exponent(float(max(abs(x) for x in wl)))
-        e_g = exponent(float(max(abs(x) for row in gl for x in row)))
-        qw = [round(x * Fraction(2) ** (p - e_w)) for x in wl]
-        for c, row in enumerate(gl):
-            s = sum(a * round(x * Fraction(2) ** (p - e_g)) for a, x in zip(qw, row, strict=True))
-            out[c] += Fraction(s) * Fraction(2) ** (e_w + e_g - 2 * p)
+def _exact_terms(weights, grads, names) -> list[list[Fraction]]:
+    """Slow reference of docs/ledger.md section 3, written here from the text: per contributor, per parameter
+    in canonical order, the exact dot product of the contributor's gradient on its own grid with the weight on
+    its own (p = p_dot64(numel) bits, e from the largest magnitude, Python's round: ties to even)."""
+    out: list[list[Fraction]] = [[] for _ in grads]
+    for name in names:
+        wl = [Fraction(float(x)) for x in weights[GRAD + name].reshape(-1).tolist()]
+        p = (53 - (len(wl) - 1).bit_length()) // 2  # p_dot64: floor((53 - ceil(log2 N)) / 2)
+
+        def grid(line: list[Fraction], p: int = p) -> tuple[int, list[int]]:
+            m = max(abs(x) for x in line)
+            e = 1 if m == 0 else math.frexp(float(m))[1]  # 2^(e-1) <= m < 2^e
+            return e, [round(x * Fraction(2) ** (p - e)) for x in line]
+
+        e_w, qw = grid(wl)
+        for c, g in enumerate(grads):
+            e_g, qg = grid([Fraction(float(x)) for x in g[GRAD + name].reshape(-1).tolist()])
+            s = sum(a * b for a, b in zip(qw, qg, strict=True))
+            assert abs(s) <= 2**53  # a binary64 integer
+            out[c].append(Fraction(s) * Fraction(2) ** (e_w + e_g - 2 * p))
     return out
 
 
-def test_first_order_attribution_is_exact_and_sums_to_the_total_to_the_last_bit(setup) -> None:
+def test_first_order_attribution_is_the_programs_exact_dot_products_added_in_binary64(setup) -> None:
     ledger, inputs, states = setup["ledger"], setup["inputs"], setup["states"]
     cs = inputs[1].contributions
     built = ledger.build(1, setup["genesis"].model_id, states[0], inputs[1])
     grads = [c.gradients for c in sorted(cs, key=lambda c: c.did.encode())]
-    ref = _reference_phi(built.weights, grads)
-    scale = Fraction(2) ** built.first_order.exponent
-    assert [Fraction(n) * scale for n in built.first_order.numerators] == ref
-    # The total: the weights against the exact sum of the contributions on the same shared grids.
-    total = Fraction(0)
-    for name, w in built.weights.items():
-        e_w = exponent(float(w.abs().max()))
-        e_g = exponent(max(float(g[name].abs().max()) for g in grads))
-        qw = torch.round(w.double() * 2.0 ** (GRID_BITS - e_w)).long()
-        qsum = sum(torch.round(g[name].double() * 2.0 ** (GRID_BITS - e_g)).long() for g in grads)
-        total += Fraction(int((qw * qsum).sum())) * Fraction(2) ** (e_w + e_g - 2 * GRID_BITS)
-    assert Fraction(built.first_order.total) * scale == total == sum(ref)
+    terms = _exact_terms(built.weights, grads, ledger.programs.param_names)
+    folded = []
+    for row in terms:
+        acc = float(row[0])
+        assert Fraction(acc) == row[0]  # every term is a binary64 value: nothing rounded before the additions
+        for t in row[1:]:
+            assert Fraction(float(t)) == t
+            acc = acc + float(t)  # IEEE binary64, in the program's (canonical) parameter order
+        folded.append(acc)
+    assert built.phi is not None and built.phi.dtype == torch.float64
+    want = torch.tensor(folded, dtype=torch.float64).view(torch.int64).tolist()
+    assert built.phi[:N].view(torch.int64).tolist() == want
+    assert built.phi[N:].view(torch.int64).tolist() == [0] * (built.phi.numel() - N)  # absent rows: +0
+    scale = Fraction(2) ** built.first_order.exponent  # the block records the program's values exactly
+    assert [Fraction(n) * scale for n in built.first_order.numerators] == [Fraction(v) for v in folded]
+    assert built.first_order == FirstOrder.of_values(folded) and built.block.phi == built.first_order.numerators
+    # Σ_c φ(c, t) against the step's total ⟨q(w), Σ_c q_c(g_c)⟩: equal up to the binary64 additions only.
+    total = sum(sum(row) for row in terms)
+    ulps = sum(abs(t) for row in terms for t in row) * Fraction(2) ** -52 * len(ledger.programs.param_names)
+    assert abs(Fraction(built.first_order.total) * scale - total) <= ulps
 
 
 def test_shapley_values_are_efficient_exactly(setup) -> None:
@@ -261,7 +280,6 @@ def test_bad_programs_and_options_are_refused() -> None:
         LedgerPrograms(w.step.model, w.step.loss_fn, SGDConfig(lr=0.1), 0, b, b)
     with pytest.raises(LedgerError, match="address"):
         did_of(1, "0x123")
-    assert math.isfinite(float(exponent(1.0)))
 
 
 def test_a_batch_already_in_a_block_or_shared_in_the_step_is_refused(setup) -> None:

@@ -21,10 +21,16 @@ run by the RepOps interpreter, so every honest machine computes the same bits.
   4. the attribution weight `attr_weight/<param>` = `P ⊙ ∇L_val`, where `P` is the
      update's derivative with respect to one contribution's gradient, elementwise
      (docs/ledger.md, "First-order attribution"): the contribution of `g_c` to the
-     loss reduction is, to first order, `⟨P ⊙ ∇L_val, g_c⟩`.
+     loss reduction is, to first order, `⟨P ⊙ ∇L_val, g_c⟩`;
+  5. the first-order attribution `attr/phi` (float64, one entry per row): per parameter the
+     exact dot product of every contribution row with its weight (RepOps'
+     `refereed::exact_dot`, docs/repops/linalg.md, "Exact dot products"), added up over the
+     parameters in canonical order by IEEE binary64 additions. Row r is φ of the contributor
+     in row r; a zero row gives +0.
 
-  `attr_weight/*` are slots like `grad/*`: state of the program, not of the model. The
-  model root of a block is the state root of `param/*`, `buffer/*` and `optim/*` only.
+  `attr_weight/*` and `attr/phi` are slots like `grad/*`: state of the program, not of the
+  model (their input values are not read). The model root of a block is the state root of
+  `param/*`, `buffer/*` and `optim/*` only.
 """
 
 from __future__ import annotations
@@ -57,6 +63,7 @@ Tensor = torch.Tensor
 
 GRAD = "grad/"
 ATTR_WEIGHT = "attr_weight/"
+PHI = "attr/phi"  # float64 [max_contributors]: φ of each contribution row (docs/ledger.md, section 3)
 CONTRIB = "contrib/"
 COUNT = "count"
 MAX_CONTRIBUTORS = 64
@@ -132,7 +139,7 @@ class BlockStep(_Base):
         names = [PARAM + n for n in self.param_names] + [BUFFER + n for n in self.buffer_names]
         names += optimizer_state_names(self.optimizer, self.param_names)
         if self.attribute:
-            names += [ATTR_WEIGHT + n for n in self.param_names]
+            names += [ATTR_WEIGHT + n for n in self.param_names] + [PHI]
         return canonical_names(names)
 
     def fn_with_constants(
@@ -153,8 +160,14 @@ class BlockStep(_Base):
         out.update({BUFFER + n: state[BUFFER + n] for n in self.buffer_names})
         out.update(new_optim)
         if self.attribute:
-            for n in self.param_names:
-                out[ATTR_WEIGHT + n] = self._derivative(n, new_optim, count) * val_grads[n]
+            phi: Tensor | None = None
+            for n in self.param_names:  # canonical order: the order of the binary64 additions
+                w = self._derivative(n, new_optim, count) * val_grads[n]
+                out[ATTR_WEIGHT + n] = w
+                dot = torch.ops.refereed.exact_dot(batch[CONTRIB + n], w)  # exact, per row
+                phi = dot if phi is None else phi + dot
+            assert phi is not None  # a model has parameters (_module_names)
+            out[PHI] = phi
         return {k: out[k] for k in self.state_names}, val_loss
 
     def _derivative(self, name: str, new_optim: Mapping[str, Tensor], count: Tensor) -> Tensor:
@@ -233,7 +246,7 @@ class LedgerPrograms:
         return _gradient_inputs(self._param_types, model_state)
 
     def block_inputs(self, model_state: Mapping[str, Tensor]) -> dict[str, Tensor]:
-        return _block_inputs(self._param_types, model_state)
+        return _block_inputs(self._param_types, model_state, self.max_contributors)
 
     def contributions_batch(
         self,
@@ -274,7 +287,7 @@ class LedgerPrograms:
 
 def model_root(state: Mapping[str, Tensor]) -> bytes:
     """H(θ): the state root of the model state (parameters, buffers, optimizer state)."""
-    return state_root({k: v for k, v in state.items() if not k.startswith((GRAD, ATTR_WEIGHT))})
+    return state_root({k: v for k, v in state.items() if not k.startswith((GRAD, ATTR_WEIGHT)) and k != PHI})
 
 
 @dataclass(frozen=True)
@@ -297,6 +310,11 @@ class ProgramPair:
             c = self.block.input(CONTRIB + n).type
             if tuple(c.shape[1:]) != tuple(t.shape) or c.dtype != t.dtype:
                 raise LedgerError(f"the block program's {CONTRIB + n} is {c}, not rows of {t}")
+        phi = next((i.type for i in self.block.inputs if i.name == PHI), None)
+        if phi != TensorType(torch.float64, (self.max_contributors,)):
+            raise LedgerError(
+                f"the block program's {PHI} is {phi}, not float64[{self.max_contributors}]: it computes no attribution"
+            )
 
     @cached_property
     def param_types(self) -> dict[str, TensorType]:
@@ -320,8 +338,8 @@ class ProgramPair:
         return _gradient_inputs(self.param_types, model_state)
 
     def block_inputs(self, model_state: Mapping[str, Tensor]) -> dict[str, Tensor]:
-        """The block program's state: the model state and zero attribution-weight slots."""
-        return _block_inputs(self.param_types, model_state)
+        """The block program's state: the model state and zero attribution slots."""
+        return _block_inputs(self.param_types, model_state, self.max_contributors)
 
     def contributions_batch(
         self,
@@ -340,9 +358,12 @@ def _gradient_inputs(param_types: Mapping[str, TensorType], model_state: Mapping
     return out
 
 
-def _block_inputs(param_types: Mapping[str, TensorType], model_state: Mapping[str, Tensor]) -> dict[str, Tensor]:
+def _block_inputs(
+    param_types: Mapping[str, TensorType], model_state: Mapping[str, Tensor], max_contributors: int
+) -> dict[str, Tensor]:
     out = dict(model_state)
     out.update({ATTR_WEIGHT + n: torch.zeros(t.shape, dtype=t.dtype) for n, t in param_types.items()})
+    out[PHI] = torch.zeros((max_contributors,), dtype=torch.float64)
     return out
 
 

@@ -19,9 +19,11 @@ from tests.repops.test_linalg import KINDS, sample
 from trainer.interp import Interpreter
 from trainer.program import capture
 from trainer.program.onnx_io import OPS_DOMAIN, from_bytes, to_bytes, to_onnx
-from trainer.repops import KERNELS, RepOpsError, UnsupportedOpError
+from trainer.repops import KERNELS, RepOpsError, UnsupportedOpError, _native
 from trainer.repops._fixed import p_dot, p_dot64
 from trainer.repops.dot import CANONICAL_NAN64_BITS, EXACT_DOT, exact_dot, exact_dot_reference
+
+PATHS = ("native", "torch") if _native.linalg_library() is not None else ("torch",)
 
 
 def bits64(t: torch.Tensor) -> list[int]:
@@ -53,7 +55,9 @@ def test_grid_bits_keep_every_sum_a_binary64_integer() -> None:
 def test_fast_equals_reference(rows: int, shape: list[int], kind_rows: str, kind_w: str, seed: int) -> None:
     g = sample((rows, *shape), kind_rows, seed)
     w = sample(tuple(shape), kind_w, seed + 1)
-    assert bits64(exact_dot(g, w)) == bits64(exact_dot_reference(g, w))
+    want = bits64(exact_dot_reference(g, w))
+    for path in PATHS:  # the native quantizer's pass and the torch ops
+        assert bits64(exact_dot(g, w, path)) == want, path
 
 
 @pytest.mark.parametrize("kind", ["normal", "spread", "ties", "tiny", "huge"])
@@ -78,50 +82,53 @@ def test_the_result_is_the_exact_dot_product_of_the_grid_integers(kind: str) -> 
     assert bits64(exact_dot(g, w)) == bits64(torch.tensor(want, dtype=torch.float64))
 
 
-def test_zeros_infinities_and_nans() -> None:
+@pytest.mark.parametrize("path", PATHS)
+def test_zeros_infinities_and_nans(path: str) -> None:
     w = torch.tensor([1.5, -2.0, 0.25])
     g = torch.tensor([[-0.0, 0.0, -0.0], [4.0, 3.0, 0.0], [math.inf, 1.0, 0.0], [1.0, math.nan, 0.0],
                       [-math.inf, math.inf, 0.0], [1.0, -2.0, 4.0]])  # fmt: skip
     # a zero result (a zero row, or products that cancel) is +0; a non-finite row gives the canonical NaN
     want = [0, 0, CANONICAL_NAN64_BITS, CANONICAL_NAN64_BITS, CANONICAL_NAN64_BITS]
-    got = bits64(exact_dot(g, w))
+    got = bits64(exact_dot(g, w, path))
     assert got[:5] == want and got == bits64(exact_dot_reference(g, w))
     assert got[5] == torch.tensor(6.5, dtype=torch.float64).view(torch.int64).item()
     for bad in (math.nan, math.inf, -math.inf):  # a non-finite weight: every row NaN
         w2 = torch.tensor([1.0, bad, 0.0])
-        assert bits64(exact_dot(g, w2)) == [CANONICAL_NAN64_BITS] * 6 == bits64(exact_dot_reference(g, w2))
+        assert bits64(exact_dot(g, w2, path)) == [CANONICAL_NAN64_BITS] * 6 == bits64(exact_dot_reference(g, w2))
     assert exact_dot(torch.zeros(0, 3), w).shape == (0,)
     assert bits64(exact_dot(torch.ones(2, 0), torch.ones(0))) == [0, 0]
 
 
-def test_layout_and_the_order_of_the_reduced_axis_do_not_matter() -> None:
+@pytest.mark.parametrize("path", PATHS)
+def test_layout_and_the_order_of_the_reduced_axis_do_not_matter(path: str) -> None:
     g = sample((40, 9, 33), "spread", 5)
     w = sample((9, 33), "normal", 6)
-    base = bits64(exact_dot(g, w))
+    base = bits64(exact_dot(g, w, path))
     gt = g.transpose(1, 2).contiguous().transpose(1, 2)  # strided rows, same values
     wt = w.t().contiguous().t()
-    assert bits64(exact_dot(gt, wt)) == base
+    assert bits64(exact_dot(gt, wt, path)) == base
     wide = torch.zeros(80, 9, 33)
     wide[::2] = g
-    assert bits64(exact_dot(wide[::2], w)) == base  # every other row of a larger tensor
+    assert bits64(exact_dot(wide[::2], w, path)) == base  # every other row of a larger tensor
     perm = torch.randperm(9 * 33, generator=torch.Generator().manual_seed(1))
-    assert bits64(exact_dot(g.reshape(40, -1)[:, perm], w.reshape(-1)[perm])) == base
+    assert bits64(exact_dot(g.reshape(40, -1)[:, perm], w.reshape(-1)[perm], path)) == base
 
 
-def test_a_row_alone_equals_the_row_in_a_stack_of_64() -> None:
+@pytest.mark.parametrize("path", PATHS)
+def test_a_row_alone_equals_the_row_in_a_stack_of_64(path: str) -> None:
     g = sample((64, 300), "spread", 7)
     g[5] *= 2.0**40  # another row's magnitude does not coarsen any other row's grid
     w = sample((300,), "normal", 8)
-    stacked = bits64(exact_dot(g, w))
-    assert [bits64(exact_dot(g[i : i + 1], w))[0] for i in range(64)] == stacked
+    stacked = bits64(exact_dot(g, w, path))
+    assert [bits64(exact_dot(g[i : i + 1], w, path))[0] for i in range(64)] == stacked
 
 
 def test_thread_count_does_not_matter(threads: None) -> None:
     g, w = sample((64, 70_000), "spread", 9), sample((70_000,), "ties", 10)
     torch.set_num_threads(1)
-    one = bits64(exact_dot(g, w))
+    one = {path: bits64(exact_dot(g, w, path)) for path in PATHS}
     torch.set_num_threads(2)
-    assert bits64(exact_dot(g, w)) == one
+    assert all(bits64(exact_dot(g, w, path)) == one[path] == one[PATHS[-1]] for path in PATHS)
 
 
 def test_wrong_arguments_are_refused() -> None:
@@ -131,6 +138,8 @@ def test_wrong_arguments_are_refused() -> None:
         exact_dot(torch.ones(2, 3), torch.ones(4))
     with pytest.raises(RepOpsError, match="not a stack"):
         exact_dot(torch.ones(()), torch.ones(()))
+    with pytest.raises(ValueError, match="unknown path"):
+        exact_dot(torch.ones(2, 3), torch.ones(3), "gpu")
 
 
 class _Step:

@@ -27,6 +27,7 @@ from fractions import Fraction
 
 import torch
 
+from trainer.repops import _native, linalg
 from trainer.repops._fixed import exponent_ref, grid_magic, grid_max, is_finite_ref, p_dot64, quantize, quantize_ref
 from trainer.repops._spec import OpSpec, RepOpsError, UnsupportedOpError
 
@@ -49,26 +50,44 @@ def _check(rows: Tensor, weight: Tensor) -> tuple[int, int]:
     return int(rows.shape[0]), int(weight.numel())
 
 
-def exact_dot(rows: Tensor, weight: Tensor) -> Tensor:
+def exact_dot(rows: Tensor, weight: Tensor, path: str | None = None) -> Tensor:
     """The fast kernel: the f64 engine of the matrix products (at p_dot64) without its final rounding. A row's
     grid values (q · 2^(e_r - p), binary64) times the weight's, summed by one float64 matrix-vector
     product: every product and partial sum is an integer multiple of 2^(e_r + e_w - 2p) below 2^53
-    of it, so any order, blocking or thread count gives the exact S_r · 2^(e_r + e_w - 2p)."""
+    of it, so any order, blocking or thread count gives the exact S_r · 2^(e_r + e_w - 2p).
+
+    `path`: "native" (the matrix products' native quantizer, linalg.c, one pass per operand), "torch"
+    (torch ops: CUDA, or CPU without the library) or None (native on CPU when the library is built).
+    Both give the same bits (tests/repops/test_dot.py)."""
     r, n = _check(rows, weight)
     if r == 0 or n == 0:
         return torch.zeros((r,), dtype=torch.float64, device=rows.device)
+    if path not in (None, "native", "torch"):
+        raise ValueError(f"unknown path {path!r}; expected 'native' or 'torch'")
     p = p_dot64(n)
     a = rows.reshape(r, n)  # a view where the layout allows; the values (and so the bits) are the same
-    b = weight.reshape(n, 1)
-    ma, mb = grid_max(a, [1]), grid_max(b, [0])  # (R, 1) and (1, 1)
-    qa = quantize(a, grid_magic(ma, p))
-    qb = quantize(b, grid_magic(mb, p))
-    out = torch.mm(qa, qb).reshape(r).add_(0.0)  # exact; -0 + +0 = +0
-    bad = ~(ma.reshape(r) < math.inf) | ~(mb.reshape(()) < math.inf)  # NaN < inf is False
-    if bool(bad.any()):
-        nan = torch.tensor(CANONICAL_NAN64_BITS, dtype=torch.int64, device=out.device).view(torch.float64)
-        out = torch.where(bad, nan, out)
-    return out
+    b = weight.reshape(1, n)
+    lib = _native.linalg_library() if rows.device.type == "cpu" else None
+    if path == "native" and lib is None:
+        raise RepOpsError("the native linalg library is not built (python trainer/repops/_native.py)")
+    if lib is not None and path != "torch":
+        isa = _native.ISAS.index(linalg.native_isa())
+        qa, bad_a, na = linalg._quant_f64_native(lib, a.unsqueeze(0), p, "dot_rows", isa)
+        qb, bad_b, nb = linalg._quant_f64_native(lib, b.unsqueeze(0), p, "dot_weight", isa)
+        out = torch.mm(qa[0], qb[0].t()).reshape(r).add_(0.0)  # exact; -0 + +0 = +0
+        if na + nb == 0:
+            return out
+        bad = (bad_a[0] != 0) | (bad_b[0] != 0)
+    else:
+        ma, mb = grid_max(a, [1]), grid_max(b, [1])  # (R, 1) and (1, 1)
+        qa = quantize(a, grid_magic(ma, p))
+        qb = quantize(b, grid_magic(mb, p))
+        out = torch.mm(qa, qb.t()).reshape(r).add_(0.0)  # exact; -0 + +0 = +0
+        bad = ~(ma.reshape(r) < math.inf) | ~(mb.reshape(()) < math.inf)  # NaN < inf is False
+        if not bool(bad.any()):
+            return out
+    nan = torch.tensor(CANONICAL_NAN64_BITS, dtype=torch.int64, device=out.device).view(torch.float64)
+    return torch.where(bad, nan, out)
 
 
 def exact_dot_values_ref(rows: list[list[float]], weight: list[float]) -> list[float]:

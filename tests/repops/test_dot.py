@@ -1,6 +1,7 @@
 """`refereed::exact_dot` (docs/repops/linalg.md, "Exact dot products"): the fast kernel equals the scalar
 reference bit for bit; invariance under layout, reduced-axis permutation, threads and batch composition
-(a row alone equals the same row in a stack of 64); special values; the operator is captured as one node,
+(one grid for the whole stack: rows permute with their results, zero rows change nothing, the row holding
+the stack's maximum alone equals itself in the stack; the results add up exactly); special values; the operator is captured as one node,
 exported and run by the interpreter. Every comparison is of binary64 bit patterns."""
 
 from __future__ import annotations
@@ -60,43 +61,76 @@ def test_fast_equals_reference(rows: int, shape: list[int], kind_rows: str, kind
         assert bits64(exact_dot(g, w, path)) == want, path
 
 
+def _grid(values: list[float], p: int) -> tuple[int, list[int]]:
+    """One fixed-point grid for all of `values` (from the docs' text, with Fractions): e with
+    2^(e-1) <= max |v| < 2^e (1 for all zeros), q = round-half-even(v · 2^(p - e))."""
+    m = max((abs(x) for x in values), default=0.0)
+    e = 1 if m == 0 else math.frexp(m)[1]
+    return e, [round(Fraction(x) * Fraction(2) ** (p - e)) for x in values]
+
+
 @pytest.mark.parametrize("kind", ["normal", "spread", "ties", "tiny", "huge"])
 def test_the_result_is_the_exact_dot_product_of_the_grid_integers(kind: str) -> None:
-    # Independently of the kernels: each row and the weight on their grids with Fractions, the exact sum.
+    # Independently of the kernels: the whole stack on one grid, the weight on its own, with Fractions.
     g, w = sample((3, 5, 7), kind, 11), sample((5, 7), "spread", 12)
     n = w.numel()
     p = p_dot64(n)
-
-    def grid(line: list[float]) -> tuple[int, list[int]]:
-        m = max(abs(x) for x in line)
-        e = 1 if m == 0 else math.frexp(m)[1]
-        return e, [round(Fraction(x) * Fraction(2) ** (p - e)) for x in line]
-
-    e_w, qw = grid(w.reshape(-1).tolist())
-    want = []
-    for row in g.reshape(3, n).tolist():
-        e, q = grid(row)
-        exact = Fraction(sum(a * b for a, b in zip(q, qw, strict=True))) * Fraction(2) ** (e + e_w - 2 * p)
+    e_w, qw = _grid(w.reshape(-1).tolist(), p)
+    e_g, qg = _grid(g.reshape(-1).tolist(), p)
+    want, exact_sum = [], Fraction(0)
+    for r in range(3):
+        s = sum(a * b for a, b in zip(qg[r * n : (r + 1) * n], qw, strict=True))
+        assert abs(s) <= 2**53
+        exact = Fraction(s) * Fraction(2) ** (e_g + e_w - 2 * p)
         assert Fraction(float(exact)) == exact  # nothing left to round: the binary64 result is exact
         want.append(float(exact) + 0.0)
-    assert bits64(exact_dot(g, w)) == bits64(torch.tensor(want, dtype=torch.float64))
+        exact_sum += exact
+    for path in PATHS:
+        got = exact_dot(g, w, path)
+        assert bits64(got) == bits64(torch.tensor(want, dtype=torch.float64))
+        # bilinear on one grid: the rows' results add up, exactly, to <q(w), Σ_r q(g_r)>
+        column = [sum(qg[r * n + i] for r in range(3)) for i in range(n)]
+        total = Fraction(sum(a * b for a, b in zip(column, qw, strict=True))) * Fraction(2) ** (e_g + e_w - 2 * p)
+        assert sum(Fraction(v) for v in got.tolist()) == total == exact_sum
 
 
 @pytest.mark.parametrize("path", PATHS)
 def test_zeros_infinities_and_nans(path: str) -> None:
     w = torch.tensor([1.5, -2.0, 0.25])
-    g = torch.tensor([[-0.0, 0.0, -0.0], [4.0, 3.0, 0.0], [math.inf, 1.0, 0.0], [1.0, math.nan, 0.0],
-                      [-math.inf, math.inf, 0.0], [1.0, -2.0, 4.0]])  # fmt: skip
-    # a zero result (a zero row, or products that cancel) is +0; a non-finite row gives the canonical NaN
-    want = [0, 0, CANONICAL_NAN64_BITS, CANONICAL_NAN64_BITS, CANONICAL_NAN64_BITS]
+    g = torch.tensor([[-0.0, 0.0, -0.0], [4.0, 3.0, 0.0], [1.0, -2.0, 4.0]])
+    # a zero result (a zero row, or products that cancel) is +0
     got = bits64(exact_dot(g, w, path))
-    assert got[:5] == want and got == bits64(exact_dot_reference(g, w))
-    assert got[5] == torch.tensor(6.5, dtype=torch.float64).view(torch.int64).item()
-    for bad in (math.nan, math.inf, -math.inf):  # a non-finite weight: every row NaN
+    six_and_a_half = torch.tensor(6.5, dtype=torch.float64).view(torch.int64).item()
+    assert got == [0, 0, six_and_a_half] == bits64(exact_dot_reference(g, w))
+    assert bits64(exact_dot(torch.zeros(4, 3), w, path)) == [0] * 4  # an all-zero stack
+    assert bits64(exact_dot(g, torch.zeros(3), path)) == [0] * 3  # an all-zero weight
+    # a NaN or an infinity anywhere in the stack or the weight: no grid, every row the canonical NaN
+    for bad in (math.nan, math.inf, -math.inf):
+        g2 = g.clone()
+        g2[1, 2] = bad
+        assert bits64(exact_dot(g2, w, path)) == [CANONICAL_NAN64_BITS] * 3 == bits64(exact_dot_reference(g2, w))
         w2 = torch.tensor([1.0, bad, 0.0])
-        assert bits64(exact_dot(g, w2, path)) == [CANONICAL_NAN64_BITS] * 6 == bits64(exact_dot_reference(g, w2))
+        assert bits64(exact_dot(g, w2, path)) == [CANONICAL_NAN64_BITS] * 3 == bits64(exact_dot_reference(g, w2))
     assert exact_dot(torch.zeros(0, 3), w).shape == (0,)
     assert bits64(exact_dot(torch.ones(2, 0), torch.ones(0))) == [0, 0]
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_extreme_exponents_stay_exact(path: str) -> None:
+    # The smallest and largest scales an fp32 stack and weight can have: subnormals (down to 2^-149)
+    # and values near 2^128 give e_g + e_w - 2p in [-348, 256], inside binary64's normal range.
+    n = 5
+    tiny = torch.tensor([[2.0**-149, -(2.0**-149), 0.0, 3 * 2.0**-149, 2.0**-140]])
+    huge = torch.tensor([[3.0e38, -3.0e38, 1.0e38, 2.0**127, -(2.0**126)]])
+    for g in (tiny, huge):
+        for w in (tiny[0], huge[0]):
+            got = exact_dot(g, w, path)
+            assert bits64(got) == bits64(exact_dot_reference(g, w))
+            p = p_dot64(n)
+            e_g, qg = _grid(g.reshape(-1).tolist(), p)
+            e_w, qw = _grid(w.tolist(), p)
+            exact = Fraction(sum(a * b for a, b in zip(qg, qw, strict=True))) * Fraction(2) ** (e_g + e_w - 2 * p)
+            assert Fraction(got.item()) == exact and math.isfinite(got.item())
 
 
 @pytest.mark.parametrize("path", PATHS)
@@ -115,12 +149,26 @@ def test_layout_and_the_order_of_the_reduced_axis_do_not_matter(path: str) -> No
 
 
 @pytest.mark.parametrize("path", PATHS)
-def test_a_row_alone_equals_the_row_in_a_stack_of_64(path: str) -> None:
+def test_rows_share_one_grid(path: str) -> None:
     g = sample((64, 300), "spread", 7)
-    g[5] *= 2.0**40  # another row's magnitude does not coarsen any other row's grid
     w = sample((300,), "normal", 8)
     stacked = bits64(exact_dot(g, w, path))
-    assert [bits64(exact_dot(g[i : i + 1], w, path))[0] for i in range(64)] == stacked
+    # permuting the rows permutes the results, bit for bit
+    perm = torch.randperm(64, generator=torch.Generator().manual_seed(3))
+    assert bits64(exact_dot(g[perm], w, path)) == [stacked[i] for i in perm.tolist()]
+    # an all-zero row (an absent contributor) changes nothing, wherever it stands
+    padded = torch.cat([g[:10], torch.zeros(3, 300), g[10:], torch.zeros(1, 300)])
+    assert bits64(exact_dot(padded, w, path)) == stacked[:10] + [0] * 3 + stacked[10:] + [0]
+    # the row that holds the stack's largest |value| has alone the bits it has in the stack
+    top = int(g.abs().amax(dim=1).argmax())
+    assert bits64(exact_dot(g[top : top + 1], w, path)) == [stacked[top]]
+    # and the grid is shared: a row 2^40 times larger than the rest coarsens every other row's grid
+    big = g.clone()
+    big[5] = big[5].abs().amax() * 2.0**40 * torch.sign(big[5])
+    coarse = bits64(exact_dot(big, w, path))
+    assert coarse == bits64(exact_dot_reference(big, w))
+    alone = [bits64(exact_dot(big[i : i + 1], w, path))[0] for i in range(64)]
+    assert alone[5] == coarse[5] and alone != coarse
 
 
 def test_thread_count_does_not_matter(threads: None) -> None:

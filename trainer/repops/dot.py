@@ -4,15 +4,18 @@
 `exact_dot(rows, weight)`: rows float32 [R, *S], weight float32 [*S] (N = numel(S) values each);
 the result is float64 [R] with
 
-    out[r] = S_r · 2^(e_r + e_w - 2p),   S_r = Σ_n qr[r, n] · qw[n]  (exact integers, |S_r| <= 2^53)
+    out[r] = S_r · 2^(e_g + e_w - 2p),   S_r = Σ_n qr[r, n] · qw[n]  (exact integers, |S_r| <= 2^53)
 
-where row r of `rows` and `weight` are each on their own fixed-point grid of
-p = p_dot64(N) = floor((53 - ceil(log2 N)) / 2) bits (the grid of "Matrix products", row r of A
-against the one column w, without p_dot's cap of 14: this kernel has no int8 engine, and every
-bit up to |S| <= 2^53 is free in binary64: 20 bits at N = 4096, 16 at N = 2^20). Nothing is rounded after
-the grids: S_r has at most 53 bits and its exponent stays inside binary64's normal range for
-every fp32 input, so the binary64 result *is* the exact value. It is the f64 engine's
-`rows @ weight` before its one rounding to fp32, so row r depends on row r and the weight only.
+where the whole stack `rows` is on ONE fixed-point grid (exponent e_g from the largest |value| over
+every row: the ledger's rule for the contributions of a step, so that Σ_r out[r] is the exact
+⟨q(weight), Σ_r q(row_r)⟩) and `weight` on its own (e_w), each of
+p = p_dot64(N) = floor((53 - ceil(log2 N)) / 2) bits (the f64 engine's grid of "Matrix products"
+without p_dot's cap of 14: this kernel has no int8 engine, and every bit up to |S| <= 2^53 is free
+in binary64: 20 bits at N = 4096, 16 at N = 2^20). Nothing is rounded after the grids: S_r has at
+most 53 bits and its exponent stays inside binary64's normal range for every fp32 input, so the
+binary64 result *is* the exact value. A row's result depends on the stack's largest value (as the
+issue's aggregation rule wants), not on the other rows otherwise: permuting rows permutes the
+results, an all-zero row changes nothing, a row alone equals itself in a stack whose maximum it holds.
 
 It is not an ATen operator: it is registered with `torch.library` as `refereed::exact_dot`, so
 that a captured program records it as one node (`refereed.exact_dot.default`) which the RepOps
@@ -51,43 +54,42 @@ def _check(rows: Tensor, weight: Tensor) -> tuple[int, int]:
 
 
 def exact_dot(rows: Tensor, weight: Tensor, path: str | None = None) -> Tensor:
-    """The fast kernel: the f64 engine of the matrix products (at p_dot64) without its final rounding. A row's
-    grid values (q · 2^(e_r - p), binary64) times the weight's, summed by one float64 matrix-vector
-    product: every product and partial sum is an integer multiple of 2^(e_r + e_w - 2p) below 2^53
-    of it, so any order, blocking or thread count gives the exact S_r · 2^(e_r + e_w - 2p).
+    """The fast kernel. The whole stack's grid values (q · 2^(e_g - p), binary64, one grid) times the
+    weight's (q · 2^(e_w - p)), summed by one float64 matrix-vector product: every product and
+    partial sum is an integer multiple of 2^(e_g + e_w - 2p) below 2^53 of it, so any order,
+    blocking or thread count gives the exact S_r · 2^(e_g + e_w - 2p).
 
-    `path`: "native" (the matrix products' native quantizer, linalg.c, one pass per operand), "torch"
-    (torch ops: CUDA, or CPU without the library) or None (native on CPU when the library is built).
-    Both give the same bits (tests/repops/test_dot.py)."""
+    `path`: "native" (the matrix products' native quantizer, linalg.c, one pass per operand, the
+    stack read as one line), "torch" (torch ops: CUDA, or CPU without the library) or None (native
+    on CPU when the library is built). Both give the same bits (tests/repops/test_dot.py)."""
     r, n = _check(rows, weight)
     if r == 0 or n == 0:
         return torch.zeros((r,), dtype=torch.float64, device=rows.device)
     if path not in (None, "native", "torch"):
         raise ValueError(f"unknown path {path!r}; expected 'native' or 'torch'")
     p = p_dot64(n)
-    a = rows.reshape(r, n)  # a view where the layout allows; the values (and so the bits) are the same
+    a = rows.reshape(1, r * n)  # the stack is ONE slice: one grid for every row
     b = weight.reshape(1, n)
     lib = _native.linalg_library() if rows.device.type == "cpu" else None
     if path == "native" and lib is None:
         raise RepOpsError("the native linalg library is not built (python trainer/repops/_native.py)")
     if lib is not None and path != "torch":
         isa = _native.ISAS.index(linalg.native_isa())
-        qa, bad_a, na = linalg._quant_f64_native(lib, a.unsqueeze(0), p, "dot_rows", isa)
-        qb, bad_b, nb = linalg._quant_f64_native(lib, b.unsqueeze(0), p, "dot_weight", isa)
-        out = torch.mm(qa[0], qb[0].t()).reshape(r).add_(0.0)  # exact; -0 + +0 = +0
-        if na + nb == 0:
-            return out
-        bad = (bad_a[0] != 0) | (bad_b[0] != 0)
+        qa, _, na = linalg._quant_f64_native(lib, a.unsqueeze(0), p, "dot_rows", isa)
+        qb, _, nb = linalg._quant_f64_native(lib, b.unsqueeze(0), p, "dot_weight", isa)
+        out = torch.mm(qa[0].reshape(r, n), qb[0].t()).reshape(r).add_(0.0)  # exact; -0 + +0 = +0
+        bad = na + nb > 0
     else:
-        ma, mb = grid_max(a, [1]), grid_max(b, [1])  # (R, 1) and (1, 1)
-        qa = quantize(a, grid_magic(ma, p))
+        ma, mb = grid_max(a, [0, 1]), grid_max(b, [0, 1])  # (1, 1) each
+        qa = quantize(a, grid_magic(ma, p)).reshape(r, n)
         qb = quantize(b, grid_magic(mb, p))
         out = torch.mm(qa, qb.t()).reshape(r).add_(0.0)  # exact; -0 + +0 = +0
-        bad = ~(ma.reshape(r) < math.inf) | ~(mb.reshape(()) < math.inf)  # NaN < inf is False
-        if not bool(bad.any()):
-            return out
+        bad = not (bool(ma.reshape(()) < math.inf) and bool(mb.reshape(()) < math.inf))  # NaN < inf is False
+    if not bad:
+        return out
+    # a NaN or an infinity anywhere in the stack or the weight: no grid, every row the canonical NaN
     nan = torch.tensor(CANONICAL_NAN64_BITS, dtype=torch.int64, device=out.device).view(torch.float64)
-    return torch.where(bad, nan, out)
+    return nan.expand(r).clone()
 
 
 def exact_dot_values_ref(rows: list[list[float]], weight: list[float]) -> list[float]:
@@ -96,22 +98,16 @@ def exact_dot_values_ref(rows: list[list[float]], weight: list[float]) -> list[f
     if n == 0:
         return [0.0 for _ in rows]
     p = p_dot64(n)
-
-    def on_grid(line: list[float]) -> tuple[int, list[int]] | None:
-        if not all(is_finite_ref(v) for v in line):
-            return None
-        e = exponent_ref(max(abs(v) for v in line))
-        return e, [quantize_ref(v, e, p) for v in line]
-
-    w = on_grid(weight)
+    values = [v for row in rows for v in row]
+    if not all(is_finite_ref(v) for v in values + weight):
+        return [math.nan for _ in rows]  # float('nan') is the canonical 0x7FF8000000000000
+    e_g = exponent_ref(max(abs(v) for v in values)) if values else 1  # one grid for the whole stack
+    e_w = exponent_ref(max(abs(v) for v in weight))
+    qw = [quantize_ref(v, e_w, p) for v in weight]
     out = []
     for row in rows:
-        q = on_grid(row)
-        if q is None or w is None:
-            out.append(math.nan)  # float('nan') is the canonical 0x7FF8000000000000
-            continue
-        s = sum(a * b for a, b in zip(q[1], w[1], strict=True))
-        exact = Fraction(s) * Fraction(2) ** (q[0] + w[0] - 2 * p)
+        s = sum(quantize_ref(a, e_g, p) * b for a, b in zip(row, qw, strict=True))
+        exact = Fraction(s) * Fraction(2) ** (e_g + e_w - 2 * p)
         value = float(exact)  # exact: |S| <= 2^53 and the exponent is inside binary64's normal range
         if Fraction(value) != exact:
             raise AssertionError(f"{EXACT_DOT}: {exact} is not a binary64 value")

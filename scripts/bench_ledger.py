@@ -45,7 +45,7 @@ from trainer.interp import Interpreter  # noqa: E402
 from trainer.ledger.attribution import FirstOrder, spearman  # noqa: E402
 from trainer.ledger.did import did_of  # noqa: E402
 from trainer.ledger.ledger import Ledger, StepInputs, batch_commitment, earlier_batches  # noqa: E402
-from trainer.ledger.programs import PHI, LedgerPrograms  # noqa: E402
+from trainer.ledger.programs import TERMS, LedgerPrograms  # noqa: E402
 from trainer.program import SGDConfig  # noqa: E402
 from trainer.workloads import keyed_init, mlp_digits  # noqa: E402
 
@@ -105,9 +105,9 @@ def main() -> int:
     grads = [c.gradients for c in inputs[1].contributions]
     batch = lp.contributions_batch(val[0], grads)
 
-    def with_attr() -> None:  # the attribution is computed inside the program (attr/phi); read it as the ledger does
+    def with_attr() -> None:  # the attribution is computed inside the program (attr/terms); read it as the ledger does
         out, _ = block_i.run(lp.block_inputs(state0), batch)
-        FirstOrder.of_values(out[PHI][: len(grads)].tolist())
+        FirstOrder.of_terms(out[TERMS][: len(grads)].tolist())
 
     def plain() -> None:
         plain_i.run(state0, batch)

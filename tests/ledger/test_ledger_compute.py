@@ -13,6 +13,7 @@ from fractions import Fraction
 import pytest
 import torch
 
+from trainer.interp import Interpreter
 from trainer.ledger.attribution import FirstOrder, shapley_exact, shapley_sampled
 from trainer.ledger.block import Block, Genesis, interval_root
 from trainer.ledger.did import did_of
@@ -30,8 +31,8 @@ from trainer.ledger.ledger import (
     batch_commitment,
     earlier_batches,
 )
-from trainer.ledger.programs import GRAD, LedgerPrograms, model_root
-from trainer.ledger.shares import forfeited, ledger_shares
+from trainer.ledger.programs import GRAD, TERMS, LedgerPrograms, model_root
+from trainer.ledger.shares import attribution_weights, forfeited, ledger_shares
 from trainer.program import AdamWConfig, SGDConfig
 from trainer.repops import KERNELS, OpSpec
 from trainer.workloads import keyed_init, mlp_digits
@@ -90,64 +91,102 @@ def test_aggregation_does_not_depend_on_the_order_of_contributors(setup) -> None
 
 def test_rows_permuted_inside_the_block_program_give_the_same_model_root(setup) -> None:
     # Below the DID ordering: the block program itself, fed the rows in another order, gives the same bits,
-    # and each row's attribution moves with its row, bit for bit (a row's φ depends on its row and w only).
+    # and each row's attribution terms move with its row, bit for bit (one grid per parameter for all rows,
+    # from the largest value over the rows: a permutation does not change it).
     ledger, inputs, states = setup["ledger"], setup["inputs"], setup["states"]
     grads = [c.gradients for c in inputs[1].contributions]
-    a, _, _, phi_a = ledger._run_block(states[0], inputs[1].validation, grads, N)
-    b, _, _, phi_b = ledger._run_block(states[0], inputs[1].validation, grads[::-1], N)
+    a, _, _, terms_a = ledger._run_block(states[0], inputs[1].validation, grads, N)
+    b, _, _, terms_b = ledger._run_block(states[0], inputs[1].validation, grads[::-1], N)
     assert model_root(a) == model_root(b)
-    assert phi_a.dtype == torch.float64 and bool(phi_a[:N].ne(0).all())
-    assert phi_a[:N].view(torch.int64).tolist() == phi_b[:N].flip(0).view(torch.int64).tolist()
+    k = len(ledger.programs.param_names)
+    assert terms_a.dtype == torch.float64 and tuple(terms_a.shape) == (ledger.programs.max_contributors, k)
+    assert bool(terms_a[:N].ne(0).all())
+    assert terms_a[:N].view(torch.int64).tolist() == terms_b[:N].flip(0).view(torch.int64).tolist()
+    # three rows and a zero row (an absent contributor), in two placements: the terms move with their rows,
+    # bit for bit, and the zero row's terms are +0
+    _, _, _, three = ledger._run_block(states[0], inputs[1].validation, [*grads[:3], None], N)
+    _, _, _, moved = ledger._run_block(states[0], inputs[1].validation, [None, grads[2], grads[0], grads[1]], N)
+    assert moved[[2, 3, 1, 0]].view(torch.int64).tolist() == three.view(torch.int64).tolist()
+    assert three[3].view(torch.int64).tolist() == [0] * k
 
 
-def _exact_terms(weights, grads, names) -> list[list[Fraction]]:
-    """Slow reference of docs/ledger.md section 3, written here from the text: per contributor, per parameter
-    in canonical order, the exact dot product of the contributor's gradient on its own grid with the weight on
-    its own (p = p_dot64(numel) bits, e from the largest magnitude, Python's round: ties to even)."""
-    out: list[list[Fraction]] = [[] for _ in grads]
+def _grid(values: list[Fraction], p: int) -> tuple[int, list[int]]:
+    m = max((abs(x) for x in values), default=Fraction(0))
+    e = 1 if m == 0 else math.frexp(float(m))[1]  # 2^(e-1) <= m < 2^e
+    return e, [round(x * Fraction(2) ** (p - e)) for x in values]
+
+
+def _reference_attribution(weights, grads, names) -> tuple[list[list[Fraction]], Fraction]:
+    """Slow reference of docs/ledger.md section 3, written here from the text with Fractions: per parameter
+    (canonical order), the weight on its own grid and EVERY contributor's gradient on one grid shared by all
+    of them (exponent from the largest magnitude over all contributors), p = p_dot64(numel) bits, Python's
+    round (ties to even). Returns the exact terms [c][k] and, independently, the step's first-order total
+    Σ_k <q(w_k), Σ_c q(g_c,k)> (the contributions summed on the grid first)."""
+    terms: list[list[Fraction]] = [[] for _ in grads]
+    total = Fraction(0)
     for name in names:
         wl = [Fraction(float(x)) for x in weights[GRAD + name].reshape(-1).tolist()]
-        p = (53 - (len(wl) - 1).bit_length()) // 2  # p_dot64: floor((53 - ceil(log2 N)) / 2)
-
-        def grid(line: list[Fraction], p: int = p) -> tuple[int, list[int]]:
-            m = max(abs(x) for x in line)
-            e = 1 if m == 0 else math.frexp(float(m))[1]  # 2^(e-1) <= m < 2^e
-            return e, [round(x * Fraction(2) ** (p - e)) for x in line]
-
-        e_w, qw = grid(wl)
-        for c, g in enumerate(grads):
-            e_g, qg = grid([Fraction(float(x)) for x in g[GRAD + name].reshape(-1).tolist()])
-            s = sum(a * b for a, b in zip(qw, qg, strict=True))
+        n = len(wl)
+        p = (53 - (n - 1).bit_length()) // 2  # p_dot64: floor((53 - ceil(log2 N)) / 2)
+        e_w, qw = _grid(wl, p)
+        flat = [Fraction(float(x)) for g in grads for x in g[GRAD + name].reshape(-1).tolist()]
+        e_g, qg = _grid(flat, p)
+        scale = Fraction(2) ** (e_w + e_g - 2 * p)
+        for c in range(len(grads)):
+            s = sum(a * b for a, b in zip(qw, qg[c * n : (c + 1) * n], strict=True))
             assert abs(s) <= 2**53  # a binary64 integer
-            out[c].append(Fraction(s) * Fraction(2) ** (e_w + e_g - 2 * p))
-    return out
+            terms[c].append(Fraction(s) * scale)
+        column = [sum(qg[c * n + i] for c in range(len(grads))) for i in range(n)]
+        total += Fraction(sum(a * b for a, b in zip(qw, column, strict=True))) * scale
+    return terms, total
 
 
-def test_first_order_attribution_is_the_programs_exact_dot_products_added_in_binary64(setup) -> None:
+def test_first_order_attribution_is_exact_and_sums_to_the_total_to_the_last_bit(setup) -> None:
     ledger, inputs, states = setup["ledger"], setup["inputs"], setup["states"]
     cs = inputs[1].contributions
     built = ledger.build(1, setup["genesis"].model_id, states[0], inputs[1])
     grads = [c.gradients for c in sorted(cs, key=lambda c: c.did.encode())]
-    terms = _exact_terms(built.weights, grads, ledger.programs.param_names)
-    folded = []
+    terms, total = _reference_attribution(built.weights, grads, ledger.programs.param_names)
+    # The program's state holds each term exactly (every term is a binary64 value: nothing is rounded)
+    assert built.terms is not None and built.terms.dtype == torch.float64
     for row in terms:
-        acc = float(row[0])
-        assert Fraction(acc) == row[0]  # every term is a binary64 value: nothing rounded before the additions
-        for t in row[1:]:
-            assert Fraction(float(t)) == t
-            acc = acc + float(t)  # IEEE binary64, in the program's (canonical) parameter order
-        folded.append(acc)
-    assert built.phi is not None and built.phi.dtype == torch.float64
-    want = torch.tensor(folded, dtype=torch.float64).view(torch.int64).tolist()
-    assert built.phi[:N].view(torch.int64).tolist() == want
-    assert built.phi[N:].view(torch.int64).tolist() == [0] * (built.phi.numel() - N)  # absent rows: +0
-    scale = Fraction(2) ** built.first_order.exponent  # the block records the program's values exactly
-    assert [Fraction(n) * scale for n in built.first_order.numerators] == [Fraction(v) for v in folded]
-    assert built.first_order == FirstOrder.of_values(folded) and built.block.phi == built.first_order.numerators
-    # Σ_c φ(c, t) against the step's total ⟨q(w), Σ_c q_c(g_c)⟩: equal up to the binary64 additions only.
-    total = sum(sum(row) for row in terms)
-    ulps = sum(abs(t) for row in terms for t in row) * Fraction(2) ** -52 * len(ledger.programs.param_names)
-    assert abs(Fraction(built.first_order.total) * scale - total) <= ulps
+        assert all(Fraction(float(t)) == t for t in row)
+    want = torch.tensor([[float(t) for t in row] for row in terms], dtype=torch.float64)
+    assert built.terms[:N].view(torch.int64).tolist() == want.view(torch.int64).tolist()
+    # φ(c) = Σ_k terms[c, k] exactly, recorded as numerators over one power of two
+    scale = Fraction(2) ** built.first_order.exponent
+    phi = [Fraction(n) * scale for n in built.first_order.numerators]
+    assert phi == [sum(row, Fraction(0)) for row in terms]
+    assert built.block.phi == built.first_order.numerators and built.block.phi_exponent == built.first_order.exponent
+    assert built.first_order == FirstOrder.of_terms(built.terms[:N].tolist())
+    # Σ_c φ(c, t) is the step's first-order total, to the last bit
+    assert Fraction(built.first_order.total) * scale == total == sum(phi)
+    # the contributors in another order: the same block, so the same φ per DID
+    again = ledger.build(1, setup["genesis"].model_id, states[0], StepInputs(list(cs)[::-1], inputs[1].validation))
+    assert again.block.hash == built.block.hash
+
+
+def test_the_payout_reads_phi_off_the_block_programs_state(setup) -> None:
+    # Replay the captured block program with a fresh interpreter (no Ledger): φ is the exact row sum of its
+    # attr/terms, each block records exactly that, and the attribution part of the payout is pro rata to it.
+    lp, blocks, inputs, states = setup["lp"], setup["blocks"], setup["inputs"], setup["states"]
+    run = Interpreter(lp.block_program)
+    totals: dict[str, Fraction] = {}
+    for t, b in enumerate(blocks, start=1):
+        by_did = {c.did: c for c in inputs[t].contributions}
+        rows = [by_did[d].gradients for d in b.contributors]
+        count = sum(by_did[d].micro_batches for d in b.contributors)
+        batch = lp.contributions_batch(inputs[t].validation, rows, count=count)
+        out, _ = run.run(lp.block_inputs(states[t - 1]), batch)
+        phi = [sum((Fraction(v) for v in row), Fraction(0)) for row in out[TERMS][: len(rows)].tolist()]
+        assert [Fraction(n) * Fraction(2) ** b.phi_exponent for n in b.phi] == phi
+        for d, v in zip(b.contributors, phi, strict=True):
+            totals[d] = totals.get(d, Fraction(0)) + v
+    weights = attribution_weights(blocks)
+    positive = {d: v for d, v in totals.items() if v > 0}
+    assert set(weights) == set(positive) and positive
+    unit = next(iter(positive.values())) / weights[next(iter(positive))]
+    assert all(Fraction(weights[d]) * unit == v for d, v in positive.items())
 
 
 def test_shapley_values_are_efficient_exactly(setup) -> None:
@@ -189,9 +228,9 @@ def test_a_split_identity_gains_nothing_beyond_rounding(setup) -> None:
     phi_one = one.block.phi_values()
     phi_two = two.block.phi_values()
     gain = (phi_two[1] + phi_two[2]) - phi_one[1]
-    # Rounding: the whole contribution is its halves' sum rounded once to fp32, and each row's grid keeps
-    # p_dot64(numel) bits (16 to 26 here) of its largest value; both errors are bounded by a few units of
-    # 2^-16 of the magnitude sum of the terms, sum |w| |g| (measured: 2^-28 with SGD, 2^-18.8 with AdamW).
+    # Rounding: the whole contribution is its halves' sum rounded once to fp32, and each parameter's grid
+    # (shared by the step's rows) keeps p_dot64(numel) bits (16 to 26 here) of the rows' largest value; both
+    # errors are bounded by a few units of 2^-16 of the magnitude sum of the terms, sum |w| |g|.
     magnitude = sum(float((one.weights[k].abs() * whole.gradients[k].abs()).sum()) for k in one.weights)
     assert abs(gain) <= 2.0**-16 * magnitude  # AdamW: the second moments (so P) move by rounding too
     assert abs(gain) < 1e-3 * abs(phi_one[1])  # and negligible next to what the identity earns

@@ -1,12 +1,16 @@
 """Attribution of a step's loss reduction to its contributors (docs/ledger.md, section 3).
 
-**First order** is computed inside the block program (trainer.ledger.programs): per parameter
-tensor k the attribution weight `w_k = P_k ⊙ ∇L_val(θ_{t-1})_k`, and per contribution row c the
-exact dot product `⟨w_k, g_{c,k}⟩` of RepOps' `refereed::exact_dot` (docs/repops/linalg.md,
-"Exact dot products": row c and w_k each on its own grid of p_dot64(numel) bits, the integers
-summed exactly, the binary64 result exact), added over k in canonical order by binary64
-additions into the program's state tensor `attr/phi`. The block records those values as integer
-numerators over one power of two (`FirstOrder.of_values`: exact, no rounding).
+**First order.** The block program (trainer.ledger.programs) computes, per parameter tensor k,
+the attribution weight `w_k = P_k ⊙ ∇L_val(θ_{t-1})_k` and, per contribution row c, the exact
+term `⟨w_k, g_{c,k}⟩` of RepOps' `refereed::exact_dot` (docs/repops/linalg.md, "Exact dot
+products": every contributor's g_{c,k} on ONE grid shared by the step's contributions, w_k on its
+own, p_dot64(numel) bits, the integers summed exactly, the binary64 result exact), into its state
+tensor `attr/terms` [row, k]. It adds nothing across parameters. `FirstOrder.of_terms` adds each
+row's terms here, exactly (Python fractions), and writes the φ_c as integer numerators over one
+power of two: a pure function of the program's state, no rounding anywhere. Because each
+parameter's terms share one grid and the dot products are exact and bilinear, Σ_c φ_c equals
+Σ_k ⟨q(w_k), Σ_c q(g_{c,k})⟩ (the weights against the contributions' sum on the same grids, the
+step's first-order total) to the last bit.
 
 **Exact Shapley.** For coalitions S of the step's contributors, `v(S) = L_val(θ_{t-1}) -
 L_val(update(θ_{t-1}, Σ_{c∈S} g_c / n))`; the Shapley value is the average marginal value
@@ -37,14 +41,18 @@ class FirstOrder:
     exponent: int
 
     @staticmethod
-    def of_values(values: Sequence[float]) -> FirstOrder:
-        """The binary64 values of `attr/phi` as integers over their least common power of two (exactly;
+    def of_terms(terms: Sequence[Sequence[float]]) -> FirstOrder:
+        """φ of each row of `attr/terms` (the binary64 terms of one contributor, one per parameter): the
+        exact sum of its terms, all written as integers over their least common power of two (exactly;
         a step whose attribution is not finite cannot be attributed)."""
         fractions = []
-        for v in values:
-            if not math.isfinite(v):
-                raise LedgerError(f"the block program's attribution holds {v}: the step cannot be attributed")
-            fractions.append(Fraction(v))
+        for row in terms:
+            total = Fraction(0)
+            for v in row:
+                if not math.isfinite(v):
+                    raise LedgerError(f"the block program's attribution holds {v}: the step cannot be attributed")
+                total += Fraction(v)  # exact: binary64 values are dyadic rationals
+            fractions.append(total)
         if not fractions:
             return FirstOrder((), 0)
         low = min(-(f.denominator.bit_length() - 1) for f in fractions)  # denominators are powers of two

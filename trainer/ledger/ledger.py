@@ -30,7 +30,7 @@ from trainer.ledger.block import Block, Genesis, f32_bits
 from trainer.ledger.did import did_order
 from trainer.ledger.errors import BlockError, ContributionError, LedgerError, ManifestError
 from trainer.ledger.manifest import kernel_manifest, manifest_hash
-from trainer.ledger.programs import ATTR_WEIGHT, GRAD, PHI, LedgerPrograms, ProgramPair, model_root
+from trainer.ledger.programs import ATTR_WEIGHT, GRAD, TERMS, LedgerPrograms, ProgramPair, model_root
 from trainer.repops import KERNELS, OpSpec
 
 Tensor = torch.Tensor
@@ -106,8 +106,8 @@ class BuiltBlock:
     block: Block
     state: State  # the model state after the step
     weights: dict[str, Tensor]  # the attribution weights, keyed like the gradients (grad/<param>)
-    first_order: FirstOrder  # read off the block program's `attr/phi` (its accepted rows)
-    phi: Tensor | None = None  # the block program's whole `attr/phi` (float64, max_contributors rows)
+    first_order: FirstOrder  # the exact row sums of the block program's `attr/terms` (its accepted rows)
+    terms: Tensor | None = None  # the block program's whole `attr/terms` (float64 [max_contributors, n_params])
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,12 +245,12 @@ class Ledger:
         count: int,
     ) -> tuple[State, Tensor, dict[str, Tensor], Tensor]:
         """(model state after the update, L_val before it, the attribution weights keyed grad/<param>,
-        `attr/phi`) of the block program on `rows` (None: a zero row)."""
+        `attr/terms`) of the block program on `rows` (None: a zero row)."""
         batch = self.programs.contributions_batch(validation, rows, count=count)
         out, loss = self._block.run(self.programs.block_inputs(pre), batch)
-        state = {k: v for k, v in out.items() if not k.startswith(ATTR_WEIGHT) and k != PHI}
+        state = {k: v for k, v in out.items() if not k.startswith(ATTR_WEIGHT) and k != TERMS}
         weights = {GRAD + k.removeprefix(ATTR_WEIGHT): v for k, v in out.items() if k.startswith(ATTR_WEIGHT)}
-        return state, loss, weights, out[PHI]
+        return state, loss, weights, out[TERMS]
 
     def _loss_at(self, state: Mapping[str, Tensor], validation: Mapping[str, Tensor]) -> Tensor:
         return self._run_block(state, validation, [None], 1)[1]
@@ -308,11 +308,12 @@ class Ledger:
         grads = [c.gradients for c in accepted]
         n = len(accepted)
         count = sum(c.micro_batches for c in accepted)
-        phi: Tensor | None = None
+        terms: Tensor | None = None
         if n:
-            post, val_loss, weights, phi = self._run_block(pre_state, validation, list(grads), count)
-            # φ is the program's output: row i of attr/phi is accepted[i]'s (rows past n are zero rows)
-            fo = FirstOrder.of_values(phi[:n].tolist())
+            post, val_loss, weights, terms = self._run_block(pre_state, validation, list(grads), count)
+            # φ comes from the program's state: row i of attr/terms is accepted[i]'s (rows past n are zero
+            # rows), its exact sum over the parameters is φ (no rounding, outside the program)
+            fo = FirstOrder.of_terms(terms[:n].tolist())
         else:  # nobody to aggregate: the state stays, the loss is still recorded
             post, val_loss = dict(pre_state), self._loss_at(pre_state, validation)
             weights, fo = {}, FirstOrder((), 0)
@@ -340,7 +341,7 @@ class Ledger:
             manifest=g.manifest,
             draw=v if g.recompute_every else b"",  # a ledger that never recomputes draws nothing
         )
-        return BuiltBlock(block, post, weights, fo, phi)
+        return BuiltBlock(block, post, weights, fo, terms)
 
     def coalition_value(
         self,

@@ -22,13 +22,15 @@ run by the RepOps interpreter, so every honest machine computes the same bits.
      update's derivative with respect to one contribution's gradient, elementwise
      (docs/ledger.md, "First-order attribution"): the contribution of `g_c` to the
      loss reduction is, to first order, `⟨P ⊙ ∇L_val, g_c⟩`;
-  5. the first-order attribution `attr/phi` (float64, one entry per row): per parameter the
-     exact dot product of every contribution row with its weight (RepOps'
-     `refereed::exact_dot`, docs/repops/linalg.md, "Exact dot products"), added up over the
-     parameters in canonical order by IEEE binary64 additions. Row r is φ of the contributor
-     in row r; a zero row gives +0.
+  5. the first-order attribution terms `attr/terms` (float64 [max_contributors, n_params]):
+     column k holds, for parameter k in canonical order, the exact dot product of every
+     contribution row with its weight (RepOps' `refereed::exact_dot`, docs/repops/linalg.md,
+     "Exact dot products": the stack of rows on ONE grid, the weight on its own). Each entry is
+     an exact dyadic value; the program adds nothing up, so nothing is rounded. φ of the
+     contributor in row r is Σ_k terms[r, k], computed exactly outside the program
+     (trainer.ledger.attribution.FirstOrder.of_terms); a zero row gives +0 terms.
 
-  `attr_weight/*` and `attr/phi` are slots like `grad/*`: state of the program, not of the
+  `attr_weight/*` and `attr/terms` are slots like `grad/*`: state of the program, not of the
   model (their input values are not read). The model root of a block is the state root of
   `param/*`, `buffer/*` and `optim/*` only.
 """
@@ -63,7 +65,9 @@ Tensor = torch.Tensor
 
 GRAD = "grad/"
 ATTR_WEIGHT = "attr_weight/"
-PHI = "attr/phi"  # float64 [max_contributors]: φ of each contribution row (docs/ledger.md, section 3)
+# float64 [max_contributors, n_params]: per contribution row and parameter (canonical order), the exact
+# first-order term <P ⊙ ∇L_val, g_row> (docs/ledger.md, section 3)
+TERMS = "attr/terms"
 CONTRIB = "contrib/"
 COUNT = "count"
 MAX_CONTRIBUTORS = 64
@@ -139,7 +143,7 @@ class BlockStep(_Base):
         names = [PARAM + n for n in self.param_names] + [BUFFER + n for n in self.buffer_names]
         names += optimizer_state_names(self.optimizer, self.param_names)
         if self.attribute:
-            names += [ATTR_WEIGHT + n for n in self.param_names] + [PHI]
+            names += [ATTR_WEIGHT + n for n in self.param_names] + [TERMS]
         return canonical_names(names)
 
     def fn_with_constants(
@@ -160,14 +164,12 @@ class BlockStep(_Base):
         out.update({BUFFER + n: state[BUFFER + n] for n in self.buffer_names})
         out.update(new_optim)
         if self.attribute:
-            phi: Tensor | None = None
-            for n in self.param_names:  # canonical order: the order of the binary64 additions
+            columns = []
+            for n in self.param_names:  # canonical order: the columns of attr/terms
                 w = self._derivative(n, new_optim, count) * val_grads[n]
                 out[ATTR_WEIGHT + n] = w
-                dot = torch.ops.refereed.exact_dot(batch[CONTRIB + n], w)  # exact, per row
-                phi = dot if phi is None else phi + dot
-            assert phi is not None  # a model has parameters (_module_names)
-            out[PHI] = phi
+                columns.append(torch.ops.refereed.exact_dot(batch[CONTRIB + n], w))  # exact, one grid for the rows
+            out[TERMS] = torch.stack(columns, dim=1)  # no additions: every entry stays exact
         return {k: out[k] for k in self.state_names}, val_loss
 
     def _derivative(self, name: str, new_optim: Mapping[str, Tensor], count: Tensor) -> Tensor:
@@ -287,7 +289,7 @@ class LedgerPrograms:
 
 def model_root(state: Mapping[str, Tensor]) -> bytes:
     """H(θ): the state root of the model state (parameters, buffers, optimizer state)."""
-    return state_root({k: v for k, v in state.items() if not k.startswith((GRAD, ATTR_WEIGHT)) and k != PHI})
+    return state_root({k: v for k, v in state.items() if not k.startswith((GRAD, ATTR_WEIGHT)) and k != TERMS})
 
 
 @dataclass(frozen=True)
@@ -310,10 +312,11 @@ class ProgramPair:
             c = self.block.input(CONTRIB + n).type
             if tuple(c.shape[1:]) != tuple(t.shape) or c.dtype != t.dtype:
                 raise LedgerError(f"the block program's {CONTRIB + n} is {c}, not rows of {t}")
-        phi = next((i.type for i in self.block.inputs if i.name == PHI), None)
-        if phi != TensorType(torch.float64, (self.max_contributors,)):
+        terms = next((i.type for i in self.block.inputs if i.name == TERMS), None)
+        if terms != TensorType(torch.float64, (self.max_contributors, len(params))):
             raise LedgerError(
-                f"the block program's {PHI} is {phi}, not float64[{self.max_contributors}]: it computes no attribution"
+                f"the block program's {TERMS} is {terms}, not float64[{self.max_contributors}, {len(params)}]: "
+                "it computes no attribution"
             )
 
     @cached_property
@@ -363,7 +366,7 @@ def _block_inputs(
 ) -> dict[str, Tensor]:
     out = dict(model_state)
     out.update({ATTR_WEIGHT + n: torch.zeros(t.shape, dtype=t.dtype) for n, t in param_types.items()})
-    out[PHI] = torch.zeros((max_contributors,), dtype=torch.float64)
+    out[TERMS] = torch.zeros((max_contributors, len(param_types)), dtype=torch.float64)
     return out
 
 

@@ -1,8 +1,9 @@
 """`refereed::exact_dot` (docs/repops/linalg.md, "Exact dot products"): the fast kernel equals the scalar
 reference bit for bit; invariance under layout, reduced-axis permutation, threads and batch composition
 (one grid for the whole stack: rows permute with their results, zero rows change nothing, the row holding
-the stack's maximum alone equals itself in the stack; the results add up exactly); special values; the operator is captured as one node,
-exported and run by the interpreter. Every comparison is of binary64 bit patterns."""
+the stack's maximum alone equals itself in the stack; the results add up exactly); special values; the
+operator is captured as one node, exported and run by the interpreter. Every comparison is of binary64 bit
+patterns."""
 
 from __future__ import annotations
 

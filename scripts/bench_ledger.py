@@ -3,8 +3,9 @@
 
 Cases (medians of alternating runs; ratio = ours / baseline):
 
-- `block+attribution / plain block`: the block program with the validation backward and the
-  attribution weights plus the N exact dot products, against the same block without attribution
+- `block+attribution / plain block`: the block program with the validation backward, the
+  attribution weights and the exact dot products of every contribution row (`refereed::exact_dot`,
+  inside the program since the attribution moved there), against the same block without attribution
   (aggregate, update, validation loss by a forward only).
 - `step+attribution / plain step`: the same, each side with the N contributors' gradients of the
   step computed too (the whole work of a step).
@@ -41,10 +42,10 @@ from bench_repops import cpu_model  # noqa: E402  (the same timing as the other 
 from bench_repops import paired_medians as paired  # noqa: E402
 
 from trainer.interp import Interpreter  # noqa: E402
-from trainer.ledger.attribution import first_order, spearman  # noqa: E402
+from trainer.ledger.attribution import FirstOrder, spearman  # noqa: E402
 from trainer.ledger.did import did_of  # noqa: E402
 from trainer.ledger.ledger import Ledger, StepInputs, batch_commitment, earlier_batches  # noqa: E402
-from trainer.ledger.programs import LedgerPrograms  # noqa: E402
+from trainer.ledger.programs import TERMS, LedgerPrograms  # noqa: E402
 from trainer.program import SGDConfig  # noqa: E402
 from trainer.workloads import keyed_init, mlp_digits  # noqa: E402
 
@@ -104,10 +105,9 @@ def main() -> int:
     grads = [c.gradients for c in inputs[1].contributions]
     batch = lp.contributions_batch(val[0], grads)
 
-    def with_attr() -> None:
+    def with_attr() -> None:  # the attribution is computed inside the program (attr/terms); read it as the ledger does
         out, _ = block_i.run(lp.block_inputs(state0), batch)
-        weights = {"grad/" + k.removeprefix("attr_weight/"): v for k, v in out.items() if k.startswith("attr_weight/")}
-        first_order(weights, grads)  # type: ignore[arg-type]
+        FirstOrder.of_terms(out[TERMS][: len(grads)].tolist())
 
     def plain() -> None:
         plain_i.run(state0, batch)

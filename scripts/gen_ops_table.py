@@ -54,6 +54,7 @@ ACCUMULATES: Final[Mapping[tuple[str, str], str]] = {
     ("repops/linalg.md", "Exact accumulation into indexed positions"): EXACT,
     ("repops/linalg.md", "Batch norm"): EXACT,
     ("repops/linalg.md", "Group norm"): EXACT,
+    ("repops/linalg.md", "Exact dot products"): EXACT,
     ("repops/shape.md", "RepOps: data movement"): NO,
     ("repops/shape.md", "Views"): NO,
     ("repops/shape.md", "Slices and selections"): NO,
@@ -135,7 +136,8 @@ def rows(kernels: Mapping[str, Any], docs: Path = DOCS) -> list[tuple[str, Headi
 
 def table(kernels: Mapping[str, Any], docs: Path = DOCS) -> str:
     lines = [
-        f"{len(kernels)} operators (overload names as `str(torch.ops.aten.<op>.<overload>)`):",
+        f"{len(kernels)} operators (overload names as `str(torch.ops.<namespace>.<op>.<overload>)`, namespace "
+        "`aten` or the project's `refereed`):",
         "",
         "| operator | spec | accumulates |",
         "| --- | --- | --- |",

@@ -1,19 +1,16 @@
-"""Attribution of a step's loss reduction to its contributors (docs/ledger.md).
+"""Attribution of a step's loss reduction to its contributors (docs/ledger.md, section 3).
 
-**First order.** The block program gives, per parameter tensor k, the attribution weight
-`w_k = P_k ⊙ ∇L_val(θ_{t-1})_k` (trainer.ledger.programs). Contributor c's share is the exact
-dot product `φ_c = Σ_k ⟨w_k, g_{c,k}⟩` on fixed-point grids:
-
-- `w_k` on its own grid: e_w = the exponent of max |w_k| (2^(e-1) <= m < 2^e), q = RN(w · 2^(P-e_w));
-- every contributor's `g_{c,k}` on ONE grid shared by all contributors of the step:
-  e_g = the exponent of the largest |g_{c,k}| over every c, q = RN(g · 2^(P-e_g));
-- `S_{c,k} = Σ q_w q_g` exactly (integers), `φ_c = Σ_k S_{c,k} · 2^(e_w,k + e_g,k - 2P)`.
-
-with P = 24 grid bits (every fp32 value within 2^-24 of a tensor's largest keeps all its bits).
-φ_c is an exact dyadic rational, stored as an integer numerator over a power of two common
-to the step. Because the dot products are exact and bilinear, `Σ_c φ_c` equals the exact
-dot product of the weights with the sum of the contributions on the same grids: the total
-first-order loss reduction of the step, to the last bit.
+**First order.** The block program (trainer.ledger.programs) computes, per parameter tensor k,
+the attribution weight `w_k = P_k ⊙ ∇L_val(θ_{t-1})_k` and, per contribution row c, the exact
+term `⟨w_k, g_{c,k}⟩` of RepOps' `refereed::exact_dot` (docs/repops/linalg.md, "Exact dot
+products": every contributor's g_{c,k} on ONE grid shared by the step's contributions, w_k on its
+own, p_dot64(numel) bits, the integers summed exactly, the binary64 result exact), into its state
+tensor `attr/terms` [row, k]. It adds nothing across parameters. `FirstOrder.of_terms` adds each
+row's terms here, exactly (Python fractions), and writes the φ_c as integer numerators over one
+power of two: a pure function of the program's state, no rounding anywhere. Because each
+parameter's terms share one grid and the dot products are exact and bilinear, Σ_c φ_c equals
+Σ_k ⟨q(w_k), Σ_c q(g_{c,k})⟩ (the weights against the contributions' sum on the same grids, the
+step's first-order total) to the last bit.
 
 **Exact Shapley.** For coalitions S of the step's contributors, `v(S) = L_val(θ_{t-1}) -
 L_val(update(θ_{t-1}, Σ_{c∈S} g_c / n))`; the Shapley value is the average marginal value
@@ -25,51 +22,15 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from itertools import combinations
+from typing import SupportsFloat
 
-import torch
+from trainer.ledger.errors import LedgerError
 
-from trainer.ledger.errors import ContributionError, LedgerError
-
-Tensor = torch.Tensor
-
-GRID_BITS = 24
-_CHUNK = 1 << 14  # |q_w q_g| <= 2^48, so a chunk's int64 sum stays below 2^62
 EXACT_SHAPLEY_MAX = 8
-
-
-def exponent(m: float) -> int:
-    """e with 2^(e-1) <= m < 2^e; 1 for m = 0."""
-    if m == 0.0:
-        return 1
-    return math.frexp(m)[1]
-
-
-def _max_abs(t: Tensor) -> float:
-    return float(t.detach().abs().max()) if t.numel() else 0.0
-
-
-def on_grid(t: Tensor, e: int, p: int = GRID_BITS) -> Tensor:
-    """RN(t · 2^(p-e)) as int64: exact, since t · 2^(p-e) is exact in binary64 and |q| <= 2^p."""
-    scaled = t.detach().to(torch.float64) * math.ldexp(1.0, p - e)  # ldexp of 1.0 is an exact power of two
-    return torch.round(scaled).to(torch.int64)  # round half to even
-
-
-def exact_dot(qa: Tensor, qb: Tensor) -> int:
-    """Σ qa·qb of two int64 grid tensors with |q| <= 2^24, exactly, as a Python int."""
-    a, b = qa.reshape(-1), qb.reshape(-1)
-    total = 0
-    for i in range(0, a.numel(), _CHUNK):
-        total += int((a[i : i + _CHUNK] * b[i : i + _CHUNK]).sum())
-    return total
-
-
-def check_finite(name: str, t: Tensor) -> None:
-    if not bool(torch.isfinite(t).all()):
-        raise ContributionError(f"{name} holds a non-finite value")
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +39,24 @@ class FirstOrder:
 
     numerators: tuple[int, ...]
     exponent: int
+
+    @staticmethod
+    def of_terms(terms: Sequence[Sequence[float]]) -> FirstOrder:
+        """φ of each row of `attr/terms` (the binary64 terms of one contributor, one per parameter): the
+        exact sum of its terms, all written as integers over their least common power of two (exactly;
+        a step whose attribution is not finite cannot be attributed)."""
+        fractions = []
+        for row in terms:
+            total = Fraction(0)
+            for v in row:
+                if not math.isfinite(v):
+                    raise LedgerError(f"the block program's attribution holds {v}: the step cannot be attributed")
+                total += Fraction(v)  # exact: binary64 values are dyadic rationals
+            fractions.append(total)
+        if not fractions:
+            return FirstOrder((), 0)
+        low = min(-(f.denominator.bit_length() - 1) for f in fractions)  # denominators are powers of two
+        return FirstOrder(tuple(int(f * Fraction(2) ** -low) for f in fractions), low)
 
     @property
     def total(self) -> int:
@@ -93,32 +72,7 @@ class FirstOrder:
         return float(Fraction(self.total) * Fraction(2) ** self.exponent)
 
 
-def first_order(
-    weights: Mapping[str, Tensor], contributions: Sequence[Mapping[str, Tensor]], p: int = GRID_BITS
-) -> FirstOrder:
-    """The exact first-order attribution of `contributions` (each maps the weight names' keys to a
-    gradient tensor of the same shape) under attribution weights `weights`."""
-    if not contributions:
-        return FirstOrder((), 0)
-    parts: list[list[tuple[int, int]]] = [[] for _ in contributions]  # (S, exponent) per tensor
-    for name, w in weights.items():
-        if not bool(torch.isfinite(w).all()):
-            raise LedgerError(f"attribution weight {name} is not finite: the step cannot be attributed")
-        gs = [c[name] for c in contributions]
-        for i, g in enumerate(gs):
-            if g.shape != w.shape:
-                raise ContributionError(f"contribution {i}: {name} has shape {tuple(g.shape)}, want {tuple(w.shape)}")
-        e_w = exponent(_max_abs(w))
-        e_g = exponent(max(_max_abs(g) for g in gs))
-        qw = on_grid(w, e_w, p)
-        for i, g in enumerate(gs):
-            parts[i].append((exact_dot(qw, on_grid(g, e_g, p)), e_w + e_g - 2 * p))
-    low = min((e for row in parts for _, e in row), default=0)
-    numerators = tuple(sum(s << (e - low) for s, e in row) for row in parts)
-    return FirstOrder(numerators, low)
-
-
-def fraction_of_f32(x: Tensor | float) -> Fraction:
+def fraction_of_f32(x: SupportsFloat) -> Fraction:
     v = float(x)
     if not math.isfinite(v):
         raise LedgerError(f"a loss of {v} cannot enter a Shapley value")

@@ -22,7 +22,6 @@ from trainer.interp import Interpreter, InterpreterError
 from trainer.ledger.attribution import (
     EXACT_SHAPLEY_MAX,
     FirstOrder,
-    first_order,
     fraction_of_f32,
     shapley_exact,
     shapley_sampled,
@@ -31,7 +30,7 @@ from trainer.ledger.block import Block, Genesis, f32_bits
 from trainer.ledger.did import did_order
 from trainer.ledger.errors import BlockError, ContributionError, LedgerError, ManifestError
 from trainer.ledger.manifest import kernel_manifest, manifest_hash
-from trainer.ledger.programs import ATTR_WEIGHT, GRAD, LedgerPrograms, ProgramPair, model_root
+from trainer.ledger.programs import ATTR_WEIGHT, GRAD, TERMS, LedgerPrograms, ProgramPair, model_root
 from trainer.repops import KERNELS, OpSpec
 
 Tensor = torch.Tensor
@@ -107,7 +106,8 @@ class BuiltBlock:
     block: Block
     state: State  # the model state after the step
     weights: dict[str, Tensor]  # the attribution weights, keyed like the gradients (grad/<param>)
-    first_order: FirstOrder
+    first_order: FirstOrder  # the exact row sums of the block program's `attr/terms` (its accepted rows)
+    terms: Tensor | None = None  # the block program's whole `attr/terms` (float64 [max_contributors, n_params])
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,12 +243,14 @@ class Ledger:
         validation: Mapping[str, Tensor],
         rows: list[Mapping[str, Tensor] | None],
         count: int,
-    ) -> tuple[State, Tensor, dict[str, Tensor]]:
+    ) -> tuple[State, Tensor, dict[str, Tensor], Tensor]:
+        """(model state after the update, L_val before it, the attribution weights keyed grad/<param>,
+        `attr/terms`) of the block program on `rows` (None: a zero row)."""
         batch = self.programs.contributions_batch(validation, rows, count=count)
         out, loss = self._block.run(self.programs.block_inputs(pre), batch)
-        state = {k: v for k, v in out.items() if not k.startswith(ATTR_WEIGHT)}
+        state = {k: v for k, v in out.items() if not k.startswith(ATTR_WEIGHT) and k != TERMS}
         weights = {GRAD + k.removeprefix(ATTR_WEIGHT): v for k, v in out.items() if k.startswith(ATTR_WEIGHT)}
-        return state, loss, weights
+        return state, loss, weights, out[TERMS]
 
     def _loss_at(self, state: Mapping[str, Tensor], validation: Mapping[str, Tensor]) -> Tensor:
         return self._run_block(state, validation, [None], 1)[1]
@@ -306,9 +308,12 @@ class Ledger:
         grads = [c.gradients for c in accepted]
         n = len(accepted)
         count = sum(c.micro_batches for c in accepted)
+        terms: Tensor | None = None
         if n:
-            post, val_loss, weights = self._run_block(pre_state, validation, list(grads), count)
-            fo = first_order(weights, grads)  # type: ignore[arg-type]
+            post, val_loss, weights, terms = self._run_block(pre_state, validation, list(grads), count)
+            # φ comes from the program's state: row i of attr/terms is accepted[i]'s (rows past n are zero
+            # rows), its exact sum over the parameters is φ (no rounding, outside the program)
+            fo = FirstOrder.of_terms(terms[:n].tolist())
         else:  # nobody to aggregate: the state stays, the loss is still recorded
             post, val_loss = dict(pre_state), self._loss_at(pre_state, validation)
             weights, fo = {}, FirstOrder((), 0)
@@ -336,7 +341,7 @@ class Ledger:
             manifest=g.manifest,
             draw=v if g.recompute_every else b"",  # a ledger that never recomputes draws nothing
         )
-        return BuiltBlock(block, post, weights, fo)
+        return BuiltBlock(block, post, weights, fo, terms)
 
     def coalition_value(
         self,
@@ -353,7 +358,7 @@ class Ledger:
         def loss(s: frozenset[int]) -> Fraction:
             if s not in losses:
                 rows = [grads[i] if i in s else None for i in range(n)]
-                theta, _, _ = self._run_block(pre, validation, rows, count)
+                theta, _, _, _ = self._run_block(pre, validation, rows, count)
                 losses[s] = fraction_of_f32(self._loss_at(theta, validation))
             return losses[s]
 

@@ -21,10 +21,18 @@ run by the RepOps interpreter, so every honest machine computes the same bits.
   4. the attribution weight `attr_weight/<param>` = `P ⊙ ∇L_val`, where `P` is the
      update's derivative with respect to one contribution's gradient, elementwise
      (docs/ledger.md, "First-order attribution"): the contribution of `g_c` to the
-     loss reduction is, to first order, `⟨P ⊙ ∇L_val, g_c⟩`.
+     loss reduction is, to first order, `⟨P ⊙ ∇L_val, g_c⟩`;
+  5. the first-order attribution terms `attr/terms` (float64 [max_contributors, n_params]):
+     column k holds, for parameter k in canonical order, the exact dot product of every
+     contribution row with its weight (RepOps' `refereed::exact_dot`, docs/repops/linalg.md,
+     "Exact dot products": the stack of rows on ONE grid, the weight on its own). Each entry is
+     an exact dyadic value; the program adds nothing up, so nothing is rounded. φ of the
+     contributor in row r is Σ_k terms[r, k], computed exactly outside the program
+     (trainer.ledger.attribution.FirstOrder.of_terms); a zero row gives +0 terms.
 
-  `attr_weight/*` are slots like `grad/*`: state of the program, not of the model. The
-  model root of a block is the state root of `param/*`, `buffer/*` and `optim/*` only.
+  `attr_weight/*` and `attr/terms` are slots like `grad/*`: state of the program, not of the
+  model (their input values are not read). The model root of a block is the state root of
+  `param/*`, `buffer/*` and `optim/*` only.
 """
 
 from __future__ import annotations
@@ -57,6 +65,9 @@ Tensor = torch.Tensor
 
 GRAD = "grad/"
 ATTR_WEIGHT = "attr_weight/"
+# float64 [max_contributors, n_params]: per contribution row and parameter (canonical order), the exact
+# first-order term <P ⊙ ∇L_val, g_row> (docs/ledger.md, section 3)
+TERMS = "attr/terms"
 CONTRIB = "contrib/"
 COUNT = "count"
 MAX_CONTRIBUTORS = 64
@@ -132,7 +143,7 @@ class BlockStep(_Base):
         names = [PARAM + n for n in self.param_names] + [BUFFER + n for n in self.buffer_names]
         names += optimizer_state_names(self.optimizer, self.param_names)
         if self.attribute:
-            names += [ATTR_WEIGHT + n for n in self.param_names]
+            names += [ATTR_WEIGHT + n for n in self.param_names] + [TERMS]
         return canonical_names(names)
 
     def fn_with_constants(
@@ -153,8 +164,12 @@ class BlockStep(_Base):
         out.update({BUFFER + n: state[BUFFER + n] for n in self.buffer_names})
         out.update(new_optim)
         if self.attribute:
-            for n in self.param_names:
-                out[ATTR_WEIGHT + n] = self._derivative(n, new_optim, count) * val_grads[n]
+            columns = []
+            for n in self.param_names:  # canonical order: the columns of attr/terms
+                w = self._derivative(n, new_optim, count) * val_grads[n]
+                out[ATTR_WEIGHT + n] = w
+                columns.append(torch.ops.refereed.exact_dot(batch[CONTRIB + n], w))  # exact, one grid for the rows
+            out[TERMS] = torch.stack(columns, dim=1)  # no additions: every entry stays exact
         return {k: out[k] for k in self.state_names}, val_loss
 
     def _derivative(self, name: str, new_optim: Mapping[str, Tensor], count: Tensor) -> Tensor:
@@ -233,7 +248,7 @@ class LedgerPrograms:
         return _gradient_inputs(self._param_types, model_state)
 
     def block_inputs(self, model_state: Mapping[str, Tensor]) -> dict[str, Tensor]:
-        return _block_inputs(self._param_types, model_state)
+        return _block_inputs(self._param_types, model_state, self.max_contributors)
 
     def contributions_batch(
         self,
@@ -274,7 +289,7 @@ class LedgerPrograms:
 
 def model_root(state: Mapping[str, Tensor]) -> bytes:
     """H(θ): the state root of the model state (parameters, buffers, optimizer state)."""
-    return state_root({k: v for k, v in state.items() if not k.startswith((GRAD, ATTR_WEIGHT))})
+    return state_root({k: v for k, v in state.items() if not k.startswith((GRAD, ATTR_WEIGHT)) and k != TERMS})
 
 
 @dataclass(frozen=True)
@@ -297,6 +312,12 @@ class ProgramPair:
             c = self.block.input(CONTRIB + n).type
             if tuple(c.shape[1:]) != tuple(t.shape) or c.dtype != t.dtype:
                 raise LedgerError(f"the block program's {CONTRIB + n} is {c}, not rows of {t}")
+        terms = next((i.type for i in self.block.inputs if i.name == TERMS), None)
+        if terms != TensorType(torch.float64, (self.max_contributors, len(params))):
+            raise LedgerError(
+                f"the block program's {TERMS} is {terms}, not float64[{self.max_contributors}, {len(params)}]: "
+                "it computes no attribution"
+            )
 
     @cached_property
     def param_types(self) -> dict[str, TensorType]:
@@ -320,8 +341,8 @@ class ProgramPair:
         return _gradient_inputs(self.param_types, model_state)
 
     def block_inputs(self, model_state: Mapping[str, Tensor]) -> dict[str, Tensor]:
-        """The block program's state: the model state and zero attribution-weight slots."""
-        return _block_inputs(self.param_types, model_state)
+        """The block program's state: the model state and zero attribution slots."""
+        return _block_inputs(self.param_types, model_state, self.max_contributors)
 
     def contributions_batch(
         self,
@@ -340,9 +361,12 @@ def _gradient_inputs(param_types: Mapping[str, TensorType], model_state: Mapping
     return out
 
 
-def _block_inputs(param_types: Mapping[str, TensorType], model_state: Mapping[str, Tensor]) -> dict[str, Tensor]:
+def _block_inputs(
+    param_types: Mapping[str, TensorType], model_state: Mapping[str, Tensor], max_contributors: int
+) -> dict[str, Tensor]:
     out = dict(model_state)
     out.update({ATTR_WEIGHT + n: torch.zeros(t.shape, dtype=t.dtype) for n, t in param_types.items()})
+    out[TERMS] = torch.zeros((max_contributors, len(param_types)), dtype=torch.float64)
     return out
 
 

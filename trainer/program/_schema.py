@@ -76,19 +76,30 @@ class ArgSpec:
     default: Any
 
 
+# Operator namespaces a program may name: ATen's, and the project's own (`torch.library` operators
+# registered by trainer.repops, e.g. refereed::exact_dot; docs/program.md, "Operators").
+NAMESPACES = ("aten", "refereed")
+
+
 def op_overload(op: str) -> torch._ops.OpOverload:
-    """`"aten.mm.default"` -> `torch.ops.aten.mm.default`."""
+    """`"aten.mm.default"` -> `torch.ops.aten.mm.default`; `"refereed.exact_dot.default"` ->
+    `torch.ops.refereed.exact_dot.default` (registered when trainer.repops is imported)."""
     parts = op.split(".")
-    if len(parts) != 3 or parts[0] != "aten":
-        raise ProgramFormatError(f"operator name {op!r} is not of the form aten.<op>.<overload>")
-    try:
-        overload = getattr(getattr(torch.ops.aten, parts[1]), parts[2])
-    except (AttributeError, RuntimeError):
+    if len(parts) != 3 or parts[0] not in NAMESPACES:
         raise ProgramFormatError(
-            f"operator {op!r} is not an ATen overload known to torch {torch.__version__}"
-        ) from None
+            f"operator name {op!r} is not of the form aten.<op>.<overload> or refereed.<op>.<overload>"
+        )
+    if parts[0] != "aten":
+        import trainer.repops  # noqa: F401  (registers the project's operators)
+    try:
+        overload = getattr(getattr(getattr(torch.ops, parts[0]), parts[1]), parts[2])
+    except (AttributeError, RuntimeError):
+        known = "registered by trainer.repops"
+        if parts[0] == "aten":
+            known = f"an ATen overload known to torch {torch.__version__}"
+        raise ProgramFormatError(f"operator {op!r} is not {known}") from None
     if not isinstance(overload, torch._ops.OpOverload):
-        raise ProgramFormatError(f"operator {op!r} is not an ATen overload")
+        raise ProgramFormatError(f"operator {op!r} is not an operator overload")
     return overload
 
 

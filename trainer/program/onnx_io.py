@@ -5,7 +5,8 @@ Layout (docs/program.md, "The ONNX artifact"): value names carry their role
 `out:loss:<name>`); program nodes are ONNX nodes named `node:<i>` in index order, each a
 standard ONNX operator where its semantics match the ATen overload exactly and otherwise
 an operator of the custom domain `ai.refereed.aten` (op_type = the ATen name without
-`aten.`); each program output is an `Identity` node writing `out:...`. Loading checks the
+`aten.`), or for the project's own operators of `ai.refereed.ops` (op_type = the name without
+`refereed.`); each program output is an `Identity` node writing `out:...`. Loading checks the
 file with `onnx.checker`, rebuilds the program (which validates it) and compares the
 program hash recorded in the file's metadata, and the caller's expected hash if given.
 """
@@ -49,6 +50,12 @@ from trainer.program.program import (
 
 DOMAIN: Final = "ai.refereed.aten"
 DOMAIN_VERSION: Final = 1
+# The project's own operators (namespace `refereed`, e.g. refereed.exact_dot.default): op_type = the
+# name without `refereed.`. Imported only by a program that has such a node, so the artifact of any
+# other program is unchanged.
+OPS_DOMAIN: Final = "ai.refereed.ops"
+OPS_DOMAIN_VERSION: Final = 1
+_NAMESPACE_OF_DOMAIN: Final = {DOMAIN: "aten", OPS_DOMAIN: "refereed"}
 ONNX_OPSET: Final = 21
 IR_VERSION: Final = 10
 GRAPH_NAME: Final = "training_step"
@@ -319,9 +326,11 @@ def to_onnx(program: Program) -> onnx.ModelProto:
         initializer=initializers,
         value_info=value_infos,
     )
+    uses_own = any(n.domain == OPS_DOMAIN for n in onnx_nodes)
+    own_ops = [helper.make_opsetid(OPS_DOMAIN, OPS_DOMAIN_VERSION)] if uses_own else []
     model = helper.make_model(
         graph,
-        opset_imports=[helper.make_opsetid("", ONNX_OPSET), helper.make_opsetid(DOMAIN, DOMAIN_VERSION)],
+        opset_imports=[helper.make_opsetid("", ONNX_OPSET), helper.make_opsetid(DOMAIN, DOMAIN_VERSION), *own_ops],
         ir_version=IR_VERSION,
         producer_name=PRODUCER,
         producer_version=str(FORMAT_VERSION),
@@ -359,7 +368,9 @@ def _custom_node(node: Node, ins: list[str], outs: list[str], name: str) -> onnx
             onnx_inputs += [next(inputs) if x is TENSOR else "" for x in v]
         elif v is not None:
             attrs.append(_encode_value(spec, v))
-    proto = helper.make_node(node.op.removeprefix("aten."), onnx_inputs, outs, name=name, domain=DOMAIN)
+    namespace, _, op_type = node.op.partition(".")
+    domain = OPS_DOMAIN if namespace == "refereed" else DOMAIN
+    proto = helper.make_node(op_type, onnx_inputs, outs, name=name, domain=domain)
     proto.attribute.extend(attrs)
     return proto
 
@@ -497,7 +508,7 @@ def _read(model: onnx.ModelProto) -> Program:
                 raise _fail(f"node {index} reads {name!r}, which is not an input, constant or earlier node output")
             return values[name]
 
-        node = _read_node(proto, index, ref, shapes, used_shapes, tuple(outs))
+        node = _read_node(proto, index, ref, shapes, used_shapes, tuple(outs), opsets)
         nodes.append(node)
         for s in range(len(outs)):
             values[node_value(index, s)] = NodeRef(index, s)
@@ -524,15 +535,20 @@ def _read_node(
     shapes: dict[str, tuple[int, ...]],
     used_shapes: set[str],
     outputs: tuple[TensorType, ...],
+    opsets: dict[str, int],
 ) -> Node:
     attrs = {a.name: a for a in proto.attribute}
     if len(attrs) != len(proto.attribute):
         raise _fail(f"node {index} repeats an attribute")
     if proto.domain in ("", "ai.onnx"):
         return _read_standard(proto, index, ref, attrs, shapes, used_shapes, outputs)
-    if proto.domain != DOMAIN:
-        raise _fail(f"node {index} is in the domain {proto.domain!r}; programs use only '' and {DOMAIN!r}")
-    op = "aten." + proto.op_type
+    if proto.domain not in _NAMESPACE_OF_DOMAIN:
+        raise _fail(
+            f"node {index} is in the domain {proto.domain!r}; programs use only '', {DOMAIN!r} and {OPS_DOMAIN!r}"
+        )
+    if proto.domain == OPS_DOMAIN and opsets.get(OPS_DOMAIN) != OPS_DOMAIN_VERSION:
+        raise _fail(f"node {index} is in {OPS_DOMAIN!r}; the model does not import it, version {OPS_DOMAIN_VERSION}")
+    op = _NAMESPACE_OF_DOMAIN[proto.domain] + "." + proto.op_type
     specs = recorded_specs(op)
     onnx_inputs = iter(proto.input)
     args: list[tuple[str, ArgValue]] = []

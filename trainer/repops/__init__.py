@@ -2,13 +2,15 @@
 machine computes the same bits.
 
 Each kernel module exports `OPS: dict[str, OpSpec]`; `KERNELS` is their union, keyed by
-ATen overload name ("aten.mm.default"). An operator claimed by two modules is an error.
+ATen overload name ("aten.mm.default"), or for the project's own operators (`torch.library`
+namespace `refereed`, e.g. "refereed.exact_dot.default") by that overload's name. An operator
+claimed by two modules is an error.
 """
 
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from trainer.repops import activations, conv, elementwise, indexing, linalg, reduce, shape
+from trainer.repops import activations, conv, dot, elementwise, indexing, linalg, reduce, shape
 from trainer.repops._spec import Kernel, OpSpec, RepOpsError, UnsupportedOpError
 
 
@@ -23,7 +25,7 @@ def _union(*tables: Mapping[str, OpSpec]) -> Mapping[str, OpSpec]:
 
 
 KERNELS: Mapping[str, OpSpec] = _union(
-    elementwise.OPS, activations.OPS, linalg.OPS, reduce.OPS, shape.OPS, indexing.OPS, conv.OPS
+    elementwise.OPS, activations.OPS, linalg.OPS, reduce.OPS, shape.OPS, indexing.OPS, conv.OPS, dot.OPS
 )
 
 __all__ = ["KERNELS", "Kernel", "OpSpec", "RepOpsError", "UnsupportedOpError"]

@@ -41,6 +41,12 @@ def p_dot(k: int) -> int:
     return min(P_DOT_MAX, (53 - ceil_log2(k)) // 2)
 
 
+def p_dot64(k: int) -> int:
+    """Grid bits of `refereed::exact_dot` over k >= 1 terms: floor((53 - ceil(log2 k)) / 2), p_dot without
+    its cap of 14 (which exists for the int8 engines), so |S| <= k * 2^(2p) <= 2^53 still holds."""
+    return (53 - ceil_log2(k)) // 2
+
+
 def p_sum(n: int) -> int:
     """Grid bits of a sum's inputs for slice length n >= 1: min(50, 53 - ceil(log2 n)), so |S| <= n * 2^p <= 2^53."""
     return min(P_SUM_MAX, 53 - ceil_log2(n))

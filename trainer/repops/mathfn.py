@@ -29,8 +29,11 @@ tensor of the same shape. Every NaN they return is the canonical quiet NaN 0x7FC
 
 from __future__ import annotations
 
+import contextlib
 import math
 import struct
+import threading
+from collections.abc import Iterator
 
 import numpy as np
 import torch
@@ -185,9 +188,34 @@ def f32_from_bits(b: int) -> float:
     return float(struct.unpack("<f", struct.pack("<I", b & 0xFFFFFFFF))[0])
 
 
+class _Deferral(threading.local):
+    on = False
+
+
+_deferral = _Deferral()
+
+
 def canonicalize_nan_(y: Tensor) -> Tensor:
-    """Replace every NaN of a float tensor (in place) by the canonical quiet NaN."""
+    """Replace every NaN of a float tensor (in place) by the canonical quiet NaN; inside
+    `nan_canonicalization_deferred()` on this thread, nothing (the caller canonicalizes later)."""
+    if _deferral.on:
+        return y
     return torch.nan_to_num_(y, nan=_NAN, posinf=_INF, neginf=-_INF)
+
+
+@contextlib.contextmanager
+def nan_canonicalization_deferred() -> Iterator[None]:
+    """On this thread, the kernels' in-place NaN canonicalization (`canonicalize_nan_`) is skipped
+    until the block ends: a NaN a kernel makes keeps whatever sign and payload the hardware gave it.
+    Only for a run whose every kernel's result, NaNs canonicalized, does not depend on its inputs'
+    NaN payloads (trainer.interp: `NAN_DEFERRABLE`, tested kernel by kernel), and whose outputs the
+    caller then canonicalizes: the same bits as canonicalizing after every kernel."""
+    before = _deferral.on
+    _deferral.on = True
+    try:
+        yield
+    finally:
+        _deferral.on = before
 
 
 def canonicalize_nan(y: Tensor) -> Tensor:

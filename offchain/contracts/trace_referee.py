@@ -5,7 +5,8 @@ Every custom error of the contract (contracts/src/lib/TraceRefereeErrors.sol) is
 referees are trainer/repops/programs.py: `programs.pack(programs.run(fn, x))` is the trace an honest
 defender posts (8 bytes per step, big endian), `programs.first_wrong_step` the step an honest challenger
 names. `TraceRefereeClient` sends the moves and reads the defender's trace back from its Claimed event.
-ElementReferee does not hand these operators over yet, so no agent plays this game.
+The trainer agents play it (offchain/agents/_element.py): an element game on a transcendental function is
+handed over by its defender through `DotReferee.startTrace` and settled back with `settleTrace`.
 """
 
 from __future__ import annotations

@@ -22,8 +22,8 @@ instead). `copy-then-diverge` is decided in stage ELEMENT, on chain and without 
 first wrong node is a tensor-tensor `sub.Tensor`, which the element table covers
 (tests/agents/test_element_stage.py); so is `eager-kernels`, whose first wrong node is an addmm, decided
 by the dot phase (tests/agents/test_dot_stage.py), and `one-ulp-exp`, whose first wrong node is an exp,
-decided by the trace game (tests/agents/test_trace_stage.py). The others end as listed: the first node a faulty
-kernel changes is node 0 (a permute), not in the table.
+decided by the trace game (tests/agents/test_trace_stage.py). The others end as listed: the oracle-bound ones
+get `ORACLE_OP` (the log-softmax) wrong, an operator the element phase does not decide yet.
 """
 
 from __future__ import annotations

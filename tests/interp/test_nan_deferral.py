@@ -125,6 +125,21 @@ def test_every_kernel_ignores_nan_payloads_on_the_bundled_programs(program_and_v
     assert seen <= NAN_DEFERRABLE, sorted(seen - NAN_DEFERRABLE)
 
 
+def test_a_table_with_a_kernel_of_its_own_is_not_deferred() -> None:
+    """The check above is of the table's own kernels: an interpreter given another kernel for one op (as the
+    zkdv tests swap one for torch's own) canonicalizes after every kernel."""
+    import dataclasses
+
+    from trainer.repops import KERNELS
+
+    w = _program("mlp")
+    assert Interpreter(w.program)._deferrable
+    assert Interpreter(w.program, dict(KERNELS))._deferrable  # the same kernels in another mapping
+    mm = KERNELS["aten.mm.default"]
+    other = {**KERNELS, "aten.mm.default": dataclasses.replace(mm, fast=torch.mm)}
+    assert not Interpreter(w.program, other)._deferrable
+
+
 def test_every_deferrable_op_is_checked_here() -> None:
     """NAN_DEFERRABLE holds no op the bundled programs above do not check."""
     ops = {n.op for name in NAMES for n in _program(name).program.nodes}

@@ -133,10 +133,12 @@ class Interpreter:
             self._constants = {k: v.to(self.device) for k, v in self._constants.items()}
         self._loss_name = next(o.name for o in program.outputs if o.name not in set(program.state_names))
         # `run` skips the kernels' NaN canonicalization and canonicalizes the outputs once, where every op is
-        # one whose result does not depend on NaN payloads (NAN_DEFERRABLE) and the constants hold no other NaN
-        # than the canonical one; `trace`, `node_values` and `run_node` canonicalize after every kernel
+        # one whose RepOps kernel's result does not depend on NaN payloads (NAN_DEFERRABLE; checked for the table's
+        # own kernels, so not for a table that swaps one) and the constants hold no other NaN than the canonical
+        # one; `trace`, `node_values` and `run_node` canonicalize after every kernel
         self._deferrable = (
-            use == "fast" and all(n.op in NAN_DEFERRABLE for n in program.nodes)
+            use == "fast"
+            and all(n.op in NAN_DEFERRABLE and kernels[n.op] is KERNELS[n.op] for n in program.nodes)
             and _canonical_nans(self._constants.values())
         )  # fmt: skip
         # compiled on first use of run / trace (a large program's source takes a while to compile)
